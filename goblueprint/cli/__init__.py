@@ -1,0 +1,93 @@
+"""Command-line entry point.
+
+Subcommands are discovered from the modules of this package, so adding a
+command means adding one module and touching nothing else:
+
+* ``demo.py`` becomes ``goblueprint demo``;
+* ``trace_dump.py`` becomes ``goblueprint trace dump`` (group ``trace``).
+
+Each module defines ``HELP`` (one line), ``prepare_parser(parser)`` and
+``run(args) -> int``.  A group may describe itself with ``GROUP_HELP`` in any of
+its modules.  Modules keep their top-level imports light (heavy libraries are
+imported inside ``run``) so that ``goblueprint --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from goblueprint import __version__
+from goblueprint.errors import GoblueprintError
+
+GROUP_HELP = {
+    "toolchain": "find, install and list Go releases",
+    "trace": "read Go execution traces",
+    "source": "blueprints from the Go source of the runtime",
+    "binary": "blueprints from compiled Go binaries",
+}
+
+
+def _command_modules() -> list[tuple[str, str | None, ModuleType]]:
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if not hasattr(module, "run"):
+            continue
+        group, _, leaf = info.name.partition("_")
+        if leaf:
+            found.append((leaf.replace("_", "-"), group, module))
+        else:
+            found.append((group, None, module))
+    return sorted(found, key=lambda item: (item[1] or item[0], item[0]))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="goblueprint",
+        description="Blueprints of the Go runtime scheduler: source, binaries and execution traces.",
+    )
+    parser.add_argument("--version", action="version", version=f"goblueprint {__version__}")
+    top = parser.add_subparsers(dest="command", metavar="COMMAND")
+    top.required = True
+    groups: dict[str, argparse._SubParsersAction] = {}
+    for name, group, module in _command_modules():
+        if group is None:
+            sub = top.add_parser(name, help=module.HELP, description=module.HELP)
+        else:
+            if group not in groups:
+                help_text = GROUP_HELP.get(group) or getattr(module, "GROUP_HELP", group)
+                group_parser = top.add_parser(group, help=help_text, description=help_text)
+                groups[group] = group_parser.add_subparsers(dest="subcommand", metavar="SUBCOMMAND")
+                groups[group].required = True
+            sub = groups[group].add_parser(name, help=module.HELP, description=module.HELP)
+        module.prepare_parser(sub)
+        sub.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        return int(args._run(args) or 0)
+    except GoblueprintError as exc:
+        print(f"goblueprint: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # Output piped into `head` and the like: not an error of ours.
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("goblueprint: interrupted", file=sys.stderr)
+        return 130
+
+
+def entry() -> None:
+    sys.exit(main())
