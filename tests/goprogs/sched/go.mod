@@ -1,0 +1,3 @@
+module goblueprint.test/sched
+
+go 1.22
