@@ -113,7 +113,9 @@ def reference_parse(trace: Path, go: str = "1.27") -> subprocess.CompletedProces
     if not tool.exists():
         pytest.skip(f"{tool} is not present")
     env = dict(os.environ, GO=str(tc.go), GOROOT=str(tc.goroot), GOTOOLCHAIN="local")
-    return subprocess.run(["bash", str(tool), str(trace)], capture_output=True, text=True, env=env, timeout=600)
+    return subprocess.run(
+        ["bash", str(tool), str(trace)], capture_output=True, text=True, env=env, timeout=600
+    )
 
 
 @pytest.fixture(scope="session")

