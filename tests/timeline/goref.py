@@ -1,0 +1,204 @@
+"""The Go-side reference for timeline tests.
+
+``goref/main.go`` reads a trace with Go's own ``internal/trace`` and prints every
+event plus Go's per-goroutine summary as JSON lines.  It must be built inside a
+copy of GOROOT (internal packages), so the first use copies GOROOT into the
+cache, builds ``cmd/goref`` there and keeps only the binary, keyed by Go version
+and the hash of main.go.  ``FakeEvent`` replays those events through the same
+attribute/method names as ``goblueprint.trace.events.Event``, so the analyses
+can be checked against Go's numbers independently of the Python trace reader.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from goblueprint import toolchain
+
+HERE = Path(__file__).parent
+SOURCE = HERE / "goref" / "main.go"
+
+
+def goref_binary(tc: toolchain.Toolchain | None = None) -> Path:
+    tc = tc or toolchain.find()
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    out = toolchain.cache_dir() / "timeline-goref" / f"{tc.version}-{digest}" / "goref"
+    if out.exists():
+        return out
+    work = out.parent / "build"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    goroot = work / "goroot"
+    shutil.copytree(tc.goroot, goroot, symlinks=True)
+    pkg = goroot / "src" / "cmd" / "goref"
+    pkg.mkdir()
+    shutil.copy(SOURCE, pkg / "main.go")
+    env = tc.env({"GOROOT": str(goroot), "GOFLAGS": ""})
+    subprocess.run(
+        [str(goroot / "bin" / "go"), "build", "-o", str(out) + ".tmp", "."],
+        cwd=pkg, env=env, check=True, capture_output=True,
+    )  # fmt: skip
+    Path(str(out) + ".tmp").rename(out)
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+class StackFrame(NamedTuple):
+    pc: int
+    func: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Stack:
+    id: int
+    _frames: tuple[StackFrame, ...] = ()
+
+    def frames(self) -> list[StackFrame]:
+        return list(self._frames)
+
+    def __bool__(self) -> bool:
+        return bool(self._frames)
+
+
+class ResourceID(NamedTuple):
+    kind: int
+    id: int
+
+
+class StateTransition(NamedTuple):
+    resource: ResourceID
+    reason: str
+    stack: Stack
+    old: int
+    new: int
+
+
+class Range(NamedTuple):
+    name: str
+    scope: ResourceID
+
+
+class RangeAttribute(NamedTuple):
+    name: str
+    value: Any
+
+
+class Task(NamedTuple):
+    id: int
+    parent: int
+    type: str
+
+
+class Region(NamedTuple):
+    task: int
+    type: str
+
+
+class Log(NamedTuple):
+    task: int
+    category: str
+    message: str
+
+
+class Metric(NamedTuple):
+    name: str
+    value: Any
+
+
+class Label(NamedTuple):
+    label: str
+    resource: ResourceID
+
+
+class Sync(NamedTuple):
+    n: int
+    clock_snapshot: Any = None
+    experimental_batches: Any = None
+
+
+@dataclass
+class FakeEvent:
+    """Same surface as goblueprint.trace.events.Event, filled from goref's JSON."""
+
+    kind: int
+    time: int
+    goroutine: int
+    proc: int
+    thread: int
+    stack: Stack
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    stacks: dict[int, Stack] = field(repr=False, default_factory=dict)
+
+    def state_transition(self) -> StateTransition:
+        r = self.raw
+        return StateTransition(
+            ResourceID(r["rk"], r["rid"]), r["reason"], self.stacks[r["ss"]], r["old"], r["new"]
+        )
+
+    def range(self) -> Range:
+        return Range(self.raw["name"], ResourceID(self.raw["rk"], self.raw["rid"]))
+
+    def range_attributes(self) -> list[RangeAttribute]:
+        return [RangeAttribute(n, v) for n, v in self.raw.get("attrs") or []]
+
+    def task(self) -> Task:
+        return Task(self.raw["id"], self.raw["parent"], self.raw["type"])
+
+    def region(self) -> Region:
+        return Region(self.raw["task"], self.raw["type"])
+
+    def log(self) -> Log:
+        return Log(self.raw["task"], self.raw["category"], self.raw["message"])
+
+    def metric(self) -> Metric:
+        return Metric(self.raw["name"], self.raw["value"])
+
+    def label(self) -> Label:
+        return Label(self.raw["label"], ResourceID(self.raw["rk"], self.raw["rid"]))
+
+    def sync(self) -> Sync:
+        return Sync(self.raw["n"])
+
+
+@dataclass
+class Reference:
+    events: list[FakeEvent]
+    summaries: dict[int, dict[str, Any]]
+    error: str | None
+
+
+def reference(trace: Path, tc: toolchain.Toolchain | None = None) -> Reference:
+    """Go's view of a trace: its events and its goroutine summaries."""
+    binary = goref_binary(tc)
+    cache = toolchain.cache_dir() / "timeline-goref" / "out"
+    key = hashlib.sha256(binary.read_bytes()[:0] + str(binary).encode() + trace.read_bytes()).hexdigest()[:20]
+    cached = cache / f"{key}.jsonl"
+    if not cached.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run([str(binary), str(trace)], capture_output=True, check=True)
+        cached.write_bytes(proc.stdout)
+    stacks: dict[int, Stack] = {0: Stack(0)}
+    events: list[FakeEvent] = []
+    summaries: dict[int, dict[str, Any]] = {}
+    error = None
+    for line in cached.read_text().splitlines():
+        rec = json.loads(line)
+        if "stack" in rec and "frames" in rec:
+            stacks[rec["stack"]] = Stack(rec["stack"], tuple(StackFrame(**f) for f in rec["frames"]))
+        elif "summary" in rec:
+            summaries[rec["summary"]["id"]] = rec["summary"]
+        elif "error" in rec:
+            error = rec["error"]
+        else:
+            events.append(
+                FakeEvent(rec["k"], rec["t"], rec["g"], rec["p"], rec["m"], stacks[rec["s"]], rec, stacks)
+            )
+    return Reference(events, summaries, error)
