@@ -1,0 +1,1 @@
+"""Renderers: they only format a Timeline (HTML viewer, SVG Gantt chart); no analysis here."""

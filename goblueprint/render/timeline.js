@@ -1,0 +1,813 @@
+// goblueprint timeline viewer: one self-contained page, no network, no innerHTML with data.
+//
+// The page embeds a JSON header (lanes, strings, stacks) and one binary blob of typed
+// arrays (optionally gzip-compressed, decoded with the browser's DecompressionStream).
+// Every lane keeps its spans sorted by start, so the visible window is found by binary
+// search and spans narrower than a pixel are merged: drawing costs O(pixels * log n)
+// per lane instead of O(spans), which keeps a million spans smooth.
+"use strict";
+(function () {
+  const LANE_H = 18, GROUP_H = 22, COUNTER_H = 42, AXIS_H = 26, LABEL_W = 190;
+  const PALETTE = {
+    running: "#2e9e5b", runnable: "#e3b23c", waiting: "#9aa7b8", blocked: "#9aa7b8",
+    syscall: "#d9534f", gc: "#8e5bd9", stw: "#b0243b", idle: "#d6dbe3", created: "#5aa0e6",
+    "not exist": "#eeeeee", undetermined: "#c9c9c9", region: "#5aa0e6", task: "#3c7dbf",
+    sweep: "#b58edb", assist: "#a56de2", mark: "#8e5bd9", executing: "#4a78c2",
+  };
+  const EXTRA = ["#4a78c2", "#e07b39", "#3aa6a0", "#c45ab3", "#7d9f35", "#a0522d", "#5f6caf", "#d4a017"];
+
+  const S = {
+    hdr: null, strings: [], lanes: [], counters: [], groups: [], flows: null,
+    t0: 0, t1: 1, // visible window, ns relative to the trace origin
+    scrollY: 0, rows: [], contentH: 0,
+    filter: { gids: null, fn: "", state: -1, minDur: 0, search: "", flows: true },
+    searchHits: null, strMatchFn: null, stateColors: [], pinned: null, hover: null,
+    stats: { frames: 0, rects: 0, merged: 0, flows: 0, lastMs: 0 },
+    ready: false, error: null,
+  };
+  // Exposed for tests and for the curious: read-only use expected.
+  window.__gbp = S;
+
+  const $ = (id) => document.getElementById(id);
+  const cv = $("cv"), tip = $("tip"), details = $("details");
+  let ctx = null, dpr = 1, W = 0, H = 0, raf = 0;
+
+  // ---------- formatting ----------
+  function fmtDur(ns) {
+    const a = Math.abs(ns);
+    if (a < 1e3) return ns.toFixed(0) + " ns";
+    if (a < 1e6) return (ns / 1e3).toFixed(a < 1e4 ? 2 : 1) + " µs";
+    if (a < 1e9) return (ns / 1e6).toFixed(a < 1e7 ? 3 : 2) + " ms";
+    return (ns / 1e9).toFixed(3) + " s";
+  }
+  function parseDur(text) {
+    const m = /^\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s)?\s*$/.exec(text);
+    if (!m) return NaN;
+    const mul = { ns: 1, us: 1e3, "µs": 1e3, ms: 1e6, s: 1e9 }[m[2] || "us"];
+    return parseFloat(m[1]) * mul;
+  }
+  function parseGids(text) {
+    if (!text.trim()) return null;
+    const set = new Set();
+    for (const part of text.split(/[\s,]+/)) {
+      if (!part) continue;
+      const m = /^(\d+)(?:-(\d+))?$/.exec(part);
+      if (!m) return undefined;
+      const a = +m[1], b = m[2] === undefined ? a : +m[2];
+      if (b - a > 1e6) return undefined;
+      for (let g = a; g <= b; g++) set.add(g);
+    }
+    return set;
+  }
+
+  // ---------- loading ----------
+  function b64ToBytes(text) {
+    if (Uint8Array.fromBase64) return Uint8Array.fromBase64(text.trim());
+    const bin = atob(text.trim());
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  }
+  async function inflate(bytes) {
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  }
+  function view(buf, Type, off, n) {
+    return new Type(buf, off, n);
+  }
+
+  async function load() {
+    const hdr = JSON.parse($("gbp-header").textContent);
+    let bytes = b64ToBytes($("gbp-blob").textContent);
+    if (hdr.blob.codec === "gzip") bytes = await inflate(bytes);
+    if (bytes.byteLength !== hdr.blob.size) throw new Error("timeline data is damaged");
+    const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+    S.hdr = hdr;
+    S.strings = hdr.strings;
+    S.groups = hdr.groups.map((g) => ({ name: g.name, kind: g.kind, collapsed: !!g.collapsed, n: 0 }));
+    for (const st of hdr.states) {
+      const key = st.toLowerCase();
+      S.stateColors.push(PALETTE[key] || EXTRA[S.stateColors.length % EXTRA.length]);
+    }
+    // All lanes share one set of columns; a lane is a row range [lo, hi) of them.
+    const col = (tab, name, Type) => view(buf, Type, tab.arrays[name], tab.n);
+    const SP = hdr.spans, IN = hdr.instants, CO = hdr.samples, FL = hdr.flows;
+    const sp = {
+      start: col(SP, "start", Float64Array), end: col(SP, "end", Float64Array),
+      label: col(SP, "label", Int32Array), stack: col(SP, "stack", Int32Array),
+      gid: col(SP, "gid", Int32Array), state: col(SP, "state", Uint8Array),
+    };
+    const inst = { t: col(IN, "time", Float64Array), label: col(IN, "label", Int32Array), stack: col(IN, "stack", Int32Array) };
+    S.lanes = hdr.lanes.map((L, index) => {
+      const lo = L.spans[0], hi = L.spans[1], il = L.instants[0], ih = L.instants[1];
+      const lane = {
+        index, group: L.group, name: L.name, gid: L.gid, fn: L.fn, n: hi - lo, ni: ih - il,
+        start: sp.start.subarray(lo, hi), end: sp.end.subarray(lo, hi),
+        label: sp.label.subarray(lo, hi), stack: sp.stack.subarray(lo, hi),
+        sgid: sp.gid.subarray(lo, hi), state: sp.state.subarray(lo, hi),
+        it: inst.t.subarray(il, ih), ilabel: inst.label.subarray(il, ih), istack: inst.stack.subarray(il, ih),
+      };
+      prepareLane(lane);
+      S.groups[lane.group].n++;
+      return lane;
+    });
+    const ct = col(CO, "time", Float64Array), cvv = col(CO, "value", Float64Array);
+    S.counters = hdr.counters.map((C, index) => {
+      const c = {
+        index, group: C.group, name: C.name, unit: C.unit, n: C.samples[1] - C.samples[0],
+        t: ct.subarray(C.samples[0], C.samples[1]), v: cvv.subarray(C.samples[0], C.samples[1]), max: 0,
+      };
+      for (let i = 0; i < c.n; i++) if (c.v[i] > c.max) c.max = c.v[i];
+      S.groups[c.group].n++;
+      return c;
+    });
+    S.flows = {
+      n: FL.n, from: col(FL, "from", Float64Array), to: col(FL, "to", Float64Array),
+      fromLane: col(FL, "from_lane", Int32Array), toLane: col(FL, "to_lane", Int32Array),
+    };
+    S.t0 = 0;
+    S.t1 = Math.max(hdr.duration, 1);
+  }
+
+  // Per-lane indexes: running max of ends (monotone, so binary-searchable even if spans
+  // overlap), whether spans are disjoint (enables pixel skipping), state histogram.
+  function prepareLane(lane) {
+    const n = lane.n, cmax = new Float64Array(n);
+    let m = -Infinity, disjoint = true, maxDur = 0;
+    lane.states = new Uint32Array(256);
+    for (let i = 0; i < n; i++) {
+      if (lane.start[i] < m) disjoint = false;
+      if (lane.end[i] > m) m = lane.end[i];
+      cmax[i] = m;
+      const d = lane.end[i] - lane.start[i];
+      if (d > maxDur) maxDur = d;
+      lane.states[lane.state[i]]++;
+    }
+    lane.cmax = cmax;
+    lane.disjoint = disjoint;
+    lane.maxDur = maxDur;
+  }
+
+  // First index whose value is >= x in a sorted array (lo..hi).
+  function lowerBound(arr, x, lo, hi) {
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (arr[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+
+  // ---------- filters and layout ----------
+  function spanFilterActive() {
+    const f = S.filter;
+    return f.state >= 0 || f.minDur > 0 || f.gids !== null || f.fn !== "";
+  }
+  function laneVisible(lane) {
+    const f = S.filter, kind = S.groups[lane.group].kind;
+    if (kind === "G") {
+      if (f.gids && !f.gids.has(lane.gid)) return false;
+      if (f.fn) {
+        const name = (lane.name + " " + (lane.fn >= 0 ? S.strings[lane.fn] : "")).toLowerCase();
+        if (!name.includes(f.fn)) return false;
+      }
+    }
+    if (f.state >= 0 && lane.states[f.state] === 0) return false;
+    if (f.minDur > 0 && lane.maxDur < f.minDur) return false;
+    return true;
+  }
+  function spanPasses(lane, i) {
+    const f = S.filter;
+    if (f.state >= 0 && lane.state[i] !== f.state) return false;
+    if (f.minDur > 0 && lane.end[i] - lane.start[i] < f.minDur) return false;
+    if (f.gids && lane.sgid[i] >= 0 && !f.gids.has(lane.sgid[i])) return false;
+    if (f.fn && S.strMatchFn && !S.strMatchFn[lane.label[i]] && S.groups[lane.group].kind !== "G") return false;
+    return true;
+  }
+  function layout() {
+    const rows = [];
+    let y = 0;
+    S.groups.forEach((g, gi) => {
+      const members = [];
+      for (const lane of S.lanes) if (lane.group === gi && laneVisible(lane)) members.push({ type: "lane", lane });
+      for (const c of S.counters) if (c.group === gi && S.filter.state < 0 && !S.filter.gids) members.push({ type: "counter", c });
+      if (members.length === 0) return;
+      rows.push({ type: "group", gi, y, h: GROUP_H, count: members.length });
+      y += GROUP_H;
+      if (g.collapsed) return;
+      for (const m of members) {
+        m.y = y;
+        m.h = m.type === "lane" ? LANE_H : COUNTER_H;
+        rows.push(m);
+        y += m.h;
+      }
+    });
+    S.rows = rows;
+    S.contentH = y;
+    S.visibleLanes = rows.filter((r) => r.type === "lane").length;
+    clampScroll();
+  }
+  function clampScroll() {
+    const maxY = Math.max(0, S.contentH - (H - AXIS_H));
+    S.scrollY = Math.min(Math.max(0, S.scrollY), maxY);
+  }
+
+  // ---------- view transform ----------
+  const plotW = () => Math.max(10, W - LABEL_W);
+  const t2x = (t) => LABEL_W + ((t - S.t0) / (S.t1 - S.t0)) * plotW();
+  const x2t = (x) => S.t0 + ((x - LABEL_W) / plotW()) * (S.t1 - S.t0);
+
+  function setWindow(a, b) {
+    const dur = Math.max(S.hdr.duration, 1);
+    let span = Math.min(Math.max(b - a, 1000 / 1e3 * 10), dur * 1.2); // never below 10 ns
+    let mid = (a + b) / 2;
+    a = mid - span / 2;
+    b = mid + span / 2;
+    if (a < -dur * 0.1) { b += -dur * 0.1 - a; a = -dur * 0.1; }
+    if (b > dur * 1.1) { a -= b - dur * 1.1; b = dur * 1.1; }
+    S.t0 = a;
+    S.t1 = b;
+    schedule();
+  }
+  function zoomAt(x, factor) {
+    const t = x2t(Math.max(LABEL_W, x));
+    setWindow(t - (t - S.t0) * factor, t + (S.t1 - t) * factor);
+  }
+  function panBy(dxPixels) {
+    const dt = (dxPixels / plotW()) * (S.t1 - S.t0);
+    setWindow(S.t0 + dt, S.t1 + dt);
+  }
+
+  // ---------- drawing ----------
+  function resize() {
+    const r = cv.getBoundingClientRect();
+    dpr = window.devicePixelRatio || 1;
+    W = Math.max(1, Math.floor(r.width));
+    H = Math.max(1, Math.floor(r.height));
+    cv.width = Math.floor(W * dpr);
+    cv.height = Math.floor(H * dpr);
+    ctx = cv.getContext("2d", { alpha: false });
+    clampScroll();
+    schedule();
+  }
+  function schedule() {
+    if (!raf) raf = requestAnimationFrame(draw);
+  }
+  function draw() {
+    raf = 0;
+    if (!S.ready || !ctx) return;
+    const started = performance.now();
+    const st = S.stats;
+    st.rects = 0;
+    st.merged = 0;
+    st.flows = 0;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = "#fcfcfd";
+    ctx.fillRect(0, 0, W, H);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, AXIS_H, W, H - AXIS_H);
+    ctx.clip();
+    const top = S.scrollY - AXIS_H;
+    const lo = lowerBoundRows(S.scrollY);
+    for (let r = lo; r < S.rows.length; r++) {
+      const row = S.rows[r];
+      const y = row.y - top;
+      if (y > H) break;
+      if (row.type === "group") drawGroup(row, y);
+      else if (row.type === "lane") drawLane(row.lane, y, r);
+      else drawCounter(row.c, y);
+    }
+    if (S.filter.flows) drawFlows(top);
+    drawHighlight(top);
+    ctx.restore();
+    drawAxis();
+    st.frames++;
+    st.lastMs = performance.now() - started;
+    $("range").textContent = fmtDur(S.t0) + " – " + fmtDur(S.t1) + "  (" + fmtDur(S.t1 - S.t0) + " shown)";
+  }
+  function lowerBoundRows(y) {
+    let lo = 0, hi = S.rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const row = S.rows[mid];
+      if (row.y + row.h <= y) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+  function drawGroup(row, y) {
+    const g = S.groups[row.gi];
+    ctx.fillStyle = "#e8ebf1";
+    ctx.fillRect(0, y, W, GROUP_H);
+    ctx.fillStyle = "#1d2330";
+    ctx.font = "600 12px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    ctx.fillText((g.collapsed ? "▸ " : "▾ ") + g.name + "  (" + row.count + ")", 6, y + GROUP_H / 2);
+  }
+  function laneLabel(lane, y, striped) {
+    ctx.fillStyle = striped ? "#f4f6f9" : "#fcfcfd";
+    ctx.fillRect(0, y, W, LANE_H);
+    ctx.fillStyle = "#2b3240";
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    const text = lane.name;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, y, LABEL_W - 6, LANE_H);
+    ctx.clip();
+    ctx.fillText(text, 14, y + LANE_H / 2);
+    ctx.restore();
+  }
+  function drawLane(lane, y, rowIndex) {
+    laneLabel(lane, y, rowIndex % 2 === 0);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(LABEL_W, y, W - LABEL_W, LANE_H);
+    ctx.clip();
+    const st = S.stats, n = lane.n, a = S.t0, b = S.t1;
+    const scale = plotW() / (b - a);
+    const filtered = spanFilterActive();
+    const skip = lane.disjoint && !filtered;
+    const y0 = y + 2, h = LANE_H - 4;
+    let i = lowerBound(lane.cmax, a, 0, n);
+    // Pending run of merged sub-pixel spans: [rx0, rx1) in pixels with one colour.
+    let rx0 = -1, rx1 = -1, rcol = -1;
+    const flush = () => {
+      if (rx0 < 0) return;
+      ctx.fillStyle = S.stateColors[rcol] || "#888";
+      ctx.globalAlpha = 0.75;
+      ctx.fillRect(rx0, y0, Math.max(1, rx1 - rx0), h);
+      ctx.globalAlpha = 1;
+      st.merged++;
+      rx0 = -1;
+    };
+    const labelsOn = true;
+    while (i < n) {
+      const s = lane.start[i];
+      if (s > b) break;
+      const e = lane.end[i];
+      if (e < a || (filtered && !spanPasses(lane, i))) { i++; continue; }
+      const x0 = LABEL_W + (s - a) * scale, x1 = LABEL_W + (e - a) * scale;
+      const col = lane.state[i];
+      if (x1 - x0 < 1) {
+        if (rx0 >= 0 && x0 <= rx1 + 1 && (rcol === col || x1 - rx0 < 2)) {
+          if (x1 > rx1) rx1 = x1;
+        } else {
+          flush();
+          rx0 = Math.floor(x0); rx1 = Math.max(x1, rx0 + 1); rcol = col;
+        }
+        if (skip) {
+          // Jump past every span that starts inside this pixel column: they merge anyway.
+          const next = a + (Math.floor(x1 - LABEL_W) + 1) / scale;
+          const j = lowerBound(lane.start, next, i + 1, n);
+          i = j > i + 1 && lane.end[j - 1] > next ? j - 1 : j;
+          if (i > 0 && lane.end[i - 1] > rx1 / 1) {
+            // the last skipped span ends later than the column: extend the run to cover it
+            const xe = LABEL_W + (lane.end[i - 1] - a) * scale;
+            if (xe > rx1) rx1 = Math.min(xe, Math.floor(x1) + 1);
+          }
+          continue;
+        }
+        i++;
+        continue;
+      }
+      flush();
+      const cx0 = Math.max(x0, LABEL_W - 1), cx1 = Math.min(x1, W + 1);
+      ctx.fillStyle = S.stateColors[col] || "#888";
+      ctx.fillRect(cx0, y0, cx1 - cx0, h);
+      st.rects++;
+      if (labelsOn && cx1 - cx0 > 40 && lane.label[i] >= 0) {
+        ctx.fillStyle = "#fff";
+        ctx.font = "10px system-ui, sans-serif";
+        ctx.textBaseline = "middle";
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(cx0 + 2, y0, cx1 - cx0 - 4, h);
+        ctx.clip();
+        ctx.fillText(S.strings[lane.label[i]], cx0 + 3, y + LANE_H / 2);
+        ctx.restore();
+      }
+      i++;
+    }
+    flush();
+    drawInstants(lane, y);
+    ctx.restore();
+  }
+  function drawInstants(lane, y) {
+    if (lane.ni === 0 || S.filter.state >= 0) return;
+    const a = S.t0, b = S.t1, scale = plotW() / (b - a);
+    let i = lowerBound(lane.it, a, 0, lane.ni);
+    let lastX = -10;
+    ctx.fillStyle = "#1d2330";
+    for (; i < lane.ni; i++) {
+      const t = lane.it[i];
+      if (t > b) break;
+      const x = LABEL_W + (t - a) * scale;
+      if (x - lastX < 3) {
+        i = lowerBound(lane.it, a + (lastX + 3 - LABEL_W) / scale, i + 1, lane.ni) - 1;
+        continue;
+      }
+      ctx.beginPath();
+      ctx.moveTo(x, y + 1);
+      ctx.lineTo(x + 3, y + 5);
+      ctx.lineTo(x, y + 9);
+      ctx.lineTo(x - 3, y + 5);
+      ctx.fill();
+      lastX = x;
+    }
+  }
+  function drawCounter(c, y) {
+    ctx.fillStyle = "#fcfcfd";
+    ctx.fillRect(0, y, W, COUNTER_H);
+    ctx.fillStyle = "#2b3240";
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    ctx.fillText(c.name, 14, y + 12);
+    ctx.fillStyle = "#6b7280";
+    ctx.fillText("max " + fmtValue(c.max, c.unit), 14, y + 28);
+    if (c.n === 0) return;
+    const a = S.t0, b = S.t1, scale = plotW() / (b - a), h = COUNTER_H - 6, base = y + COUNTER_H - 2;
+    const k = c.max > 0 ? h / c.max : 0;
+    let i = Math.max(0, lowerBound(c.t, a, 0, c.n) - 1);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(LABEL_W, y, W - LABEL_W, COUNTER_H);
+    ctx.clip();
+    ctx.beginPath();
+    ctx.moveTo(Math.max(LABEL_W, LABEL_W + (c.t[i] - a) * scale), base);
+    let lastY = base;
+    while (i < c.n) {
+      const x = LABEL_W + (c.t[i] - a) * scale;
+      // Per pixel column keep the maximum: peaks must survive zooming out.
+      let v = c.v[i];
+      let j = i + 1;
+      const colEnd = a + (Math.floor(x - LABEL_W) + 1) / scale;
+      while (j < c.n && c.t[j] < colEnd) { if (c.v[j] > v) v = c.v[j]; j++; }
+      const yy = base - v * k;
+      ctx.lineTo(x, lastY);
+      ctx.lineTo(x, yy);
+      lastY = yy;
+      if (c.t[i] > b) break;
+      i = j;
+    }
+    ctx.lineTo(W, lastY);
+    ctx.lineTo(W, base);
+    ctx.closePath();
+    ctx.fillStyle = "rgba(74, 120, 194, 0.35)";
+    ctx.fill();
+    ctx.strokeStyle = "#4a78c2";
+    ctx.stroke();
+    ctx.restore();
+  }
+  function fmtValue(v, unit) {
+    if (unit === "bytes") {
+      if (v >= 1 << 30) return (v / (1 << 30)).toFixed(2) + " GiB";
+      if (v >= 1 << 20) return (v / (1 << 20)).toFixed(2) + " MiB";
+      if (v >= 1 << 10) return (v / (1 << 10)).toFixed(1) + " KiB";
+      return v + " B";
+    }
+    return String(v);
+  }
+  function laneRowY(laneIndex) {
+    if (!S.laneRowCache || S.laneRowCache.rows !== S.rows) {
+      const m = new Map();
+      for (const r of S.rows) if (r.type === "lane") m.set(r.lane.index, r.y);
+      S.laneRowCache = { rows: S.rows, m };
+    }
+    return S.laneRowCache.m.get(laneIndex);
+  }
+  function drawFlows(top) {
+    const F = S.flows;
+    if (!F || F.n === 0) return;
+    const a = S.t0, b = S.t1, scale = plotW() / (b - a);
+    // Flows are sorted by source time; arrows are only worth drawing when they are few.
+    const i0 = lowerBound(F.from, a - (b - a), 0, F.n), i1 = lowerBound(F.from, b, i0, F.n);
+    if (i1 - i0 > 3000) return;
+    ctx.strokeStyle = "rgba(40, 40, 60, 0.55)";
+    ctx.fillStyle = "rgba(40, 40, 60, 0.7)";
+    ctx.lineWidth = 1;
+    for (let i = i0; i < i1; i++) {
+      if (F.to[i] < a) continue;
+      const ya = laneRowY(F.fromLane[i]), yb = laneRowY(F.toLane[i]);
+      if (ya === undefined || yb === undefined) continue;
+      const x0 = LABEL_W + (F.from[i] - a) * scale, x1 = LABEL_W + (F.to[i] - a) * scale;
+      const y0 = ya - top + LANE_H / 2, y1 = yb - top + LANE_H / 2;
+      if ((y0 < AXIS_H && y1 < AXIS_H) || (y0 > H && y1 > H)) continue;
+      ctx.beginPath();
+      ctx.moveTo(x0, y0);
+      ctx.bezierCurveTo(x0 + 20, y0, x1 - 20, y1, x1, y1);
+      ctx.stroke();
+      ctx.beginPath();
+      ctx.arc(x1, y1, 2, 0, 2 * Math.PI);
+      ctx.fill();
+      S.stats.flows++;
+    }
+  }
+  function drawHighlight(top) {
+    const sel = S.pinned || S.hover;
+    if (!sel || sel.kind !== "span") return;
+    const y = laneRowY(sel.lane.index);
+    if (y === undefined) return;
+    const x0 = t2x(sel.lane.start[sel.i]), x1 = t2x(sel.lane.end[sel.i]);
+    ctx.strokeStyle = "#111";
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(Math.max(LABEL_W, x0) - 0.5, y - top + 1, Math.max(2, Math.min(W, x1) - Math.max(LABEL_W, x0)) + 1, LANE_H - 2);
+  }
+  function niceStep(raw) {
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
+    return 10 * p;
+  }
+  function drawAxis() {
+    ctx.fillStyle = "#f1f3f7";
+    ctx.fillRect(0, 0, W, AXIS_H);
+    ctx.strokeStyle = "#d9dde5";
+    ctx.beginPath();
+    ctx.moveTo(0, AXIS_H - 0.5);
+    ctx.lineTo(W, AXIS_H - 0.5);
+    ctx.stroke();
+    const step = niceStep(((S.t1 - S.t0) / plotW()) * 110);
+    ctx.fillStyle = "#4b5563";
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    for (let t = Math.ceil(S.t0 / step) * step; t <= S.t1; t += step) {
+      const x = t2x(t);
+      ctx.fillRect(x, AXIS_H - 7, 1, 7);
+      ctx.fillText(fmtDur(t), x + 3, AXIS_H / 2 - 2);
+    }
+    ctx.fillStyle = "#6b7280";
+    ctx.fillText(S.visibleLanes + " lanes", 8, AXIS_H / 2 - 2);
+  }
+
+  // ---------- picking and details ----------
+  function rowAt(y) {
+    const cy = y - AXIS_H + S.scrollY;
+    const r = lowerBoundRows(cy + 0.0001);
+    if (r < S.rows.length) {
+      const row = S.rows[r];
+      if (row.y <= cy && cy < row.y + row.h) return row;
+    }
+    return null;
+  }
+  function pick(x, y) {
+    if (y < AXIS_H) return null;
+    const row = rowAt(y);
+    if (!row) return null;
+    if (row.type === "group") return { kind: "group", row };
+    if (row.type === "counter") {
+      const c = row.c, t = x2t(x);
+      const i = lowerBound(c.t, t, 0, c.n) - 1;
+      return i >= 0 ? { kind: "counter", c, i } : null;
+    }
+    if (x < LABEL_W) return { kind: "lane", lane: row.lane };
+    const lane = row.lane, t = x2t(x), slop = (3 * (S.t1 - S.t0)) / plotW();
+    // Instants first: they are tiny, so give them a few pixels of slack.
+    if (lane.ni) {
+      const k = lowerBound(lane.it, t - slop, 0, lane.ni);
+      if (k < lane.ni && lane.it[k] <= t + slop) return { kind: "instant", lane, i: k };
+    }
+    let best = -1, bestDist = Infinity;
+    let i = lowerBound(lane.cmax, t - slop, 0, lane.n);
+    for (; i < lane.n && lane.start[i] <= t + slop; i++) {
+      if (spanFilterActive() && !spanPasses(lane, i)) continue;
+      const s = lane.start[i], e = lane.end[i];
+      const d = t < s ? s - t : t > e ? t - e : 0;
+      if (d < bestDist || (d === bestDist && d === 0)) { best = i; bestDist = d; }
+      if (i - best > 64 && bestDist === 0) break;
+    }
+    return best >= 0 ? { kind: "span", lane, i: best } : { kind: "lane", lane };
+  }
+  function addLine(parent, cls, text) {
+    const d = document.createElement("div");
+    if (cls) d.className = cls;
+    d.textContent = text;
+    parent.appendChild(d);
+    return d;
+  }
+  function addStack(parent, idx) {
+    if (idx < 0) return;
+    const fr = S.hdr.stacks[idx];
+    if (!fr) return;
+    addLine(parent, "h", "stack");
+    for (let k = 0; k + 2 < fr.length && k < 3 * 32; k += 3) {
+      addLine(parent, "fr", S.strings[fr[k]]);
+      addLine(parent, "fl", S.strings[fr[k + 1]] + ":" + fr[k + 2]);
+    }
+    if (fr.length > 3 * 32) addLine(parent, "fl", "… " + (fr.length / 3 - 32) + " more frames");
+  }
+  function describe(target, into) {
+    into.replaceChildren();
+    if (!target) return false;
+    if (target.kind === "span") {
+      const L = target.lane, i = target.i;
+      addLine(into, "h", (L.label[i] >= 0 ? S.strings[L.label[i]] : S.hdr.states[L.state[i]]));
+      addLine(into, "", L.name + " · " + S.hdr.states[L.state[i]]);
+      addLine(into, "", "start " + fmtDur(L.start[i]) + " · duration " + fmtDur(L.end[i] - L.start[i]));
+      if (L.sgid[i] >= 0) addLine(into, "", "goroutine " + L.sgid[i]);
+      addStack(into, L.stack[i]);
+      return true;
+    }
+    if (target.kind === "instant") {
+      const L = target.lane, i = target.i;
+      addLine(into, "h", L.ilabel[i] >= 0 ? S.strings[L.ilabel[i]] : "event");
+      addLine(into, "", L.name + " · at " + fmtDur(L.it[i]));
+      addStack(into, L.istack[i]);
+      return true;
+    }
+    if (target.kind === "counter") {
+      const c = target.c;
+      addLine(into, "h", c.name);
+      addLine(into, "", fmtValue(c.v[target.i], c.unit) + " at " + fmtDur(c.t[target.i]));
+      return true;
+    }
+    if (target.kind === "lane") {
+      const L = target.lane;
+      addLine(into, "h", L.name);
+      addLine(into, "", L.n + " spans, " + L.ni + " events");
+      return true;
+    }
+    return false;
+  }
+  function showTip(target, mx, my) {
+    if (!describe(target, tip)) { tip.hidden = true; return; }
+    tip.hidden = false;
+    const vw = cv.clientWidth, vh = cv.clientHeight;
+    const w = tip.offsetWidth, h = tip.offsetHeight;
+    tip.style.left = Math.max(0, Math.min(mx + 14, vw - w - 4)) + "px";
+    tip.style.top = Math.max(0, Math.min(my + 14, vh - h - 4)) + "px";
+  }
+
+  // ---------- search ----------
+  function runSearch() {
+    const q = S.filter.search;
+    S.searchHits = null;
+    const info = $("search-info");
+    if (!q) { info.textContent = ""; schedule(); return; }
+    const hit = new Uint8Array(S.strings.length);
+    S.strings.forEach((s, k) => { if (String(s).toLowerCase().includes(q)) hit[k] = 1; });
+    const hits = [];
+    for (const lane of S.lanes) {
+      let first = -1, count = 0;
+      for (let i = 0; i < lane.n; i++) {
+        const lb = lane.label[i];
+        if (lb >= 0 && hit[lb]) { if (first < 0) first = i; count++; }
+      }
+      for (let i = 0; i < lane.ni; i++) if (lane.ilabel[i] >= 0 && hit[lane.ilabel[i]]) count++;
+      if (lane.fn >= 0 && hit[lane.fn] && first < 0 && lane.n) first = 0;
+      if (count || (lane.fn >= 0 && hit[lane.fn])) hits.push({ lane, first, count });
+    }
+    S.searchHits = { hits, pos: -1 };
+    const total = hits.reduce((acc, h) => acc + h.count, 0);
+    info.textContent = total + " matches in " + hits.length + " lanes";
+    schedule();
+  }
+  function nextSearchHit() {
+    const sh = S.searchHits;
+    if (!sh || !sh.hits.length) return;
+    sh.pos = (sh.pos + 1) % sh.hits.length;
+    const h = sh.hits[sh.pos];
+    const y = laneRowY(h.lane.index);
+    if (y !== undefined) S.scrollY = y - (H - AXIS_H) / 3;
+    clampScroll();
+    if (h.first >= 0) {
+      const s = h.lane.start[h.first], e = h.lane.end[h.first], pad = Math.max((e - s) * 4, 1000);
+      setWindow(s - pad, e + pad);
+      S.pinned = { kind: "span", lane: h.lane, i: h.first };
+      describe(S.pinned, details);
+    }
+    schedule();
+  }
+
+  // ---------- events ----------
+  function applyFilters() {
+    const f = S.filter;
+    const gidEl = $("f-gid"), durEl = $("f-mindur");
+    const gids = parseGids(gidEl.value);
+    gidEl.classList.toggle("bad", gids === undefined);
+    f.gids = gids === undefined ? null : gids;
+    f.fn = $("f-fn").value.trim().toLowerCase();
+    f.state = $("f-state").value === "" ? -1 : +$("f-state").value;
+    const md = durEl.value.trim() ? parseDur(durEl.value) : 0;
+    durEl.classList.toggle("bad", Number.isNaN(md));
+    f.minDur = Number.isNaN(md) ? 0 : md;
+    f.flows = $("f-flows").checked;
+    S.strMatchFn = null;
+    if (f.fn) {
+      S.strMatchFn = new Uint8Array(S.strings.length);
+      S.strings.forEach((s, k) => { if (String(s).toLowerCase().includes(f.fn)) S.strMatchFn[k] = 1; });
+    }
+    S.pinned = null;
+    layout();
+    schedule();
+  }
+  function bind() {
+    for (const id of ["f-gid", "f-fn", "f-mindur"]) $(id).addEventListener("input", applyFilters);
+    $("f-state").addEventListener("change", applyFilters);
+    $("f-flows").addEventListener("change", applyFilters);
+    $("f-search").addEventListener("input", () => { S.filter.search = $("f-search").value.trim().toLowerCase(); runSearch(); });
+    $("f-search").addEventListener("keydown", (ev) => { if (ev.key === "Enter") nextSearchHit(); });
+    $("b-reset").addEventListener("click", () => setWindow(0, S.hdr.duration));
+    window.addEventListener("resize", resize);
+
+    let drag = null;
+    cv.addEventListener("mousedown", (ev) => {
+      cv.focus();
+      drag = { x: ev.offsetX, y: ev.offsetY, t0: S.t0, t1: S.t1, sy: S.scrollY, moved: false };
+    });
+    window.addEventListener("mouseup", (ev) => {
+      if (!drag) return;
+      const d = drag;
+      drag = null;
+      cv.classList.remove("dragging");
+      if (d.moved) return;
+      const target = pick(d.x, d.y);
+      if (target && target.kind === "group") {
+        const g = S.groups[target.row.gi];
+        g.collapsed = !g.collapsed;
+        layout();
+        schedule();
+        return;
+      }
+      S.pinned = target && target.kind !== "lane" ? target : null;
+      if (!describe(S.pinned, details)) details.textContent = "nothing selected";
+      schedule();
+    });
+    cv.addEventListener("mousemove", (ev) => {
+      if (drag) {
+        const dx = ev.offsetX - drag.x, dy = ev.offsetY - drag.y;
+        if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+        if (drag.moved) {
+          cv.classList.add("dragging");
+          tip.hidden = true;
+          const dt = (dx / plotW()) * (drag.t1 - drag.t0);
+          S.t0 = drag.t0 - dt;
+          S.t1 = drag.t1 - dt;
+          S.scrollY = drag.sy - dy;
+          clampScroll();
+          schedule();
+        }
+        return;
+      }
+      const target = pick(ev.offsetX, ev.offsetY);
+      const same = target && S.hover && target.kind === S.hover.kind && target.i === S.hover.i && target.lane === S.hover.lane;
+      S.hover = target;
+      if (target && target.kind !== "group") showTip(target, ev.offsetX, ev.offsetY);
+      else tip.hidden = true;
+      if (!same) schedule();
+    });
+    cv.addEventListener("mouseleave", () => { tip.hidden = true; S.hover = null; schedule(); });
+    cv.addEventListener("wheel", (ev) => {
+      ev.preventDefault();
+      if (ev.shiftKey) {
+        S.scrollY += ev.deltaY;
+        clampScroll();
+        schedule();
+        return;
+      }
+      const dy = ev.deltaMode === 1 ? ev.deltaY * 30 : ev.deltaY;
+      zoomAt(ev.offsetX, Math.exp(dy * 0.0022));
+    }, { passive: false });
+    window.addEventListener("keydown", (ev) => {
+      if (ev.target && (ev.target.tagName === "INPUT" || ev.target.tagName === "SELECT")) return;
+      const mid = LABEL_W + plotW() / 2;
+      switch (ev.key) {
+        case "w": case "W": case "+": case "=": zoomAt(mid, 0.7); break;
+        case "s": case "S": case "-": case "_": zoomAt(mid, 1 / 0.7); break;
+        case "a": case "A": case "ArrowLeft": panBy(-plotW() * 0.15); break;
+        case "d": case "D": case "ArrowRight": panBy(plotW() * 0.15); break;
+        case "ArrowUp": S.scrollY -= LANE_H * 3; clampScroll(); schedule(); break;
+        case "ArrowDown": S.scrollY += LANE_H * 3; clampScroll(); schedule(); break;
+        case "0": setWindow(0, S.hdr.duration); break;
+        case "Escape": S.pinned = null; details.textContent = "nothing selected"; schedule(); break;
+        default: return;
+      }
+      ev.preventDefault();
+    });
+  }
+
+  async function main() {
+    try {
+      await load();
+    } catch (err) {
+      S.error = String(err && err.message ? err.message : err);
+      const box = $("loading");
+      box.classList.add("err");
+      box.textContent = "cannot show this timeline: " + S.error;
+      return;
+    }
+    $("title").textContent = S.hdr.title;
+    $("title").title = S.hdr.title;
+    const sel = $("f-state");
+    S.hdr.states.forEach((name, k) => {
+      const o = document.createElement("option");
+      o.value = String(k);
+      o.textContent = name;
+      sel.appendChild(o);
+    });
+    bind();
+    S.ready = true;
+    layout();
+    resize();
+    $("loading").classList.add("gone");
+  }
+  main();
+})();

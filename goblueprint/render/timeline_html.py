@@ -1,0 +1,314 @@
+"""The timeline as one self-contained, offline HTML page.
+
+The page is a template with inline CSS and JS (package data next to this file)
+and the timeline embedded as data: a JSON header (lanes, strings, stacks) and
+one gzip-compressed blob of little-endian typed arrays, base64-encoded.  The
+viewer decodes the blob with the browser's own DecompressionStream, so no
+library and no network is needed.
+
+Trace strings are untrusted.  They only ever travel inside the JSON header,
+which is escaped so that no ``<`` can appear in it: ``</script>`` inside a
+function name cannot end the script element, and the viewer shows every string
+with ``textContent`` or canvas ``fillText``, never as markup.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import html
+import json
+import re
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from goblueprint.render.lanes import COUNTER_GROUP, GROUPS, arrange, sorted_spans, state_names
+from goblueprint.timeline.model import InstantKind, LaneKind, Timeline
+
+FORMAT_VERSION = 1
+# Instants worth a marker on a lane; CPU samples and syncs would only bury them.
+_SHOWN_INSTANTS = (
+    InstantKind.LOG,
+    InstantKind.TASK_BEGIN,
+    InstantKind.TASK_END,
+    InstantKind.GOMAXPROCS,
+    InstantKind.LABEL,
+    InstantKind.OTHER,
+)
+_INSTANT_TITLES = {
+    InstantKind.LOG: "log",
+    InstantKind.TASK_BEGIN: "task begin",
+    InstantKind.TASK_END: "task end",
+    InstantKind.GOMAXPROCS: "GOMAXPROCS",
+    InstantKind.LABEL: "label",
+    InstantKind.OTHER: "event",
+}
+# Friendlier names for the counters Go's runtime/metrics emit into traces.
+COUNTER_TITLES = {
+    "/sched/goroutines:goroutines": "goroutines",
+    "/memory/classes/heap/objects:bytes": "heap in use",
+    "/gc/heap/goal:bytes": "heap goal",
+    "/sched/gomaxprocs:threads": "GOMAXPROCS",
+}
+_PLACEHOLDER = re.compile(r"<!--GBP:([A-Z]+)-->")
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+class _Strings:
+    """The timeline's string table plus strings the views compose (lane names, instant titles)."""
+
+    def __init__(self, base: list[str]) -> None:
+        self.items = list(base)
+        self._index: dict[str, int] = {}
+
+    def intern(self, text: str) -> int:
+        sid = self._index.get(text)
+        if sid is None:
+            sid = len(self.items)
+            self.items.append(text)
+            self._index[text] = sid
+        return sid
+
+
+class _Blob:
+    """Typed arrays laid end to end, each 8-byte aligned so the viewer can map them in place."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def add(self, array: np.ndarray, dtype: str) -> int:
+        data = np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
+        offset = self.size
+        pad = (-len(data)) % 8
+        self.parts.append(data + b"\0" * pad)
+        self.size += len(data) + pad
+        return offset
+
+    def table(self, n: int, columns: dict[str, tuple[np.ndarray, str]]) -> dict[str, Any]:
+        return {"n": n, "arrays": {name: self.add(arr, dt) for name, (arr, dt) in columns.items()}}
+
+
+def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], bytes]:
+    """The viewer's data: a JSON-able header and the raw (uncompressed) typed-array blob."""
+    strings = _Strings(tl.strings)
+    spans = sorted_spans(tl)
+    lanes = arrange(tl, spans)
+    names, code_to_index = state_names()
+    blob = _Blob()
+    origin = tl.start_ns
+
+    kinds = spans["lane_kind"].to_numpy()
+    lane_ids = spans["lane_id"].to_numpy()
+    g = spans["g"].to_numpy()
+    label = spans["label"].to_numpy().astype(np.int64)
+    display = np.where(label != 0, label, -1)
+    # Spans of P and M lanes are labelled with the goroutine they run, named as its own lane is.
+    g_names = {lane.lane_id: lane.name for lane in lanes if lane.kind == LaneKind.G}
+    on_pm = ((kinds == LaneKind.P) | (kinds == LaneKind.M)) & (g >= 0) & (label == 0)
+    if on_pm.any():
+        uniq, inverse = np.unique(g[on_pm], return_inverse=True)
+        ids = np.array([strings.intern(g_names.get(int(x), f"G{int(x)}")) for x in uniq], dtype=np.int64)
+        display[on_pm] = ids[inverse]
+    own_g = (kinds == LaneKind.G) | (kinds == LaneKind.GRANGE) | (kinds == LaneKind.REGION)
+    gid = np.where(own_g, lane_ids, np.where(kinds == LaneKind.TASK, -1, g))
+    stack = spans["stack"].to_numpy().astype(np.int64)
+    header_spans = blob.table(
+        spans.height,
+        {
+            "start": (spans["start"].to_numpy() - origin, "f8"),
+            "end": (spans["end"].to_numpy() - origin, "f8"),
+            "label": (display, "i4"),
+            "stack": (np.where(stack != 0, stack, -1), "i4"),
+            "gid": (np.clip(gid, -1, 2**31 - 1), "i4"),
+            "state": (code_to_index[spans["state"].to_numpy()], "u1"),
+        },
+    )
+
+    lane_index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(lanes)}
+    instants, instant_ranges = _instants(tl, lane_index, strings)
+    header_instants = blob.table(
+        instants.height,
+        {
+            "time": (instants["time"].to_numpy() - origin, "f8"),
+            "label": (instants["text"].to_numpy(), "i4"),
+            "stack": (np.where(instants["stack"].to_numpy() != 0, instants["stack"].to_numpy(), -1), "i4"),
+        },
+    )
+    groups = [
+        {"name": title_, "kind": "G" if key == "SYS" else key, "collapsed": folded}
+        for key, title_, _k, folded in GROUPS
+    ]
+    group_index = {key: k for k, (key, *_rest) in enumerate(GROUPS)}
+    header_lanes = []
+    for k, lane in enumerate(lanes):
+        header_lanes.append(
+            {
+                "name": lane.name,
+                "group": group_index[lane.group],
+                "gid": lane.lane_id if lane.kind == LaneKind.G else None,
+                "fn": strings.intern(lane.function) if lane.function else -1,
+                "spans": [lane.lo, lane.hi],
+                "instants": list(instant_ranges.get(k, (0, 0))),
+            }
+        )
+
+    counters, header_samples = _counters(tl, blob, origin, len(groups))
+    if counters:
+        groups.append({"name": COUNTER_GROUP, "kind": "C", "collapsed": False})
+    header_flows = _flows(tl, blob, origin, lane_index)
+    header = {
+        "format": FORMAT_VERSION,
+        "title": title,
+        "go_version": tl.go_version,
+        "origin": origin,
+        "duration": max(0, tl.end_ns - tl.start_ns),
+        "states": names,
+        "groups": groups,
+        "lanes": header_lanes,
+        "counters": counters,
+        "spans": header_spans,
+        "instants": header_instants,
+        "samples": header_samples,
+        "flows": header_flows,
+        "stacks": _stacks(tl),
+        "strings": strings.items,
+    }
+    return header, b"".join(blob.parts)
+
+
+def _instants(
+    tl: Timeline, lane_index: dict[tuple[int, int], int], strings: _Strings
+) -> tuple[pl.DataFrame, dict[int, tuple[int, int]]]:
+    """Instants placed on the lane of their goroutine, else their P, else their M; sorted by lane, time."""
+    df = tl.instants.filter(pl.col("kind").is_in([int(k) for k in _SHOWN_INSTANTS]))
+    if df.height == 0:
+        return df.with_columns(pl.lit(0, pl.Int64).alias("lane"), pl.lit(0, pl.Int64).alias("text")), {}
+    lane = np.full(df.height, -1, dtype=np.int64)
+    for kind, column in ((LaneKind.M, "m"), (LaneKind.P, "p"), (LaneKind.G, "g")):
+        ids = df[column].to_numpy()
+        found = np.array([lane_index.get((int(kind), int(x)), -1) for x in ids], dtype=np.int64)
+        lane = np.where(found >= 0, found, lane)
+    combos = {}
+    texts = np.empty(df.height, dtype=np.int64)
+    for k, (kind, label, category) in enumerate(
+        zip(df["kind"].to_list(), df["label"].to_list(), df["category"].to_list(), strict=True)
+    ):
+        key = (kind, label, category)
+        sid = combos.get(key)
+        if sid is None:
+            parts = [_INSTANT_TITLES.get(InstantKind(kind), "event")]
+            if category:
+                parts.append(f"[{tl.strings[category]}]")
+            if label:
+                parts.append(tl.strings[label])
+            sid = combos[key] = strings.intern(" ".join(parts))
+        texts[k] = sid
+    df = (
+        df.with_columns(pl.Series("lane", lane), pl.Series("text", texts))
+        .filter(pl.col("lane") >= 0)
+        .sort(["lane", "time"])
+    )
+    ranges: dict[int, tuple[int, int]] = {}
+    lanes_col = df["lane"].to_numpy()
+    if len(lanes_col):
+        change = np.flatnonzero(lanes_col[1:] != lanes_col[:-1]) + 1
+        starts = np.concatenate(([0], change))
+        ends = np.concatenate((change, [len(lanes_col)]))
+        for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+            ranges[int(lanes_col[lo])] = (lo, hi)
+    return df, ranges
+
+
+def _counters(
+    tl: Timeline, blob: _Blob, origin: int, group: int
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    df = tl.counters.sort(["name", "time"])
+    out = []
+    names = df["name"].to_numpy()
+    if len(names):
+        change = np.flatnonzero(names[1:] != names[:-1]) + 1
+        starts = np.concatenate(([0], change))
+        ends = np.concatenate((change, [len(names)]))
+        for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+            raw = tl.strings[int(names[lo])]
+            out.append(
+                {
+                    "name": COUNTER_TITLES.get(raw, raw),
+                    "unit": "bytes" if raw.endswith(":bytes") else "",
+                    "group": group,
+                    "samples": [lo, hi],
+                }
+            )
+    table = blob.table(
+        df.height,
+        {"time": (df["time"].to_numpy() - origin, "f8"), "value": (df["value"].to_numpy(), "f8")},
+    )
+    return out, table
+
+
+def _flows(tl: Timeline, blob: _Blob, origin: int, lane_index: dict[tuple[int, int], int]) -> dict[str, Any]:
+    """Wake-up arrows from the waker's lane (its G, else its P) to the woken G's lane."""
+    df = tl.flows.filter(pl.col("to_time") >= 0).sort("from_time")
+    from_g = [lane_index.get((int(LaneKind.G), x), -1) for x in df["from_g"].to_list()]
+    from_p = [lane_index.get((int(LaneKind.P), x), -1) for x in df["from_p"].to_list()]
+    to = [lane_index.get((int(LaneKind.G), x), -1) for x in df["g"].to_list()]
+    src = np.array([a if a >= 0 else b for a, b in zip(from_g, from_p, strict=True)], dtype=np.int64)
+    dst = np.array(to, dtype=np.int64)
+    keep = (src >= 0) & (dst >= 0)
+    return blob.table(
+        int(keep.sum()),
+        {
+            "from": (df["from_time"].to_numpy()[keep] - origin, "f8"),
+            "to": (df["to_time"].to_numpy()[keep] - origin, "f8"),
+            "from_lane": (src[keep], "i4"),
+            "to_lane": (dst[keep], "i4"),
+        },
+    )
+
+
+def _stacks(tl: Timeline) -> list[list[int]]:
+    """Stack id -> flat [func, file, line, ...] leaf first; [] for ids with no frames."""
+    df = tl.stack_frames.sort(["stack", "depth"])
+    if df.height == 0:
+        return [[]]
+    ids = df["stack"].to_numpy()
+    flat = np.stack([df["func"].to_numpy(), df["file"].to_numpy(), df["line"].to_numpy()], axis=1).astype(
+        np.int64
+    )
+    out: list[list[int]] = [[] for _ in range(int(ids.max()) + 1)]
+    change = np.flatnonzero(ids[1:] != ids[:-1]) + 1
+    starts = np.concatenate(([0], change)).tolist()
+    ends = np.concatenate((change, [len(ids)])).tolist()
+    for lo, hi in zip(starts, ends, strict=True):
+        out[int(ids[lo])] = flat[lo:hi].ravel().tolist()
+    return out
+
+
+def embed_json(value: Any) -> str:
+    """JSON that is safe inside a <script> element: it contains no '<', '>' or '&' at all."""
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    return re.sub("[<>&\u2028\u2029]", lambda m: _JSON_ESCAPES[m.group(0)], text)
+
+
+def render_timeline_html(tl: Timeline, title: str = "", compress: bool = True) -> str:
+    """The whole page as text.  Deterministic: the same timeline gives the same bytes."""
+    header, raw = timeline_payload(tl, title)
+    data = gzip.compress(raw, compresslevel=5, mtime=0) if compress else raw
+    header["blob"] = {"codec": "gzip" if compress else "raw", "size": len(raw)}
+    parts = {
+        "TITLE": html.escape(f"{title} · goblueprint timeline" if title else "goblueprint timeline"),
+        "CSS": _asset("timeline.css"),
+        "JS": _asset("timeline.js"),
+        "HEADER": embed_json(header),
+        "BLOB": base64.b64encode(data).decode("ascii"),
+    }
+    # One pass, so nothing substituted is ever scanned for placeholders again.
+    return _PLACEHOLDER.sub(lambda m: parts[m.group(1)], _asset("timeline.html"))
+
+
+def _asset(name: str) -> str:
+    return resources.files("goblueprint.render").joinpath(name).read_text(encoding="utf-8")
