@@ -1,0 +1,378 @@
+"""pprof-like profiles of goroutine states, as ``go tool trace -pprof=TYPE``.
+
+Semantics follow cmd/trace/pprof.go of Go 1.27: for every goroutine, each stay
+in the profiled state (runnable for ``sched``; waiting on chan/sync/select for
+``sync``; waiting on "network" for ``net``; in a syscall for ``syscall``) is one
+contention, attributed to the stack of the event that entered the state, and
+its delay is the part of the stay that overlaps the goroutine's life
+[StartTime, EndTime or trace end] from the summary.  Records are merged by the
+PCs of their first 128 frames; the profile is built as
+internal/trace/traceviewer.BuildProfile does (locations keyed by PC, functions
+by file+name) and written as gzipped profile.proto with a small encoder.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from goblueprint.errors import TraceError
+from goblueprint.timeline._api import G_RUNNABLE, G_SYSCALL, G_WAITING, K_STATE, R_GOROUTINE
+from goblueprint.timeline.summary import Summary
+
+PPROF_MAX_STACK = 128
+
+
+def _sync_reason(reason: str) -> bool:
+    return "chan" in reason or "sync" in reason or "select" in reason
+
+
+# type -> (goroutine state profiled, which transition reasons start a stay)
+PROFILE_TYPES: dict[str, tuple[int, Callable[[str], bool]]] = {
+    "net": (G_WAITING, lambda reason: reason == "network"),
+    "sync": (G_WAITING, _sync_reason),
+    "syscall": (G_SYSCALL, lambda _reason: True),
+    "sched": (G_RUNNABLE, lambda _reason: True),
+}
+
+
+@dataclass
+class Stay:
+    """One stay of a goroutine in a profiled state (before life-interval clipping)."""
+
+    g: int
+    start: int
+    end: int
+    stack: Any  # the Event API Stack of the event that entered the state
+
+
+class StayCollector:
+    """Streams state transitions and collects stays for the chosen profile types."""
+
+    def __init__(self, types: Iterable[str]) -> None:
+        self.types = {t: PROFILE_TYPES[t] for t in types}
+        self.tracking: dict[str, dict[int, tuple[int, Any]]] = {t: {} for t in self.types}
+        self.stays: dict[str, list[Stay]] = {t: [] for t in self.types}
+
+    def event(self, ev: Any) -> None:
+        if ev.kind != K_STATE:
+            return
+        st = ev.state_transition()
+        if st.resource.kind != R_GOROUTINE:
+            return
+        gid = st.resource.id
+        new = st.new
+        for name, (state, track_reason) in self.types.items():
+            tracking = self.tracking[name]
+            start = tracking.get(gid)
+            if start is None:
+                if new == state and track_reason(st.reason):
+                    tracking[gid] = (ev.time, ev.stack)
+                continue
+            if new == state:
+                continue
+            del tracking[gid]
+            self.stays[name].append(Stay(gid, start[0], ev.time, start[1]))
+
+
+@dataclass
+class ProfileRecord:
+    frames: list[Any]  # StackFrame(pc, func, file, line), leaf first
+    count: int = 0
+    time: int = 0
+
+
+def records(stays: list[Stay], summary: Summary, trace_end: int) -> list[ProfileRecord]:
+    """Clip stays to goroutine lifetimes and merge them by stack PCs (Go's stackMap)."""
+    lives: dict[int, tuple[int, int]] = {}
+    for g in summary.goroutines.values():
+        lives[g.id] = (g.start_time, g.end_time if g.end_time else trace_end)
+    by_pcs: dict[tuple[int, ...], ProfileRecord] = {}
+    for stay in stays:
+        life = lives.get(stay.g)
+        if life is None:
+            continue
+        lo, hi = life
+        if hi < stay.start or stay.end < lo:
+            continue
+        overlap = min(hi, stay.end) - max(lo, stay.start)
+        if overlap <= 0:
+            continue
+        frames = stay.stack.frames() if stay.stack else []
+        key = tuple(f.pc for f in frames[:PPROF_MAX_STACK])
+        rec = by_pcs.get(key)
+        if rec is None:
+            rec = by_pcs[key] = ProfileRecord(frames[:PPROF_MAX_STACK])
+        else:
+            rec.frames = frames[:PPROF_MAX_STACK]  # Go keeps the newest stack with these PCs
+        rec.count += 1
+        rec.time += overlap
+    return list(by_pcs.values())
+
+
+# --- profile.proto -------------------------------------------------------------------------------
+
+
+def _varint(out: bytearray, value: int) -> None:
+    value &= (1 << 64) - 1  # int64 fields are encoded as their two's complement
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def _key(out: bytearray, field_no: int, wire: int) -> None:
+    _varint(out, field_no << 3 | wire)
+
+
+def _int_field(out: bytearray, field_no: int, value: int) -> None:
+    if value:
+        _key(out, field_no, 0)
+        _varint(out, value)
+
+
+def _bytes_field(out: bytearray, field_no: int, data: bytes) -> None:
+    _key(out, field_no, 2)
+    _varint(out, len(data))
+    out += data
+
+
+def _packed(out: bytearray, field_no: int, values: list[int]) -> None:
+    if not values:
+        return
+    body = bytearray()
+    for v in values:
+        _varint(body, v)
+    _bytes_field(out, field_no, bytes(body))
+
+
+@dataclass
+class Profile:
+    """A decoded/encodable subset of profile.proto: what trace profiles use."""
+
+    sample_types: list[tuple[str, str]] = field(default_factory=list)
+    samples: list[tuple[list[int], list[int]]] = field(default_factory=list)  # (location ids, values)
+    locations: dict[int, tuple[int, list[tuple[int, int]]]] = field(
+        default_factory=dict
+    )  # id -> (address, [(function id, line)])
+    functions: dict[int, tuple[str, str, str]] = field(
+        default_factory=dict
+    )  # id -> (name, system name, file)
+    period_type: tuple[str, str] = ("", "")
+    period: int = 0
+
+    def stacks(self) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
+        """Each sample as (function names leaf first, values): for comparing profiles."""
+        out = []
+        for locs, values in self.samples:
+            names = []
+            for loc in locs:
+                for fid, _line in self.locations[loc][1]:
+                    names.append(self.functions[fid][0])
+            out.append((tuple(names), tuple(values)))
+        return out
+
+
+def build_profile(recs: list[ProfileRecord]) -> Profile:
+    """traceviewer.BuildProfile: two sample values (contentions count, delay ns)."""
+    prof = Profile(
+        sample_types=[("contentions", "count"), ("delay", "nanoseconds")],
+        period_type=("trace", "count"),
+        period=1,
+    )
+    locs: dict[int, int] = {}
+    funcs: dict[str, int] = {}
+    for rec in recs:
+        sloc = []
+        for frame in rec.frames:
+            loc = locs.get(frame.pc)
+            if loc is None:
+                fkey = frame.file + frame.func
+                fid = funcs.get(fkey)
+                if fid is None:
+                    fid = funcs[fkey] = len(prof.functions) + 1
+                    prof.functions[fid] = (frame.func, frame.func, frame.file)
+                loc = locs[frame.pc] = len(prof.locations) + 1
+                prof.locations[loc] = (frame.pc, [(fid, int(frame.line))])
+            sloc.append(loc)
+        prof.samples.append((sloc, [rec.count, rec.time]))
+    return prof
+
+
+def encode(prof: Profile) -> bytes:
+    """profile.proto bytes (not gzipped), field order as Go's internal/profile."""
+    strings: dict[str, int] = {"": 0}
+
+    def sid(s: str) -> int:
+        idx = strings.get(s)
+        if idx is None:
+            idx = strings[s] = len(strings)
+        return idx
+
+    out = bytearray()
+    for typ, unit in prof.sample_types:
+        body = bytearray()
+        _int_field(body, 1, sid(typ))
+        _int_field(body, 2, sid(unit))
+        _bytes_field(out, 1, bytes(body))
+    for locs, values in prof.samples:
+        body = bytearray()
+        _packed(body, 1, locs)
+        _packed(body, 2, values)
+        _bytes_field(out, 2, bytes(body))
+    for lid, (address, lines) in prof.locations.items():
+        body = bytearray()
+        _int_field(body, 1, lid)
+        _int_field(body, 3, address)
+        for fid, line in lines:
+            lb = bytearray()
+            _int_field(lb, 1, fid)
+            _int_field(lb, 2, line)
+            _bytes_field(body, 4, bytes(lb))
+        _bytes_field(out, 4, bytes(body))
+    for fid, (name, system_name, filename) in prof.functions.items():
+        body = bytearray()
+        _int_field(body, 1, fid)
+        _int_field(body, 2, sid(name))
+        _int_field(body, 3, sid(system_name))
+        _int_field(body, 4, sid(filename))
+        _bytes_field(out, 5, bytes(body))
+    period_type = (sid(prof.period_type[0]), sid(prof.period_type[1]))
+    for s in strings:  # dict order is insertion order: index order
+        _bytes_field(out, 6, s.encode())
+    if period_type != (0, 0):
+        body = bytearray()
+        _int_field(body, 1, period_type[0])
+        _int_field(body, 2, period_type[1])
+        _bytes_field(out, 11, bytes(body))
+    _int_field(out, 12, prof.period)
+    return bytes(out)
+
+
+def write_gzip(prof: Profile) -> bytes:
+    # mtime=0 keeps the output byte-for-byte deterministic.
+    return gzip.compress(encode(prof), mtime=0)
+
+
+# --- decoding (for tests and for reading Go's profiles) -------------------------------------------
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    result = 0
+    shift = 0
+    while True:
+        if pos >= len(data):
+            raise TraceError("truncated varint in profile")
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise TraceError("varint too long in profile")
+
+
+def _fields(data: bytes) -> list[tuple[int, int, Any]]:
+    out = []
+    pos = 0
+    while pos < len(data):
+        key, pos = _read_varint(data, pos)
+        field_no, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _read_varint(data, pos)
+        elif wire == 2:
+            n, pos = _read_varint(data, pos)
+            if pos + n > len(data):
+                raise TraceError("truncated field in profile")
+            value = data[pos : pos + n]
+            pos += n
+        elif wire == 1:
+            value = int.from_bytes(data[pos : pos + 8], "little")
+            pos += 8
+        elif wire == 5:
+            value = int.from_bytes(data[pos : pos + 4], "little")
+            pos += 4
+        else:
+            raise TraceError(f"bad wire type {wire} in profile")
+        out.append((field_no, wire, value))
+    return out
+
+
+def _ints(wire: int, value: Any) -> list[int]:
+    if wire == 0:
+        return [value]
+    vals = []
+    pos = 0
+    while pos < len(value):
+        v, pos = _read_varint(value, pos)
+        vals.append(v)
+    return vals
+
+
+def _signed(v: int) -> int:
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def decode(data: bytes) -> Profile:
+    """Parse profile.proto bytes, gzipped or not."""
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise TraceError(f"bad gzip in profile: {exc}") from exc
+    strings: list[str] = []
+    raw_types: list[tuple[int, int]] = []
+    raw_functions: dict[int, tuple[int, int, int]] = {}
+    prof = Profile()
+    raw_period_type = (0, 0)
+    for field_no, _wire, value in _fields(data):
+        if field_no == 1:
+            f = {n: v for n, _w, v in _fields(value)}
+            raw_types.append((f.get(1, 0), f.get(2, 0)))
+        elif field_no == 2:
+            locs: list[int] = []
+            values: list[int] = []
+            for n, w, v in _fields(value):
+                if n == 1:
+                    locs += _ints(w, v)
+                elif n == 2:
+                    values += [_signed(x) for x in _ints(w, v)]
+            prof.samples.append((locs, values))
+        elif field_no == 4:
+            lid = address = 0
+            lines = []
+            for n, _w, v in _fields(value):
+                if n == 1:
+                    lid = v
+                elif n == 3:
+                    address = v
+                elif n == 4:
+                    lf = {a: b for a, _x, b in _fields(v)}
+                    lines.append((lf.get(1, 0), _signed(lf.get(2, 0))))
+            prof.locations[lid] = (address, lines)
+        elif field_no == 5:
+            f = {n: v for n, _w, v in _fields(value)}
+            raw_functions[f.get(1, 0)] = (f.get(2, 0), f.get(3, 0), f.get(4, 0))
+        elif field_no == 6:
+            strings.append(bytes(value).decode("utf-8", "replace"))
+        elif field_no == 11:
+            f = {n: v for n, _w, v in _fields(value)}
+            raw_period_type = (f.get(1, 0), f.get(2, 0))
+        elif field_no == 12:
+            prof.period = _signed(value)
+
+    if not strings:
+        strings.append("")
+
+    def s(i: int) -> str:
+        if i >= len(strings):
+            raise TraceError(f"string index {i} out of range in profile")
+        return strings[i]
+
+    prof.sample_types = [(s(a), s(b)) for a, b in raw_types]
+    prof.functions = {fid: (s(a), s(b), s(c)) for fid, (a, b, c) in raw_functions.items()}
+    prof.period_type = (s(raw_period_type[0]), s(raw_period_type[1]))
+    return prof
