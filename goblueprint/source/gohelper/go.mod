@@ -1,0 +1,3 @@
+module goblueprint.local/gohelper
+
+go 1.22
