@@ -1,0 +1,111 @@
+"""Disassembly of one function with symbolized targets and DWARF source lines."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Any
+
+from goblueprint.binary.dwarf import Dwarf
+from goblueprint.binary.elf import Binary
+from goblueprint.binary.symbols import Symbols
+
+_TARGET = re.compile(r"#?(0x[0-9a-f]+)$")
+
+# Per architecture: which mnemonics call, which jump (direct when the operand is an immediate).
+ARCH = {
+    "amd64": {"calls": {"call"}, "jumps_prefix": ("j",), "jumps": set()},
+    "arm64": {
+        "calls": {"bl", "blr"},
+        "jumps_prefix": ("b.",),
+        "jumps": {"b", "br", "cbz", "cbnz", "tbz", "tbnz"},
+    },
+}
+
+
+def _capstone(arch: str) -> Any:
+    import capstone
+
+    if arch == "amd64":
+        return capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    return capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
+
+
+def short_path(path: str) -> str:
+    """A GOROOT or module path shortened to what follows the last /src/ (runtime/proc.go)."""
+    _, sep, tail = path.rpartition("/src/")
+    return tail if sep else path
+
+
+def disassemble(binary: Binary, syms: Symbols, dw: Dwarf | None, name: str) -> dict[str, Any]:
+    func = syms.function(name)
+    code = binary.read(func.lo, func.hi - func.lo)
+    spec = ARCH[binary.arch]
+    rows: list[list] = []
+    inlines: list[list] = []
+    if dw is not None:
+        rec = dw.funcs.get(name)
+        if rec is not None:
+            rows = [r for r in dw.lines(rec[2])]
+            inlines = rec[3]
+    row_addrs = [r[0] for r in rows]
+    out = []
+    md = _capstone(binary.arch)
+    for addr, size, mnemonic, op_str in md.disasm_lite(code, func.lo):
+        ins: dict[str, Any] = {
+            "address": addr,
+            "bytes": code[addr - func.lo : addr - func.lo + size].hex(),
+            "mnemonic": mnemonic,
+            "operands": op_str,
+        }
+        is_call = mnemonic in spec["calls"]
+        is_jump = mnemonic in spec["jumps"] or (mnemonic.startswith(spec["jumps_prefix"]) and not is_call)
+        if is_call or is_jump:
+            m = _TARGET.search(op_str)
+            ins["kind"] = "call" if is_call else "jump"
+            if m:
+                target = int(m.group(1), 16)
+                ins["target"] = target
+                ins["target_symbol"] = syms.describe(target)
+            else:
+                ins["indirect"] = True
+        if rows:
+            i = bisect.bisect_right(row_addrs, addr) - 1
+            if i >= 0 and rows[i][2] != 0:
+                ins["file"], ins["line"] = rows[i][1], rows[i][2]
+        chain = [
+            {"function": callee, "call_file": cfile, "call_line": cline, "depth": depth}
+            for callee, ranges, cfile, cline, depth in inlines
+            if any(lo <= addr < hi for lo, hi in ranges)
+        ]
+        if chain:
+            ins["inlined"] = sorted(chain, key=lambda c: c["depth"])
+        out.append(ins)
+    return {
+        "function": func.name,
+        "address": func.lo,
+        "size": func.hi - func.lo,
+        "arch": binary.arch,
+        "source": "dwarf" if rows else "none",
+        "instructions": out,
+    }
+
+
+def calls(listing: dict[str, Any]) -> dict[str, Any]:
+    """The call sites of a disassembled function (direct ones symbolized)."""
+    sites = []
+    for ins in listing["instructions"]:
+        if ins.get("kind") != "call":
+            continue
+        sites.append(
+            {
+                "address": ins["address"],
+                "target": ins.get("target_symbol") if not ins.get("indirect") else None,
+                "target_address": ins.get("target"),
+                "indirect": bool(ins.get("indirect")),
+                "operands": ins["operands"],
+                "line": f"{short_path(ins['file'])}:{ins['line']}" if "file" in ins else None,
+                "inlined_from": ins["inlined"][-1]["function"] if ins.get("inlined") else None,
+            }
+        )
+    return {"function": listing["function"], "calls": sites}

@@ -1,0 +1,89 @@
+"""The symbol view of a binary: .symtab when present, else .gopclntab.
+
+A stripped Go binary (``-ldflags=-s``) loses .symtab and DWARF but keeps
+.gopclntab, so functions (names and address ranges) are still known.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+from goblueprint.binary import cache
+from goblueprint.binary.elf import Binary
+from goblueprint.binary.pclntab import read_functions
+from goblueprint.errors import BinaryError
+
+
+@dataclass(frozen=True)
+class Func:
+    name: str
+    lo: int
+    hi: int
+
+
+class Symbols:
+    def __init__(self, binary: Binary, key: str | None = None) -> None:
+        self.binary = binary
+        self.key = key or cache.key_of(binary.data)
+        got = cache.load(self.key, "symbols")
+        if got is None:
+            got = self._build()
+            cache.save(self.key, "symbols", got)
+        self.source: str = got["source"]
+        self.rows: list[dict[str, Any]] = got["rows"]
+        funcs = [
+            Func(r["name"], r["address"], r["address"] + r["size"]) for r in self.rows if r["kind"] == "func"
+        ]
+        funcs.sort(key=lambda f: (f.lo, -f.hi))
+        self.funcs = funcs
+        self._starts = [f.lo for f in funcs]
+        self._by_name: dict[str, Func] = {}
+        for f in funcs:
+            # ABI0 and ABIInternal copies share a name; keep the larger body.
+            old = self._by_name.get(f.name)
+            if old is None or f.hi - f.lo > old.hi - old.lo:
+                self._by_name[f.name] = f
+
+    def _build(self) -> dict[str, Any]:
+        b = self.binary
+        if b.has_symtab:
+            rows = [{"name": s.name, "address": s.addr, "size": s.size, "kind": s.kind, "bind": s.bind,
+                     "section": s.section} for s in b.symbols]  # fmt: skip
+            return {"source": "symtab", "rows": rows}
+        text = b.section(".text")
+        if b.section(".gopclntab") is None or text is None:
+            raise BinaryError(f"{b.path}: no symbol table and no .gopclntab: not a Go binary?")
+        _version, funcs = read_functions(b.section_bytes(".gopclntab"), text.addr)
+        rows = [{"name": f.name, "address": f.entry, "size": f.end - f.entry, "kind": "func", "bind": "",
+                 "section": ".text"} for f in funcs]  # fmt: skip
+        return {"source": "gopclntab", "rows": rows}
+
+    def function(self, name: str) -> Func:
+        f = self._by_name.get(name)
+        if f is not None:
+            return f
+        close = difflib.get_close_matches(name, list(self._by_name), n=3, cutoff=0.8)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise BinaryError(f"no function {name!r} in {self.binary.path}{hint}")
+
+    def at(self, addr: int) -> tuple[Func, int] | None:
+        """The function containing ADDR and the offset into it."""
+        i = bisect.bisect_right(self._starts, addr) - 1
+        while i >= 0:
+            f = self.funcs[i]
+            if f.lo <= addr < max(f.hi, f.lo + 1):
+                return f, addr - f.lo
+            if f.lo < addr - (1 << 20):
+                break
+            i -= 1
+        return None
+
+    def describe(self, addr: int) -> str | None:
+        hit = self.at(addr)
+        if hit is None:
+            return None
+        f, off = hit
+        return f.name if off == 0 else f"{f.name}+{off:#x}"

@@ -1,0 +1,84 @@
+"""Plain-text renderers of the binary blueprints (formatting only)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from goblueprint.binary.disasm import short_path
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True)
+
+
+def symbols(rows: list[dict[str, Any]], source: str) -> str:
+    lines = [
+        f"# {len(rows)} symbols from {source}",
+        f"{'ADDRESS':>18} {'SIZE':>8} {'KIND':<7} {'SECTION':<14} NAME",
+    ]
+    for r in rows:
+        lines.append(f"{r['address']:#18x} {r['size']:>8} {r['kind']:<7} {r['section']:<14} {r['name']}")
+    return "\n".join(lines)
+
+
+def layout(rec: dict[str, Any]) -> str:
+    size = rec["size"]
+    head = (
+        f"type {rec['type']} {rec['kind']}  /* size {size} ({size:#x}) */"
+        if size is not None
+        else (f"type {rec['type']} {rec['kind']}")
+    )
+    lines = [head, f"  {'OFFSET':>6} {'SIZE':>5}  FIELD"]
+    holes = {}
+    for h in rec["holes"]:
+        holes.setdefault(h["after"], []).append(h)
+    for f in rec["fields"]:
+        indent = "  " * f["depth"]
+        fsize = "?" if f["size"] is None else str(f["size"])
+        lines.append(f"  {f['offset']:#6x} {fsize:>5}  {indent}{f['name']} {f['type']}")
+        for h in holes.get(f["name"], []):
+            lines.append(f"  {h['offset']:#6x} {h['size']:>5}  {indent}/* hole: {h['size']} bytes padding */")
+    return "\n".join(lines)
+
+
+def disasm(listing: dict[str, Any]) -> str:
+    lines = [
+        f"TEXT {listing['function']} {listing['address']:#x}-{listing['address'] + listing['size']:#x}"
+        f" ({listing['size']} bytes, {listing['arch']})"
+    ]
+    if listing["source"] == "none":
+        lines.append("  (no DWARF line table: instructions only)")
+    last = None
+    for ins in listing["instructions"]:
+        where = (ins.get("file"), ins.get("line"), tuple(c["function"] for c in ins.get("inlined", ())))
+        if where != last and ins.get("file"):
+            loc = f"{short_path(ins['file'])}:{ins['line']}"
+            chain = ins.get("inlined")
+            if chain:
+                inner = chain[-1]
+                loc += f"  (inlined {inner['function']}, called at {short_path(inner['call_file'])}:{inner['call_line']})"
+            lines.append(f"  {loc}")
+        last = where
+        ops = ins["operands"]
+        if ins.get("target_symbol"):
+            ops = f"{ops} <{ins['target_symbol']}>"
+        lines.append(f"    {ins['address']:#x}  {ins['bytes']:<22} {ins['mnemonic']:<7} {ops}")
+    return "\n".join(lines)
+
+
+def calls(rec: dict[str, Any]) -> str:
+    lines = [f"calls of {rec['function']}: {len(rec['calls'])}"]
+    for c in rec["calls"]:
+        target = c["target"] if not c["indirect"] else f"indirect ({c['operands']})"
+        via = f"  [inlined {c['inlined_from']}]" if c["inlined_from"] else ""
+        lines.append(f"  {c['address']:#x}  {target:<48} {c['line'] or '?'}{via}")
+    return "\n".join(lines)
+
+
+def consts(rows: dict[str, list]) -> str:
+    lines = [f"{'NAME':<48} {'VALUE':>20}  TYPE"]
+    for name in sorted(rows):
+        value, tname = rows[name]
+        lines.append(f"{name:<48} {value:>20}  {tname}")
+    return "\n".join(lines)
