@@ -1,0 +1,48 @@
+"""goblueprint trace dump: Go's ``go tool trace -d=parsed``, byte for byte."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "print every event of a Go execution trace as `go tool trace -d=parsed` does"
+
+# Flush after this many characters: bounded memory, few write calls.
+_CHUNK = 1 << 20
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("trace", metavar="TRACE", help="execution trace file (Go 1.22 or newer)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from goblueprint.errors import TraceError
+    from goblueprint.trace.reader import open_trace
+
+    out = sys.stdout
+    parts: list[str] = []
+    size = 0
+    try:
+        for ev in open_trace(args.trace):
+            s = ev.string()
+            parts.append(s)
+            size += len(s)
+            if size >= _CHUNK:
+                parts.append("")
+                out.write("\n".join(parts))
+                parts = []
+                size = 0
+    except TraceError as err:
+        # Print what Go would have printed before failing, then the error on one line.
+        _flush(out, parts)
+        lines = err.message.splitlines() or [""]
+        raise TraceError(lines[0], offset=err.offset, generation=err.generation, m=err.m) from None
+    _flush(out, parts)
+    return 0
+
+
+def _flush(out, parts: list[str]) -> None:
+    if parts:
+        parts.append("")
+        out.write("\n".join(parts))
+    out.flush()

@@ -1,0 +1,340 @@
+"""The trace Reader: yields Events in exactly the order Go's trace.Reader does.
+
+Algorithm (Go's reader.go): read one generation's batches; decode its tables;
+put one cursor per M into a min-heap keyed by the timestamp of its next event;
+repeatedly try to advance the cursor with the smallest timestamp through the
+ordering engine, falling back to the others in timestamp order when it cannot
+advance; inject CPU samples by time; emit a Sync event at the start of each
+generation and at the end.  Timestamps are forced strictly increasing.
+
+Streaming: only one generation is held at a time, and the batches of a
+generation are decoded one batch per M at a time.
+"""
+
+from __future__ import annotations
+
+import mmap
+from collections.abc import Iterator
+from pathlib import Path
+
+from goblueprint.errors import TraceError, UsageError
+from goblueprint.trace import spec
+from goblueprint.trace.events import EV_SYNC_EVENT, NO_GOROUTINE, NO_PROC, NO_THREAD, Event
+from goblueprint.trace.generation import Generation, read_generation, read_generation_with_spill
+from goblueprint.trace.order import Ordering, _Broken
+from goblueprint.trace.wire import WireError, decode_timed_batch, mul, read_header
+
+_MAX_TIME = (1 << 63) - 1
+
+# Per wire type: indices into Event.args that must name a stack / a string (validateTableIDs).
+_STACK_ARGS: tuple[tuple[int, ...], ...] = tuple(tuple(i - 1 for i in s.stack_ids) for s in spec.SPECS)
+_STRING_ARGS: tuple[tuple[int, ...], ...] = tuple(tuple(i - 1 for i in s.string_ids) for s in spec.SPECS)
+_CHECK_IDS = tuple(bool(a or b) for a, b in zip(_STACK_ARGS, _STRING_ARGS, strict=True))
+
+
+class _Cursor:
+    """Go's batchCursor: the next event of one M (typ, time, args are the 'baseEvent')."""
+
+    __slots__ = (
+        "args",
+        "batches",
+        "bidx",
+        "buf",
+        "eidx",
+        "err",
+        "err_off",
+        "evs",
+        "freq",
+        "m",
+        "time",
+        "typ",
+    )
+
+    def __init__(self, m: int, batches, freq: float, buf) -> None:
+        self.m = m
+        self.batches = batches
+        self.bidx = -1
+        self.evs: list = []
+        self.eidx = 0
+        self.err: str | None = None
+        self.err_off = 0
+        self.typ = 0
+        self.time = 0
+        self.args: list[int] = []
+        self.freq = freq
+        self.buf = buf
+
+    def next_event(self) -> bool:
+        """Move to the next event; False at the end; raises WireError where Go's cursor fails."""
+        while self.eidx >= len(self.evs):
+            if self.err is not None:
+                raise WireError(self.err, self.err_off)
+            self.bidx += 1
+            if self.bidx >= len(self.batches):
+                return False
+            b = self.batches[self.bidx]
+            self.evs, self.err, self.err_off = decode_timed_batch(
+                self.buf, b.start, b.end, self.freq, mul(self.freq, b.time)
+            )
+            self.eidx = 0
+        self.typ, self.time, self.args = self.evs[self.eidx]
+        self.eidx += 1
+        return True
+
+
+# Go's heap over batch cursors (batchcursor.go), ported exactly: ties between
+# equal timestamps are broken the way Go's sift operations break them.
+
+
+def _sift_up(heap: list[_Cursor], i: int) -> int:
+    while i > 0 and heap[(i - 1) // 2].time > heap[i].time:
+        j = (i - 1) // 2
+        heap[j], heap[i] = heap[i], heap[j]
+        i = j
+    return i
+
+
+def _min3(heap: list[_Cursor], i0: int, i1: int, i2: int) -> int:
+    n = len(heap)
+    min_idx = i0
+    min_t = heap[i0].time if i0 < n else _MAX_TIME
+    if i1 < n:
+        t = heap[i1].time
+        if t < min_t:
+            min_t = t
+            min_idx = i1
+    if i2 < n:
+        t = heap[i2].time
+        if t < min_t:
+            min_idx = i2
+    return min_idx
+
+
+def _sift_down(heap: list[_Cursor], i: int) -> int:
+    while True:
+        m = _min3(heap, i, 2 * i + 1, 2 * i + 2)
+        if m == i:
+            return i
+        heap[i], heap[m] = heap[m], heap[i]
+        i = m
+
+
+def _heap_insert(heap: list[_Cursor], bc: _Cursor) -> None:
+    heap.append(bc)
+    _sift_up(heap, len(heap) - 1)
+
+
+def _heap_update(heap: list[_Cursor], i: int) -> None:
+    if _sift_up(heap, i) != i:
+        return
+    _sift_down(heap, i)
+
+
+def _heap_remove(heap: list[_Cursor], i: int) -> None:
+    while i > 0:
+        j = (i - 1) // 2
+        heap[j], heap[i] = heap[i], heap[j]
+        i = j
+    heap[0], heap[-1] = heap[-1], heap[0]
+    heap.pop()
+    _sift_down(heap, 0)
+
+
+class Reader:
+    """Iterate over the events of a Go 1.22+ execution trace, as Go's trace.Reader.
+
+    ``Reader(data)`` parses the header at once (raising TraceError or
+    UnsupportedTraceVersion); iterating yields Events and raises TraceError
+    after the events Go would have produced before failing.
+    """
+
+    def __init__(self, data: bytes | bytearray | memoryview | mmap.mmap) -> None:
+        self._buf = data
+        self._end = len(data)
+        self.version, self._pos = read_header(data)
+
+    def __iter__(self) -> Iterator[Event]:
+        return self._events()
+
+    # The body is one long generator so that the hot state lives in locals.
+    def _events(self) -> Iterator[Event]:
+        buf = self._buf
+        end = self._end
+        version = self.version
+        order = Ordering(version)
+        queue = order.queue
+        popleft = queue.popleft
+        advance = order.advance
+        check_ids = _CHECK_IDS
+        stack_args = _STACK_ARGS
+        string_args = _STRING_ARGS
+        pos = self._pos
+        last_ts = 0
+        syncs = 0
+        gen: Generation | None = None
+        frontier: list[_Cursor] = []
+        cpu: list = []
+        cpu_i = 0
+        spill = None
+        spill_err: WireError | None = None
+        pending_err: TraceError | None = None
+        gen_no: int | None = None
+
+        def fail(msg: str, offset: int | None = None, m: int | None = None) -> TraceError:
+            return TraceError(msg, offset=offset, generation=gen_no, m=m)
+
+        while True:
+            # (1) Events already ordered.
+            while queue:
+                ev = popleft()
+                typ = ev.typ
+                if check_ids[typ]:
+                    t = ev.table
+                    a = ev.args
+                    for i in stack_args[typ]:
+                        if a[i] not in t.stacks:
+                            raise fail(
+                                f"found invalid stack ID {a[i]} for event {spec.SPECS[typ].name}", m=ev.m
+                            )
+                    for i in string_args[typ]:
+                        if a[i] not in t.strings:
+                            raise fail(
+                                f"found invalid string ID {a[i]} for event {spec.SPECS[typ].name}", m=ev.m
+                            )
+                if ev.ts <= last_ts:
+                    ev.ts = last_ts + 1
+                last_ts = ev.ts
+                yield ev
+
+            # (2) Next generation, when this one is used up.
+            if not frontier and cpu_i >= len(cpu):
+                if pending_err is not None:
+                    raise pending_err
+                new_gen = None
+                done = False
+                if version < spec.GO126:
+                    if spill_err is not None:
+                        # Sync first, then the error (Go's spillErrSync).
+                        pending_err = fail(spill_err.message, spill_err.offset)
+                    elif gen is not None and spill is None:
+                        done = True
+                    else:
+                        try:
+                            new_gen, spill, spill_err, pos = read_generation_with_spill(
+                                buf, pos, end, spill, version
+                            )
+                        except WireError as err:
+                            gen_no = err.gen or gen_no
+                            pending_err = fail(err.message, err.offset)
+                else:
+                    try:
+                        new_gen, pos = read_generation(buf, pos, end, version)
+                    except WireError as err:
+                        gen_no = err.gen or gen_no
+                        pending_err = fail(err.message, err.offset)
+                    if new_gen is None and pending_err is None:
+                        done = True
+                syncs += 1
+                if new_gen is None:
+                    gen = None
+                    ev = Event(
+                        None, NO_GOROUTINE, NO_PROC, NO_THREAD, EV_SYNC_EVENT, last_ts, [syncs, 0, 0, 0]
+                    )
+                else:
+                    gen = new_gen
+                    gen_no = gen.gen
+                    freq = gen.table.freq
+                    cpu = gen.cpu_samples
+                    cpu_i = 0
+                    frontier = []
+                    for m in gen.batch_ms:
+                        bc = _Cursor(m, gen.batches[m], freq, buf)
+                        try:
+                            ok = bc.next_event()
+                        except WireError as err:
+                            raise fail(err.message, err.offset, m) from None
+                        if ok:
+                            _heap_insert(frontier, bc)
+                    ev = Event(
+                        gen.table,
+                        NO_GOROUTINE,
+                        NO_PROC,
+                        NO_THREAD,
+                        EV_SYNC_EVENT,
+                        mul(freq, gen.min_ts),
+                        [syncs, 0, 0, 0],
+                    )
+                if ev.ts <= last_ts:
+                    ev.ts = last_ts + 1
+                last_ts = ev.ts
+                yield ev
+                if done:
+                    return
+                continue
+
+            # (3) A CPU sample, if it comes first.
+            if cpu_i < len(cpu) and (not frontier or cpu[cpu_i][0] < frontier[0].time):
+                ts, sm, sp, sg, stk = cpu[cpu_i]
+                cpu_i += 1
+                ev = Event(gen.table, sg, sp, sm, spec.EV_CPU_SAMPLE, ts, [stk, 0, 0, 0])
+                if ev.ts <= last_ts:
+                    ev.ts = last_ts + 1
+                last_ts = ev.ts
+                yield ev
+                continue
+
+            # (4) Advance the frontier: the earliest M first, else the others in time order.
+            table = gen.table
+            g_no = gen.gen
+            try:
+                bc = frontier[0]
+                if advance(bc, table, bc.m, g_no):
+                    if bc.next_event():
+                        _heap_update(frontier, 0)
+                    else:
+                        _heap_remove(frontier, 0)
+                else:
+                    # Go sorts the heap (pdqsort; insertion sort, hence stable, up
+                    # to 12 cursors) and tries the rest in order.
+                    frontier.sort(key=lambda c: c.time)
+                    for i in range(1, len(frontier)):
+                        bc = frontier[i]
+                        if advance(bc, table, bc.m, g_no):
+                            if bc.next_event():
+                                _heap_update(frontier, i)
+                            else:
+                                _heap_remove(frontier, i)
+                            break
+                    else:
+                        raise _Broken(
+                            f"broken trace: failed to advance: frontier:\n[gen={g_no}]\n\n"
+                            f"{_dump_frontier(frontier)}\n{order.dump()}\n"
+                        )
+            except _Broken as err:
+                raise fail(str(err), m=bc.m) from None
+            except WireError as err:
+                raise fail(err.message, err.offset, bc.m) from None
+
+
+def _dump_frontier(frontier: list[_Cursor]) -> str:
+    lines = []
+    for bc in frontier:
+        s = spec.SPECS[bc.typ]
+        args = "".join(f" {name}={bc.args[i]}" for i, name in enumerate(s.args[1:]))
+        lines.append(f"M {bc.m} [{s.name} time={bc.time}{args}]\n")
+    return "".join(lines)
+
+
+def open_trace(path: str | Path) -> Reader:
+    """A Reader over a trace file, memory-mapped (the mapping lives as long as the Reader)."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            size = f.seek(0, 2)
+            if size == 0:
+                data: bytes | mmap.mmap = b""
+            else:
+                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as err:
+        raise UsageError(f"cannot read trace {p}: {err.strerror or err}") from None
+    return Reader(data)
