@@ -59,7 +59,8 @@ Tables
 ``flows`` — wake-ups and other causal arrows, one row each:
 
     kind       u8   FlowKind: WAKEUP (G made runnable by someone), CREATE (go statement),
-                    SYSCALL_EXIT (blocked syscall returned)
+                    SYSCALL_EXIT (blocked syscall returned), REQUEUE (preempted or
+                    yielded: runnable again without blocking)
     g          i64  the goroutine that was made runnable
     from_g     i64  goroutine that did it (-1 if none: netpoller, system, etc.)
     from_p     i64  P it happened on (-1 if none)
@@ -67,7 +68,8 @@ Tables
     to_p       i64  P where the G then started running (-1 if it never did)
     to_m       i64  M where it started
     to_time    i64  ns when it started running (-1 if it never did)
-    label      u32  string id: "unblock (chan receive)", "go", "exit blocked syscall"
+    label      u32  string id: "unblock (chan receive)", "go", "exit blocked syscall",
+                    or the stop reason ("preempted", "yield") for REQUEUE
     stack      u32  stack of the unblocking event
     migrated   bool to_p != from_p with both known: a steal or a global-queue pickup
 
@@ -181,6 +183,7 @@ class FlowKind(enum.IntEnum):
     WAKEUP = 0
     CREATE = 1
     SYSCALL_EXIT = 2
+    REQUEUE = 3  # the G stopped running but stayed runnable (preempted, yield)
 
 
 class InstantKind(enum.IntEnum):

@@ -46,6 +46,7 @@ class Stay:
     start: int
     end: int
     stack: Any  # the Event API Stack of the event that entered the state
+    end_seq: int  # 1-based index of the event that ended the stay
 
 
 class StayCollector:
@@ -55,8 +56,10 @@ class StayCollector:
         self.types = {t: PROFILE_TYPES[t] for t in types}
         self.tracking: dict[str, dict[int, tuple[int, Any]]] = {t: {} for t in self.types}
         self.stays: dict[str, list[Stay]] = {t: [] for t in self.types}
+        self.seq = 0
 
     def event(self, ev: Any) -> None:
+        self.seq += 1
         if ev.kind != K_STATE:
             return
         st = ev.state_transition()
@@ -74,7 +77,7 @@ class StayCollector:
             if new == state:
                 continue
             del tracking[gid]
-            self.stays[name].append(Stay(gid, start[0], ev.time, start[1]))
+            self.stays[name].append(Stay(gid, start[0], ev.time, start[1], self.seq))
 
 
 @dataclass
@@ -84,13 +87,22 @@ class ProfileRecord:
     time: int = 0
 
 
-def records(stays: list[Stay], summary: Summary, trace_end: int) -> list[ProfileRecord]:
-    """Clip stays to goroutine lifetimes and merge them by stack PCs (Go's stackMap)."""
+def records(
+    stays: list[Stay], summary: Summary, trace_end: int, valid_events: int | None = None
+) -> list[ProfileRecord]:
+    """Clip stays to goroutine lifetimes and merge them by stack PCs (Go's stackMap).
+
+    ``trace_end`` is the time of the last valid event; with ``valid_events`` set
+    (a trace that broke part-way) stays ending after that event are dropped, as
+    go tool trace profiles only the events up to the last complete generation.
+    """
     lives: dict[int, tuple[int, int]] = {}
     for g in summary.goroutines.values():
         lives[g.id] = (g.start_time, g.end_time if g.end_time else trace_end)
     by_pcs: dict[tuple[int, ...], ProfileRecord] = {}
     for stay in stays:
+        if valid_events is not None and stay.end_seq > valid_events:
+            continue
         life = lives.get(stay.g)
         if life is None:
             continue

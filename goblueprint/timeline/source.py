@@ -1,0 +1,89 @@
+"""Where events come from, and one pass that feeds them to several consumers.
+
+A consumer has ``event(ev)``; everything that needs the event stream (the
+timeline builder, Go's summarizer, the pprof stay collector) runs in the same
+pass so a large trace is decoded once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from goblueprint.errors import GoblueprintError, TraceError, UsageError
+from goblueprint.timeline._api import K_SYNC
+
+
+def open_events(source: Any) -> Iterable[Any]:
+    """Events of a trace given as a path, bytes, a Reader or any iterable of events."""
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        if not path.is_file():
+            raise UsageError(f"cannot read trace {path}: no such file")
+        from goblueprint.trace.reader import open_trace
+
+        try:
+            return open_trace(path)
+        except OSError as exc:
+            raise UsageError(f"cannot read trace {path}: {exc.strerror or exc}") from exc
+    if isinstance(source, bytes | bytearray | memoryview):
+        from goblueprint.trace.reader import Reader
+
+        return Reader(source)
+    return source
+
+
+@dataclass
+class PassResult:
+    events: int  # events delivered
+    valid_events: int  # events up to the last Sync when the trace broke (else == events)
+    first_time: int
+    last_time: int  # time of the last delivered event
+    valid_last_time: int  # time of the last valid event
+    error: TraceError | None
+
+
+def run_pass(
+    source: Any,
+    consumers: list[Any],
+    progress: Callable[[int], None] | None = None,
+) -> PassResult:
+    """Feed every event to every consumer.
+
+    A trace that breaks part-way is handled as ``go tool trace`` does: the events
+    before the error are kept, the error is returned, and ``valid_events`` counts
+    the events up to the last Sync (the last complete generation).  If it breaks
+    before any event, the error is raised.
+    """
+    feeds = [c.event for c in consumers]
+    n = 0
+    valid = 0
+    first = last = valid_last = 0
+    error: TraceError | None = None
+    events: Iterator[Any] = iter(open_events(source))
+    try:
+        for ev in events:
+            t = ev.time
+            if n == 0:
+                first = t
+            last = t
+            n += 1
+            for feed in feeds:
+                feed(ev)
+            if ev.kind == K_SYNC:
+                valid = n
+                valid_last = t
+            if progress is not None and n & 0xFFFF == 0:
+                progress(n)
+    except TraceError as exc:
+        error = exc
+    except GoblueprintError:
+        raise
+    if error is None:
+        valid, valid_last = n, last
+    elif valid == 0:
+        raise TraceError(f"failed to parse any useful part of the trace: {error.message}") from error
+    return PassResult(n, valid, first, last, valid_last, error)
