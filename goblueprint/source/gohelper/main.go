@@ -695,9 +695,37 @@ func (w *funcWalker) top() bool {
 	}
 	switch w.stack[2].(type) {
 	case *ast.ExprStmt, *ast.AssignStmt, *ast.ReturnStmt, *ast.DeclStmt:
-		return true
+	default:
+		return false
+	}
+	// A top-level statement runs on every call only if no earlier statement may return.
+	for _, st := range w.decl.Body.List {
+		if st == w.stack[2] {
+			return true
+		}
+		if mayReturn(st) {
+			return false
+		}
 	}
 	return false
+}
+
+func mayReturn(st ast.Stmt) bool {
+	found := false
+	ast.Inspect(st, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			found = true
+		case *ast.BranchStmt:
+			if n.(*ast.BranchStmt).Tok == token.GOTO {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 func (w *funcWalker) call(c *ast.CallExpr) {

@@ -1,0 +1,66 @@
+"""Build (once, cached) and run the Go helper that turns Go source into JSON facts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from goblueprint import toolchain
+from goblueprint.errors import SourceError, ToolchainError
+
+_HELPER_FILES = ("main.go", "go.mod")
+
+
+def helper_source_hash() -> str:
+    """Hash of the helper's source, part of every cache key that depends on its output."""
+    digest = hashlib.sha256()
+    pkg = resources.files("goblueprint.source") / "gohelper"
+    for name in _HELPER_FILES:
+        digest.update(name.encode())
+        digest.update((pkg / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _builder() -> toolchain.Toolchain:
+    # The helper is always built with the bundled release so that its parser is the newest
+    # one; it reads older GOROOTs as plain files.
+    return toolchain.bundled() or toolchain.find()
+
+
+def helper_path() -> Path:
+    """The built helper binary, building it into the cache on first use."""
+    tc = _builder()
+    key = f"{helper_source_hash()}-go{tc.version}"
+    target = toolchain.cache_dir() / "source" / f"gohelper-{key}" / "gohelper"
+    if target.exists():
+        return target
+    src = resources.files("goblueprint.source") / "gohelper"
+    build_dir = target.parent / f"src.{os.getpid()}"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    for name in _HELPER_FILES:
+        (build_dir / name).write_bytes((src / name).read_bytes())
+    tmp = target.with_name(f"gohelper.{os.getpid()}.tmp")
+    tc.run(["build", "-trimpath", "-o", str(tmp), "."], cwd=build_dir, env={"GOFLAGS": "-mod=mod"})
+    tmp.replace(target)  # atomic: concurrent builders race harmlessly
+    return target
+
+
+def run_helper(mode: str, goroot: Path, args: list[str]) -> dict[str, Any]:
+    """Run the helper and return its JSON output."""
+    cmd = [str(helper_path()), mode, "-goroot", str(goroot), *args]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=600, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ToolchainError(f"cannot run the source helper: {exc}") from exc
+    if proc.returncode != 0:
+        detail = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise SourceError(f"source helper failed on {goroot}: {detail[-1] if detail else proc.returncode}")
+    try:
+        return json.loads(proc.stdout)
+    except ValueError as exc:
+        raise SourceError(f"source helper wrote unreadable output: {exc}") from exc
