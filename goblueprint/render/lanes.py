@@ -109,3 +109,65 @@ def _default_name(kind: LaneKind, lane_id: int) -> str:
     if kind in (LaneKind.GC, LaneKind.STW):
         return _KIND_PREFIX[kind]
     return f"{_KIND_PREFIX[kind]}{lane_id}"
+
+
+def span_titles(tl: Timeline, spans, lanes: list[Lane]) -> tuple[np.ndarray, list[str]]:
+    """One short title per span, as an index into a list of distinct titles.
+
+    G lanes: the state, with Go's block reason ("waiting: chan receive").  P and M
+    lanes: the goroutine they run, named as its lane is ("G17 main.worker").  Other
+    lanes: their label (STW reason, region type...), else the state.
+    """
+    names, code_to_index = state_names()
+    kinds = spans["lane_kind"].to_numpy()
+    g = spans["g"].to_numpy()
+    label = spans["label"].to_numpy().astype(np.int64)
+    state = code_to_index[spans["state"].to_numpy()].astype(np.int64)
+    on_pm = ((kinds == LaneKind.P) | (kinds == LaneKind.M)) & (g >= 0)
+    on_g = kinds == LaneKind.G
+    # key: (form, state, value) packed into one int64 so np.unique can do the grouping.
+    form = np.where(on_pm, 2, np.where(on_g, 1, 0))
+    value = np.where(on_pm, g, label)
+    key = (form << 60) | (state << 52) | (value & ((1 << 52) - 1))
+    if len(key) == 0:
+        return np.zeros(0, dtype=np.int64), []
+    uniq, inverse = np.unique(key, return_inverse=True)
+    g_names = {lane.lane_id: lane.name for lane in lanes if lane.kind == LaneKind.G}
+    titles = []
+    for k in uniq.tolist():
+        f, s, v = k >> 60, (k >> 52) & 0xFF, k & ((1 << 52) - 1)
+        if f == 2:
+            titles.append(g_names.get(v, f"G{v}"))
+        elif f == 1:
+            titles.append(f"{names[s]}: {tl.strings[v]}" if v else names[s])
+        else:
+            titles.append(tl.strings[v] if v else names[s])
+    return inverse.astype(np.int64).ravel(), titles
+
+
+def layers(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Assign spans (sorted by start, longest first) to layers in which they nest properly.
+
+    Tools that draw slices as a stack (Perfetto, Chrome) need every slice of a track to
+    be inside or after the previous ones; partially overlapping spans go one layer down.
+    """
+    n = len(starts)
+    out = np.zeros(n, dtype=np.int64)
+    if n < 2:
+        return out
+    running_max = np.maximum.accumulate(ends)
+    if (starts[1:] >= running_max[:-1]).all():
+        return out  # disjoint: the common case, one layer
+    stacks: list[list[int]] = []  # per layer, the ends of the open (enclosing) spans
+    for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        for depth, open_ends in enumerate(stacks):
+            while open_ends and open_ends[-1] <= s:
+                open_ends.pop()
+            if not open_ends or e <= open_ends[-1]:
+                open_ends.append(e)
+                out[i] = depth
+                break
+        else:
+            stacks.append([e])
+            out[i] = len(stacks) - 1
+    return out

@@ -1,0 +1,40 @@
+"""goblueprint trace export: the timeline for other tools (Perfetto, Chrome's trace viewer, Parquet)."""
+
+from __future__ import annotations
+
+import argparse
+
+from goblueprint.errors import UsageError
+
+HELP = "export a trace's timeline as Perfetto protobuf, Chrome trace JSON or Parquet tables"
+FORMATS = ("perfetto", "chrome", "parquet")
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", "-f", required=True, choices=FORMATS, help="output format")
+    parser.add_argument("trace", metavar="TRACE", help="execution trace file (Go 1.22 or newer)")
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="output file (a directory for parquet)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from goblueprint.cli.trace_timeline import load_timeline
+
+    tl = load_timeline(args.trace)
+    if args.format == "perfetto":
+        from goblueprint.timeline.export_perfetto import write_perfetto
+
+        write_perfetto(tl, args.output)
+    elif args.format == "chrome":
+        from goblueprint.timeline.export_chrome import write_chrome
+
+        write_chrome(tl, args.output)
+    elif args.format == "parquet":
+        from goblueprint.timeline.tables import write_parquet
+
+        try:
+            write_parquet(tl, args.output)
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+    return 0
