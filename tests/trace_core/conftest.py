@@ -1,0 +1,87 @@
+"""Fixtures of the trace-core tests: Go's own `go tool trace -d=parsed` as the oracle.
+
+The reference tool is cmd/trace of the Go 1.27.3 toolchain (its -d=parsed text is
+the format `goblueprint trace dump` reproduces), built once into the cache dir.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from goblueprint import toolchain
+from goblueprint.errors import TraceError
+from goblueprint.trace.reader import Reader
+
+ROOT = Path(__file__).resolve().parents[2]
+GO_TRACE_TESTDATA = Path("src/internal/trace/testdata")
+
+
+class Outcome:
+    """What a reader printed (the -d=parsed lines) and the error it ended with, if any."""
+
+    def __init__(self, text: bytes, error: str | None) -> None:
+        self.text = text
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"Outcome({len(self.text)} bytes, error={self.error!r})"
+
+
+def _build_trace_tool(tc: toolchain.Toolchain) -> Path:
+    out = toolchain.cache_dir() / "test-bins" / f"go-tool-trace-go{tc.version}"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f"{out.name}.{id(out)}.tmp")
+        tc.run(["build", "-o", str(tmp), "cmd/trace"], cwd=tc.goroot / "src")
+        tmp.rename(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def reference_toolchain() -> toolchain.Toolchain:
+    return toolchain.find("1.27")
+
+
+@pytest.fixture(scope="session")
+def go_parsed(reference_toolchain) -> Callable[[Path], Outcome]:
+    """Run Go 1.27.3's `go tool trace -d=parsed FILE`: its stdout and its error line."""
+    tool = _build_trace_tool(reference_toolchain)
+
+    def run(path: Path) -> Outcome:
+        proc = subprocess.run([str(tool), "-d=parsed", str(path)], capture_output=True, timeout=600)
+        if proc.returncode == 0:
+            return Outcome(proc.stdout, None)
+        # logAndDie prints the error followed by a newline.
+        return Outcome(proc.stdout, proc.stderr.decode("utf-8", "replace").rstrip("\n"))
+
+    return run
+
+
+def our_parsed(data: bytes) -> Outcome:
+    """Our Reader on DATA, printed as -d=parsed prints (in process: faster than the CLI)."""
+    lines: list[str] = []
+    error = None
+    try:
+        for ev in Reader(data):
+            lines.append(ev.string())
+    except TraceError as err:
+        error = err.message
+    text = "".join(s + "\n" for s in lines).encode("utf-8", "surrogateescape")
+    return Outcome(text, error)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+    """The real command line, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "goblueprint", *args], capture_output=True, timeout=600, cwd=ROOT
+    )
+
+
+@pytest.fixture(scope="session")
+def go_testdata(reference_toolchain) -> Path:
+    return reference_toolchain.goroot / GO_TRACE_TESTDATA
