@@ -1,0 +1,47 @@
+"""One pass over a trace that yields everything the trace commands need.
+
+The timeline, Go's goroutine summary and the pprof stays are all built while
+the events stream by, so a trace is decoded once whatever is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from goblueprint.timeline.builder import TimelineBuilder
+from goblueprint.timeline.model import Timeline
+from goblueprint.timeline.pprof import StayCollector
+from goblueprint.timeline.source import PassResult, run_pass
+from goblueprint.timeline.summary import Summarizer, Summary
+
+
+@dataclass
+class Analysis:
+    summary: Summary
+    timeline: Timeline | None
+    stays: StayCollector | None
+    result: PassResult
+
+
+def analyse(
+    source: Any,
+    *,
+    timeline: bool = True,
+    pprof_types: Iterable[str] = (),
+    progress: Callable[[int], None] | None = None,
+) -> Analysis:
+    summarizer = Summarizer()
+    consumers: list[Any] = [summarizer]
+    builder = TimelineBuilder() if timeline else None
+    if builder is not None:
+        consumers.append(builder)
+    types = list(pprof_types)
+    stays = StayCollector(types) if types else None
+    if stays is not None:
+        consumers.append(stays)
+    result = run_pass(source, consumers, progress)
+    summary = summarizer.finalize()
+    tl = builder.finish(result.last_time) if builder is not None else None
+    return Analysis(summary, tl, stays, result)

@@ -1,0 +1,185 @@
+"""Scheduler metrics of a trace: plain data computed from the summary and the timeline.
+
+* goroutine groups by start function with Go's per-goroutine breakdown
+  (internal/trace/summary.go; the same numbers as ``go tool trace``'s goroutine
+  analysis): execution, scheduler wait, block time by reason, syscall, syscall
+  block, GC mark assist and sweep (range times, which overlap the others);
+* scheduling latency (runnable -> running) distribution from the wake-up flows;
+* per-P utilization from the P spans;
+* stop-the-world and GC pauses by reason;
+* migrations: a G made runnable on one P and started on another, per P.
+
+Percentiles are nearest-rank: the smallest value with at least p% of the
+values at or below it (so every reported value occurred).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from goblueprint.errors import UsageError
+from goblueprint.timeline.model import LaneKind, State, Timeline
+from goblueprint.timeline.summary import GoroutineSummary, Summary
+
+ASSIST = "GC mark assist"
+SWEEP = "GC incremental sweep"
+
+
+def percentile(sorted_values: np.ndarray, p: float) -> int:
+    if len(sorted_values) == 0:
+        return 0
+    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
+    return int(sorted_values[rank - 1])
+
+
+def distribution(values: np.ndarray) -> dict[str, int]:
+    v = np.sort(np.asarray(values, dtype=np.int64))
+    return {
+        "count": len(v),
+        "total": int(v.sum()) if len(v) else 0,
+        "p50": percentile(v, 50),
+        "p90": percentile(v, 90),
+        "p99": percentile(v, 99),
+        "max": int(v[-1]) if len(v) else 0,
+    }
+
+
+def goroutine_stats(g: GoroutineSummary) -> dict[str, Any]:
+    s = g.stats
+    return {
+        "id": g.id,
+        "name": g.name,
+        "creation_time": g.creation_time,
+        "start_time": g.start_time,
+        "end_time": g.end_time,
+        "exec": s.exec_time,
+        "sched_wait": s.sched_wait_time,
+        "block": dict(sorted(s.block_time_by_reason.items())),
+        "syscall": s.syscall_time,
+        "syscall_block": s.syscall_block_time,
+        "gc_assist": s.range_time.get(ASSIST, 0),
+        "sweep": s.range_time.get(SWEEP, 0),
+        "unknown": s.unknown_time(),
+        "total": s.total_time,
+        "ranges": dict(sorted(s.range_time.items())),
+        "non_overlapping": dict(sorted(s.non_overlapping().items())),
+    }
+
+
+def goroutine_groups(summary: Summary) -> list[dict[str, Any]]:
+    """Goroutines grouped by start function, sorted like go tool trace (exec time, descending)."""
+    groups: dict[str, dict[str, Any]] = {}
+    for g in summary.goroutines.values():
+        st = goroutine_stats(g)
+        grp = groups.get(g.name)
+        if grp is None:
+            grp = groups[g.name] = {
+                "name": g.name,
+                "count": 0,
+                "block": defaultdict(int),
+                **{k: 0 for k in ("exec", "sched_wait", "syscall", "syscall_block", "gc_assist", "sweep",
+                                  "unknown", "total")},
+            }  # fmt: skip
+        grp["count"] += 1
+        for k in ("exec", "sched_wait", "syscall", "syscall_block", "gc_assist", "sweep", "unknown", "total"):
+            grp[k] += st[k]
+        for reason, dt in st["block"].items():
+            grp["block"][reason] += dt
+    out = []
+    for grp in groups.values():
+        grp["block"] = dict(sorted(grp["block"].items()))
+        grp["block_total"] = sum(grp["block"].values())
+        out.append(grp)
+    out.sort(key=lambda g: (-g["exec"], g["name"]))
+    return out
+
+
+def sched_latency(tl: Timeline) -> dict[str, int]:
+    """Runnable -> running delays of every wake-up, creation, syscall exit and preemption."""
+    f = tl.flows.filter(pl.col("to_time") >= 0)
+    return distribution((f["to_time"] - f["from_time"]).to_numpy())
+
+
+def proc_utilization(tl: Timeline) -> list[dict[str, Any]]:
+    duration = max(1, tl.end_ns - tl.start_ns)
+    p = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.P)).with_columns(
+        (pl.col("end") - pl.col("start")).alias("d")
+    )
+    agg = (
+        p.group_by("lane_id")
+        .agg(
+            pl.col("d")
+            .filter((pl.col("state") == int(State.P_RUNNING)) & (pl.col("g") >= 0))
+            .sum()
+            .alias("g"),
+            pl.col("d").filter(pl.col("state") == int(State.P_RUNNING)).sum().alias("running"),
+            pl.col("d").filter(pl.col("state") == int(State.P_IDLE)).sum().alias("idle"),
+            pl.col("d").filter(pl.col("state") == int(State.P_STOPPED)).sum().alias("stopped"),
+        )
+        .sort("lane_id")
+    )
+    return [
+        {
+            "p": int(row["lane_id"]),
+            "running_g": int(row["g"]),
+            "running": int(row["running"]),
+            "idle": int(row["idle"]),
+            "stopped": int(row["stopped"]),
+            "utilization": round(row["g"] / duration, 6),
+        }
+        for row in agg.iter_rows(named=True)
+    ]
+
+
+def pauses(tl: Timeline) -> list[dict[str, Any]]:
+    """Stop-the-world by reason, then the GC phases, each with its distribution."""
+    rows = []
+    stw = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.STW))
+    for label in sorted(set(stw["label"].to_list()), key=lambda i: tl.strings[i]):
+        d = stw.filter(pl.col("label") == label)
+        rows.append(
+            {"kind": "stw", "reason": tl.strings[label], **distribution((d["end"] - d["start"]).to_numpy())}
+        )
+    for kind, state in (("gc", State.GC_CYCLE), ("assist", State.MARK_ASSIST), ("sweep", State.SWEEP)):
+        d = tl.spans.filter(pl.col("state") == int(state))
+        if d.height:
+            name = {"gc": "GC concurrent mark phase", "assist": ASSIST, "sweep": SWEEP}[kind]
+            rows.append({"kind": kind, "reason": name, **distribution((d["end"] - d["start"]).to_numpy())})
+    return rows
+
+
+def migrations(tl: Timeline) -> dict[str, Any]:
+    f = tl.flows.filter(pl.col("migrated"))
+    per_p: dict[int, dict[str, int]] = defaultdict(lambda: {"in": 0, "out": 0})
+    for to_p, from_p in zip(f["to_p"].to_list(), f["from_p"].to_list(), strict=True):
+        per_p[to_p]["in"] += 1
+        per_p[from_p]["out"] += 1
+    started = tl.flows.filter(pl.col("to_p") >= 0)
+    return {
+        "total": f.height,
+        "starts": started.height,
+        "per_p": [{"p": p, **v} for p, v in sorted(per_p.items())],
+    }
+
+
+def compute(summary: Summary, tl: Timeline, goroutine: int | None = None) -> dict[str, Any]:
+    """Everything ``trace metrics`` prints, as JSON-able plain data."""
+    if goroutine is not None:
+        g = summary.goroutines.get(goroutine)
+        if g is None:
+            raise UsageError(f"no goroutine {goroutine} in this trace")
+        return {"goroutine": goroutine_stats(g)}
+    return {
+        "trace": {"start_ns": tl.start_ns, "end_ns": tl.end_ns, "duration_ns": tl.end_ns - tl.start_ns},
+        "goroutines": len(summary.goroutines),
+        "groups": goroutine_groups(summary),
+        "sched_latency": sched_latency(tl),
+        "procs": proc_utilization(tl),
+        "pauses": pauses(tl),
+        "migrations": migrations(tl),
+    }
