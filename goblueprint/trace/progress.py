@@ -2,9 +2,12 @@
 
 Usage::
 
-    with byte_progress(total=len(data), label="reading trace") as advance:
+    with progress("reading trace", total=len(data), unit="bytes") as advance:
         for ... in ...:
-            advance(position)          # absolute byte position, cheap to call often
+            advance(position)          # absolute amount done; cheap to call often
+
+``total=None`` shows a running count and rate instead of a bar (for streams whose
+length in items is unknown, such as events of a trace).
 
 Nothing is printed when stderr is not a terminal (pipes, CI, tests), so command
 output stays byte-for-byte deterministic.  rich is imported only when a bar is shown.
@@ -35,41 +38,49 @@ def enabled(stream: TextIO | None = None) -> bool:
 
 
 @contextmanager
-def byte_progress(
-    total: int, label: str = "reading", *, stream: TextIO | None = None
+def progress(
+    label: str = "reading",
+    *,
+    total: int | None = None,
+    unit: str = "bytes",
+    stream: TextIO | None = None,
 ) -> Iterator[Callable[[int], None]]:
-    """Yield ``advance(position)``; shows a transient bar only on a terminal."""
+    """Yield ``advance(done)``; shows a transient bar only when STREAM (stderr) is a terminal."""
     stream = sys.stderr if stream is None else stream
-    if total <= 0 or not enabled(stream):
+    if not enabled(stream):
         yield _noop
         return
     from rich.console import Console
     from rich.progress import (
         BarColumn,
         DownloadColumn,
+        MofNCompleteColumn,
         Progress,
+        SpinnerColumn,
         TextColumn,
+        TimeElapsedColumn,
         TimeRemainingColumn,
         TransferSpeedColumn,
     )
 
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-    )
+    if unit == "bytes":
+        columns = [TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn()]
+    else:
+        columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn(unit)]
+    if total is None:
+        columns[1] = SpinnerColumn()
+        columns.append(TimeElapsedColumn())
+    else:
+        columns.append(TimeRemainingColumn())
     with Progress(*columns, console=Console(file=stream), transient=True, auto_refresh=False) as bar:
         task = bar.add_task(label, total=total)
         last = 0.0
 
-        def advance(position: int) -> None:
+        def advance(done: int) -> None:
             nonlocal last
             now = time.monotonic()
             if now - last >= _MIN_INTERVAL:
                 last = now
-                bar.update(task, completed=min(position, total), refresh=True)
+                bar.update(task, completed=done if total is None else min(done, total), refresh=True)
 
         yield advance
-        bar.update(task, completed=total, refresh=True)

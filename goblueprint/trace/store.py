@@ -15,7 +15,8 @@ generations share one id.  Id 0 is the empty string / the empty stack.
 Columns (one row per event, in the reader's order):
 
 =================  ======  =====================================================
-generation         int32   0-based index of the generation (bumped at each Sync)
+generation         int32   0-based index of the generation (a Sync starts one; the
+                           Sync Go emits at the very end joins the last one)
 kind               uint8   EventKind value
 time               int64   Go's Event.Time, ns
 goroutine/proc/    int64   the event's scheduling context (-1 = none)
@@ -163,17 +164,21 @@ def iter_generations(events: Iterable, interner: Interner | None = None) -> Iter
     string = it.string
     stack_of = it.stack
     b = _Builder()
-    index = -1  # bumped by the first Sync
+    # The last finished generation is held back until the next one proves to be more
+    # than the lone Sync Go emits at the very end, which then joins it instead.
+    held: GenerationColumns | None = None
+    index = 0
     error: TraceError | None = None
     try:
         for ev in events:
             kind = KIND_OF[ev.typ]
-            if kind == _SYNC:
-                if len(b):
-                    yield b.finish(max(index, 0))
-                    b = _Builder()
+            if kind == _SYNC and len(b):
+                if held is not None:
+                    yield held
+                held = b.finish(index)
                 index += 1
-            b.generation.append(max(index, 0))
+                b = _Builder()
+            b.generation.append(index)
             b.kind.append(kind)
             b.time.append(ev.time)
             b.goroutine.append(ev.goroutine)
@@ -219,8 +224,16 @@ def iter_generations(events: Iterable, interner: Interner | None = None) -> Iter
             b.parent_task.append(parent)
     except TraceError as exc:
         error = exc
-    if len(b):
-        yield b.finish(max(index, 0))
+    last = b.finish(index) if len(b) else None
+    if held is not None and last is not None and len(last) == 1 and last.columns["kind"][0] == _SYNC:
+        last.columns["generation"][:] = held.index
+        held = GenerationColumns(
+            held.index, {k: np.concatenate([v, last.columns[k]]) for k, v in held.columns.items()}
+        )
+        last = None
+    for gen in (held, last):
+        if gen is not None:
+            yield gen
     if error is not None:
         raise error
 
