@@ -44,9 +44,11 @@ def disassemble(binary: Binary, syms: Symbols, dw: Dwarf | None, name: str) -> d
     rows: list[list] = []
     inlines: list[list] = []
     if dw is not None:
-        rec = dw.funcs.get(name)
+        rec = dw.function(func.name)
+        cu = rec[2] if rec is not None else dw.cu_of(func.lo)
+        if cu is not None:
+            rows = dw.lines(cu)
         if rec is not None:
-            rows = [r for r in dw.lines(rec[2])]
             inlines = rec[3]
     row_addrs = [r[0] for r in rows]
     out = []

@@ -165,10 +165,12 @@ class Dwarf:
         funcs: dict[str, list] = {}
         sub_names: dict[int, str] = {}
         pending_inlines: list[tuple[list, int]] = []
+        cus: dict[str, list] = {}
         for cu in self.info.iter_CUs():
             cu_off = cu.cu_offset
             top = cu.get_top_DIE()
             cu_base = top.attributes["DW_AT_low_pc"].value if "DW_AT_low_pc" in top.attributes else 0
+            cus[str(cu_off)] = self._ranges(top, cu, cu_base)
             files: list[str] | None = None
             depth = 0
             current: list | None = None  # the concrete subprogram whose children we are in
@@ -245,15 +247,18 @@ class Dwarf:
         for name, (val, tref) in list(consts.items()):
             t = types.get(str(tref)) if tref is not None else None
             consts[name] = [val, t[1] if t else ""]
-        return {"types": types, "typenames": type_names, "consts": consts, "funcs": funcs}
+        return {"types": types, "typenames": type_names, "consts": consts, "funcs": funcs, "cus": cus}
 
     # -- line table -----------------------------------------------------------------
 
+    def function(self, name: str) -> list | None:
+        """The subprogram record of a symbol name (ABI0 wrappers are named without .abi0 in DWARF)."""
+        return self.funcs.get(name) or self.funcs.get(name.removesuffix(".abi0"))
+
     def cu_of(self, addr: int) -> int | None:
-        for name, rec in self.funcs.items():
-            del name
-            if rec[0] <= addr < rec[1]:
-                return rec[2]
+        for off, ranges in self.index("cus").items():
+            if any(lo <= addr < hi for lo, hi in ranges):
+                return int(off)
         return None
 
     def lines(self, cu_offset: int) -> list[list]:
@@ -292,7 +297,9 @@ class Dwarf:
             line_range=h["line_range"],
             opcode_base=h["opcode_base"],
             std_lengths=list(h["standard_opcode_lengths"]),
-            first_file=0 if h["version"] >= 5 else 1,
+            # The file register starts at 1 in every DWARF version (DWARF 5 section 6.2.2);
+            # Go's assembler CUs rely on it and never emit set_file.
+            first_file=1,
         )
         out = []
         for addr, fidx, line, end in raw:

@@ -1,0 +1,87 @@
+"""Fixtures of the binary-blueprint tests: Go binaries built once and cached.
+
+Binaries are cached under the goblueprint cache dir, keyed by the test
+program's sources, the Go release, GOARCH and linker flags, so a second
+session reuses them and a change to any of these rebuilds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from goblueprint import toolchain
+
+PROGS = Path(__file__).parent / "goprogs"
+RELEASES = ("1.27", "1.22")
+ARCHES = ("amd64", "arm64")
+
+
+def _toolchain(go: str) -> toolchain.Toolchain:
+    try:
+        return toolchain.find(go)
+    except toolchain.ToolchainError:
+        return toolchain.install(go)
+
+
+def build(prog: str, go: str = "1.27", arch: str = "amd64", ldflags: str = "") -> Path:
+    tc = _toolchain(go)
+    src = PROGS / prog
+    h = hashlib.sha256()
+    for path in sorted(src.rglob("*")):
+        if path.is_file():
+            h.update(path.name.encode() + b"\0" + path.read_bytes())
+    h.update(f"{tc.version}|{arch}|{ldflags}".encode())
+    out_dir = toolchain.cache_dir() / "test-binaries" / h.hexdigest()[:24]
+    out = out_dir / prog
+    if not out.exists():
+        out_dir.mkdir(parents=True, exist_ok=True)
+        tmp = out_dir / f"{prog}.tmp{os.getpid()}"
+        args = ["build", "-o", str(tmp)]
+        if ldflags:
+            args.append(f"-ldflags={ldflags}")
+        tc.run([*args, "."], cwd=src, env={"GOOS": "linux", "GOARCH": arch})
+        tmp.replace(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def go_binary() -> Callable[..., Path]:
+    """Factory: go_binary(prog="hello", go="1.27", arch="amd64", ldflags="") -> Path."""
+    cache: dict[tuple, Path] = {}
+
+    def get(prog: str = "hello", go: str = "1.27", arch: str = "amd64", ldflags: str = "") -> Path:
+        key = (prog, go, arch, ldflags)
+        if key not in cache:
+            cache[key] = build(prog, go, arch, ldflags)
+        return cache[key]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def go_tool() -> Callable[..., str]:
+    """Run `go tool ARGS` with the given release; returns stdout."""
+
+    def run(go: str, *args: str) -> str:
+        return _toolchain(go).run(["tool", *args]).stdout
+
+    return run
+
+
+def have_gdb() -> bool:
+    return shutil.which("gdb") is not None
+
+
+def gdb_batch(binary: Path, *commands: str) -> str:
+    argv = ["gdb", "-batch", "-nx", "-iex", "set auto-load no"]
+    for c in commands:
+        argv += ["-ex", c]
+    proc = subprocess.run([*argv, str(binary)], capture_output=True, text=True, timeout=120, check=False)
+    return proc.stdout
