@@ -1,0 +1,3 @@
+module goblueprint.test/small
+
+go 1.22
