@@ -52,6 +52,8 @@ def _leaves(node: Node | None, out: dict[str, Node]) -> None:
         return
     if "var" in node:
         out[node["var"]] = node
+    elif "p" in node:  # an unsubstituted parameter: only guards can say what it holds
+        out[node["n"]] = {"var": node["n"], "defs": None}
     elif "op" in node:
         _leaves(node["x"], out)
         _leaves(node["y"], out)
@@ -99,6 +101,8 @@ def _eval(node: Node | None, binding: dict[str, int], guards: Guards) -> int | N
         return None
     if "var" in node:
         return binding.get(node["var"])
+    if "p" in node:
+        return binding.get(node["n"])
     if "op" in node:
         x, y = _eval(node["x"], binding, guards), _eval(node["y"], binding, guards)
         if x is None or y is None:

@@ -232,17 +232,24 @@ class _Resolver:
                 fn = self.funcs.get(site["func"])
                 params = set(fn["params"]) if fn else set()
                 tpl.filters = _guard_filters(guards, params, [tpl.src, tpl.dst])
-                self.wrap(site["func"], tpl, 0)
+                self.wrap(site["func"], tpl, 0, (site, guards, tpl.mechanism))
             else:
                 self.emit(tpl, guards, site, site["func"], tpl.mechanism)
         if self.machine.indirect:
             self.indirect()
 
-    def wrap(self, wrapper: str, tpl: _Template, depth: int) -> None:
-        """Substitute a wrapper's template into each of its calls."""
-        if depth > _MAX_WRAPPER_DEPTH:
+    def wrap(self, wrapper: str, tpl: _Template, depth: int, origin: tuple) -> None:
+        """Substitute a wrapper's template into each of its calls.
+
+        ORIGIN (where, guards, mechanism) is the site itself: a wrapper nobody calls (or
+        too deep a chain) is reported there, its parameters known only through guards.
+        """
+        callers = self.callers.get(wrapper, [])
+        if depth > _MAX_WRAPPER_DEPTH or not callers:
+            where, guards, mechanism = origin
+            self.emit(tpl, guards, where, wrapper, mechanism)
             return
-        for caller, call in self.callers.get(wrapper, []):
+        for caller, call in callers:
             args = call.get("args") or []
             sub = _Template(
                 operands.substitute(tpl.src, args),
@@ -256,7 +263,8 @@ class _Resolver:
                 fn = self.funcs.get(caller)
                 params = set(fn["params"]) if fn else set()
                 sub.filters = sub.filters + _guard_filters(guards, params, [sub.src, sub.dst])
-                self.wrap(caller, sub, depth + 1)
+                where = call | {"file": self.funcs[caller]["file"]}
+                self.wrap(caller, sub, depth + 1, (where, guards, wrapper))
             else:
                 self.emit(sub, guards, call | {"file": self.funcs[caller]["file"]}, caller, wrapper)
 

@@ -1216,11 +1216,10 @@ func contractsMode(ctx build.Context, paths []string) contractsOut {
 	var named []*types.TypeName
 	var ifaces []*types.TypeName
 	seenPkg := map[*types.Package]bool{}
-	var mine []*types.Package
+	seenIface := map[string]bool{}
 	for _, path := range paths {
 		l := load(ctx, path)
 		out.TypeErrors = append(out.TypeErrors, l.typeErrs...)
-		mine = append(mine, l.pkg)
 		// Interfaces of the package and of its direct imports are candidates.
 		for _, p := range append([]*types.Package{l.pkg}, l.pkg.Imports()...) {
 			if seenPkg[p] {
@@ -1232,7 +1231,10 @@ func contractsMode(ctx build.Context, paths []string) contractsOut {
 				if !ok || !tn.Exported() {
 					continue
 				}
-				if types.IsInterface(tn.Type()) {
+				// A package imported by two listed packages is seen twice (once per load).
+				key := p.Path() + "." + tn.Name()
+				if types.IsInterface(tn.Type()) && !seenIface[key] {
+					seenIface[key] = true
 					ifaces = append(ifaces, tn)
 				}
 			}
@@ -1260,7 +1262,6 @@ func contractsMode(ctx build.Context, paths []string) contractsOut {
 			}
 		}
 	}
-	_ = mine
 	for _, tn := range named {
 		t := tn.Type()
 		if _, isGeneric := t.(*types.Named); isGeneric && t.(*types.Named).TypeParams().Len() > 0 {
