@@ -1,0 +1,80 @@
+"""goblueprint trace sql: DuckDB SQL over a trace's tables (events, intervals, goroutines, metrics, ...)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "run a DuckDB SQL query over the trace's tables (events, intervals, goroutines, metrics, flows, ...)"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("trace", metavar="TRACE", help="execution trace file (Go 1.22 or newer)")
+    parser.add_argument(
+        "query", metavar="SQL", help='e.g. "SELECT name, exec FROM goroutines ORDER BY exec DESC"'
+    )
+    fmt = parser.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print rows as a JSON list of objects")
+    fmt.add_argument("--csv", action="store_true", help="print rows as CSV")
+    parser.epilog = (
+        "tables: events, intervals, goroutines, metrics, flows, stacks, lanes, states "
+        "(see goblueprint/timeline/tables.py)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from goblueprint.errors import GoblueprintError, UsageError
+    from goblueprint.timeline.tables import trace_tables
+
+    tables = trace_tables(args.trace)
+    con = duckdb.connect(":memory:")
+    try:
+        for name, df in tables.items():
+            con.register(name, df.to_arrow())
+        relation = con.sql(args.query)
+        result = relation.to_arrow_table() if relation is not None else None
+    except duckdb.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"SQL error: {first}") from None
+    finally:
+        con.close()
+    if result is None or result.num_rows == 0:
+        raise GoblueprintError("the query returned no rows")
+    _print(result, args)
+    return 0
+
+
+def _print(result, args: argparse.Namespace) -> None:
+    import json
+
+    import polars as pl
+
+    df = pl.from_arrow(result)
+    if not isinstance(df, pl.DataFrame):
+        df = df.to_frame()
+    if args.json:
+        rows = df.to_dicts()
+        json.dump(rows, sys.stdout, sort_keys=True, default=str, indent=1)
+        sys.stdout.write("\n")
+        return
+    if args.csv:
+        nested = [c for c, t in df.schema.items() if isinstance(t, pl.List | pl.Struct | pl.Array)]
+        if nested:  # CSV has no nesting: such cells become JSON text
+            df = df.with_columns(
+                pl.Series(c, [json.dumps(v, default=str, sort_keys=True) for v in df[c].to_list()], pl.String)
+                for c in nested
+            )
+        sys.stdout.write(df.write_csv())
+        return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(caption=f"{df.height} rows")
+    for col, dtype in df.schema.items():
+        table.add_column(escape(col), justify="right" if dtype.is_numeric() else "left")
+    for row in df.iter_rows():
+        table.add_row(*(escape("" if v is None else str(v)) for v in row))
+    Console(highlight=False).print(table)
