@@ -8,11 +8,11 @@
 "use strict";
 (function () {
   const LANE_H = 18, GROUP_H = 22, COUNTER_H = 42, AXIS_H = 26, LABEL_W = 190;
+  // Keyed by state name (lower case), as goblueprint.timeline.model.STATE_NAMES spells them.
   const PALETTE = {
-    running: "#2e9e5b", runnable: "#e3b23c", waiting: "#9aa7b8", blocked: "#9aa7b8",
-    syscall: "#d9534f", gc: "#8e5bd9", stw: "#b0243b", idle: "#d6dbe3", created: "#5aa0e6",
-    "not exist": "#eeeeee", undetermined: "#c9c9c9", region: "#5aa0e6", task: "#3c7dbf",
-    sweep: "#b58edb", assist: "#a56de2", mark: "#8e5bd9", executing: "#4a78c2",
+    running: "#2e9e5b", runnable: "#e3b23c", waiting: "#9aa7b8", syscall: "#d9534f",
+    idle: "#d6dbe3", "stopped (stw)": "#b0243b", gc: "#8e5bd9", "stop-the-world": "#b0243b",
+    "gc mark assist": "#a56de2", "gc sweep": "#b58edb", range: "#4a78c2", region: "#5aa0e6", task: "#3c7dbf",
   };
   const EXTRA = ["#4a78c2", "#e07b39", "#3aa6a0", "#c45ab3", "#7d9f35", "#a0522d", "#5f6caf", "#d4a017"];
 
@@ -375,7 +375,8 @@
       ctx.fillStyle = S.stateColors[col] || "#888";
       ctx.fillRect(cx0, y0, cx1 - cx0, h);
       st.rects++;
-      if (labelsOn && cx1 - cx0 > 40 && lane.label[i] >= 0) {
+      // In-span text only when it says more than the colour does (not a bare "running").
+      if (labelsOn && cx1 - cx0 > 40 && lane.label[i] >= 0 && S.strings[lane.label[i]] !== S.hdr.states[col]) {
         ctx.fillStyle = "#fff";
         ctx.font = "10px system-ui, sans-serif";
         ctx.textBaseline = "middle";
@@ -783,6 +784,16 @@
       ev.preventDefault();
     });
   }
+
+  // Where span I of lane L is on screen (CSS pixels in the canvas), for tests and tools.
+  function locate(laneIndex, i) {
+    const y = laneRowY(laneIndex);
+    const lane = S.lanes[laneIndex];
+    if (y === undefined || !lane || i >= lane.n) return null;
+    const x0 = Math.max(LABEL_W, t2x(lane.start[i])), x1 = Math.min(W, t2x(lane.end[i]));
+    return { x: (x0 + x1) / 2, y: y - S.scrollY + AXIS_H + LANE_H / 2, visible: x1 > x0 };
+  }
+  S.api = { locate, setWindow, layout };
 
   async function main() {
     try {

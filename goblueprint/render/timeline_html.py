@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from goblueprint.render.lanes import COUNTER_GROUP, GROUPS, arrange, sorted_spans, state_names
+from goblueprint.render.lanes import COUNTER_GROUP, GROUPS, arrange, sorted_spans, span_titles, state_names
 from goblueprint.timeline.model import InstantKind, LaneKind, Timeline
 
 FORMAT_VERSION = 1
@@ -104,15 +104,10 @@ def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], byt
     kinds = spans["lane_kind"].to_numpy()
     lane_ids = spans["lane_id"].to_numpy()
     g = spans["g"].to_numpy()
-    label = spans["label"].to_numpy().astype(np.int64)
-    display = np.where(label != 0, label, -1)
-    # Spans of P and M lanes are labelled with the goroutine they run, named as its own lane is.
-    g_names = {lane.lane_id: lane.name for lane in lanes if lane.kind == LaneKind.G}
-    on_pm = ((kinds == LaneKind.P) | (kinds == LaneKind.M)) & (g >= 0) & (label == 0)
-    if on_pm.any():
-        uniq, inverse = np.unique(g[on_pm], return_inverse=True)
-        ids = np.array([strings.intern(g_names.get(int(x), f"G{int(x)}")) for x in uniq], dtype=np.int64)
-        display[on_pm] = ids[inverse]
+    # Every span carries its title (the same text Perfetto and Chrome show) as a string id.
+    title_of_span, titles = span_titles(tl, spans, lanes)
+    title_ids = np.array([strings.intern(t) for t in titles], dtype=np.int64)
+    display = title_ids[title_of_span] if len(titles) else np.zeros(0, dtype=np.int64)
     own_g = (kinds == LaneKind.G) | (kinds == LaneKind.GRANGE) | (kinds == LaneKind.REGION)
     gid = np.where(own_g, lane_ids, np.where(kinds == LaneKind.TASK, -1, g))
     stack = spans["stack"].to_numpy().astype(np.int64)
