@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 from importlib import resources
 from pathlib import Path
@@ -45,8 +46,11 @@ def helper_path() -> Path:
     for name in _HELPER_FILES:
         (build_dir / name).write_bytes((src / name).read_bytes())
     tmp = target.with_name(f"gohelper.{os.getpid()}.tmp")
-    tc.run(["build", "-trimpath", "-o", str(tmp), "."], cwd=build_dir, env={"GOFLAGS": "-mod=mod"})
-    tmp.replace(target)  # atomic: concurrent builders race harmlessly
+    try:
+        tc.run(["build", "-trimpath", "-o", str(tmp), "."], cwd=build_dir, env={"GOFLAGS": "-mod=mod"})
+        tmp.replace(target)  # atomic: concurrent builders race harmlessly
+    finally:
+        shutil.rmtree(build_dir, ignore_errors=True)
     return target
 
 
