@@ -82,3 +82,34 @@ def consts(rows: dict[str, list]) -> str:
         value, tname = rows[name]
         lines.append(f"{name:<48} {value:>20}  {tname}")
     return "\n".join(lines)
+
+
+def crosscheck(rec: dict[str, Any], show_all: bool = False) -> str:
+    s, c, k = rec["structs"], rec["consts"], rec["calls"]
+    lines = [
+        f"crosscheck {rec['binary']} (go{rec['binary_go']}, {rec['arch']}) against source go{rec['source_go']}",
+        f"  structs: {s['equal']}/{s['total']} with the same fields in the same order",
+        f"  consts:  {c['equal']}/{c['total']} equal ({c['status_equal']}/{c['status_total']} status values)",
+        f"  calls:   {k['both']}/{k['total']} direct edges of scheduler functions in both; the rest: "
+        + ", ".join(f"{n} {r}" for r, n in sorted(k["reasons"].items()) if r != "both"),
+    ]
+    for st in s["structs"]:
+        if st["status"] == "equal" and not show_all:
+            continue
+        lines.append(
+            f"  struct {st['struct']}: {st['status']}"
+            + (f" — {st['explanation']}" if "explanation" in st else "")
+        )
+        for d in st.get("differences", []):
+            lines.append(f"      {d['side']:<7} {d['field']}: {d['explanation']}")
+    for d in c["differences"]:
+        lines.append(f"  const {d['const']}: source {d['source']} binary {d['binary']} — {d['explanation']}")
+    for f in k["functions"]:
+        shown = [e for e in f["edges"] if show_all or e["in"] != "both"]
+        if not shown:
+            continue
+        lines.append(f"  {f['function']} ({f['binary_symbol']}):")
+        for e in shown:
+            callee = e["callee"] if e["callee"] != "*" else f"{e['indirect']} indirect call(s)"
+            lines.append(f"      {e['in']:<7} {callee:<44} {e['explanation']}")
+    return "\n".join(lines)
