@@ -1,0 +1,174 @@
+"""What to build and what to run for the COMMAND given to ``goblueprint capture``.
+
+Splitting ``go test``/``go run`` arguments is pure: it follows the flag tables
+of ``go help build`` and ``go help testflag`` below, so that the build step
+gets the build flags and the program (or test binary) gets the rest.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from goblueprint.errors import CaptureError
+
+# Build flags of `go help build` that take a value (as -flag value or -flag=value).
+BUILD_VALUE_FLAGS = frozenset(
+    "C p covermode coverpkg asmflags buildmode compiler gccgoflags gcflags installsuffix ldflags mod "
+    "modfile overlay pgo pkgdir tags toolexec exec".split()
+)
+# Build flags without a value (a "=value" form is accepted too, as go does).
+BUILD_BOOL_FLAGS = frozenset(
+    "a n race msan asan v work x trimpath linkshared buildvcs cover modcacherw json".split()
+)
+# `go help testflag`: flags the go command turns into -test.NAME for the test binary.
+TEST_VALUE_FLAGS = frozenset(
+    "bench benchtime blockprofile blockprofilerate count coverprofile cpu cpuprofile fuzz fuzzminimizetime "
+    "fuzztime fuzzcachedir list memprofile memprofilerate mutexprofile mutexprofilefraction outputdir "
+    "parallel run shuffle skip timeout trace".split()
+)
+TEST_BOOL_FLAGS = frozenset("benchmem failfast fullpath short v".split())
+# Flags of go test itself that make no sense when goblueprint builds and runs the binary.
+TEST_REFUSED = frozenset("c o i exec vet json trace cpuprofile".split())
+
+
+@dataclass
+class Plan:
+    """How one capture goes: an optional build, then one process."""
+
+    kind: str  # "test", "run", "package", "binary"
+    command: list[str]  # as the user gave it
+    build_flags: list[str] = field(default_factory=list)
+    target: list[str] = field(default_factory=list)  # package path, or .go files
+    program_args: list[str] = field(default_factory=list)
+    binary: Path | None = None  # for kind == "binary"
+
+
+def _split_flag(arg: str) -> tuple[str, str | None]:
+    name = arg.lstrip("-")
+    if "=" in name:
+        key, value = name.split("=", 1)
+        return key, value
+    return name, None
+
+
+def _take_build_flag(args: list[str], i: int, out: list[str]) -> int | None:
+    """Move the build flag at args[i] (with its value) into out; None if not a build flag."""
+    key, value = _split_flag(args[i])
+    if key in BUILD_BOOL_FLAGS:
+        out.append(args[i])
+        return i + 1
+    if key in BUILD_VALUE_FLAGS:
+        if value is not None:
+            out.append(args[i])
+            return i + 1
+        if i + 1 >= len(args):
+            raise CaptureError(f"flag {args[i]} needs a value")
+        out.extend(args[i : i + 2])
+        return i + 2
+    return None
+
+
+def plan_go_run(command: list[str]) -> Plan:
+    """`go run [build flags] package|files.go [arguments...]`."""
+    args = command[2:]
+    plan = Plan("run", command)
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        nxt = _take_build_flag(args, i, plan.build_flags)
+        if nxt is None:
+            raise CaptureError(f"go run: unknown flag {args[i]}")
+        i = nxt
+    if i >= len(args):
+        raise CaptureError("go run: no package or .go files named")
+    if args[i].endswith(".go"):
+        while i < len(args) and args[i].endswith(".go"):
+            plan.target.append(args[i])
+            i += 1
+    else:
+        plan.target.append(args[i])
+        i += 1
+    plan.program_args = args[i:]
+    _refuse(plan.build_flags, {"exec", "json", "n"}, "go run")
+    return plan
+
+
+def plan_go_test(command: list[str]) -> Plan:
+    """`go test [flags] [package] [flags] [-args ...]` for one package."""
+    args = command[2:]
+    plan = Plan("test", command)
+    packages: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-args", "--args"):
+            plan.program_args.extend(args[i + 1 :])
+            break
+        if not arg.startswith("-") or arg == "-":
+            packages.append(arg)
+            i += 1
+            continue
+        key, value = _split_flag(arg)
+        if key in TEST_REFUSED:
+            raise CaptureError(
+                f"go test: flag -{key} is not supported by capture (goblueprint runs the test binary)"
+            )
+        # Test flags first: -v means the test binary's -test.v here, not go build -v.
+        if key in TEST_BOOL_FLAGS:
+            plan.program_args.append(f"-test.{key}" + (f"={value}" if value is not None else ""))
+            i += 1
+        elif key in TEST_VALUE_FLAGS:
+            if value is None:
+                if i + 1 >= len(args):
+                    raise CaptureError(f"flag {arg} needs a value")
+                value = args[i + 1]
+                i += 1
+            plan.program_args.append(f"-test.{key}={value}")
+            i += 1
+        elif (nxt := _take_build_flag(args, i, plan.build_flags)) is not None:
+            i = nxt
+        else:
+            # go test hands flags it does not know to the test binary as they are.
+            plan.program_args.append(arg)
+            i += 1
+    if len(packages) > 1:
+        raise CaptureError(f"go test: capture records one package at a time, got {len(packages)}: {packages}")
+    plan.target = packages or ["."]
+    if "..." in plan.target[0]:
+        raise CaptureError("go test: a package pattern with ... names several packages; name one")
+    return plan
+
+
+def plan_command(command: list[str]) -> Plan:
+    if not command:
+        raise CaptureError("no command given: goblueprint capture [options] -- COMMAND ...")
+    head = command[0]
+    if os.path.basename(head) == "go" and not os.path.isdir(head):
+        if len(command) < 2:
+            raise CaptureError("go: which command? expected go test … or go run …")
+        if command[1] == "run":
+            return plan_go_run(command)
+        if command[1] == "test":
+            return plan_go_test(command)
+        raise CaptureError(f"go {command[1]}: capture takes go test …, go run …, a main package or a binary")
+    path = Path(head)
+    if path.is_dir():
+        return Plan("package", command, target=[head], program_args=command[1:])
+    if head.endswith(".go") and path.is_file():
+        files = [a for a in command if a.endswith(".go")]
+        return Plan("package", command, target=files, program_args=command[len(files) :])
+    if path.is_file():
+        if not os.access(path, os.X_OK):
+            raise CaptureError(f"{head} is not executable")
+        return Plan("binary", command, binary=path.resolve(), program_args=command[1:])
+    raise CaptureError(
+        f"unknown command {head!r}: expected go test …, go run …, a main package directory, .go files or a binary"
+    )
+
+
+def _refuse(flags: list[str], names: set[str], what: str) -> None:
+    for flag in flags:
+        key, _ = _split_flag(flag)
+        if key in names:
+            raise CaptureError(f"{what}: flag -{key} is not supported by capture")

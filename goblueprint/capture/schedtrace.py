@@ -1,0 +1,237 @@
+"""Reading the output of GODEBUG=schedtrace=MS[,scheddetail=1] as data.
+
+The runtime prints one ``SCHED`` line every MS milliseconds (runtime/proc.go,
+``schedtrace``); with ``scheddetail=1`` the line carries four more counters and
+is followed by one line per P, per M and per G.  The fields differ by release:
+
+* ``needspinning=`` appeared in Go 1.21;
+* the per-P run-queue list is ``[1 0 0]`` up to Go 1.23 and ``[ 1 0 0 ]`` with a
+  ``schedticks=[ … ]`` list after it from Go 1.24 on (non-detailed mode only).
+
+So the parser reads ``key=value`` pairs and bracketed lists by name rather
+than by position, and every key a release does not print is None.  It does no
+I/O: it takes the text and returns plain records.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from goblueprint.errors import CaptureError
+
+# Counters of the SCHED line, in the order the runtime prints them; the JSON
+# schema names them the same way.
+SCHED_COUNTERS = (
+    "gomaxprocs",
+    "idleprocs",
+    "threads",
+    "spinningthreads",
+    "needspinning",
+    "idlethreads",
+    "runqueue",
+)
+# Printed only with scheddetail=1.
+DETAIL_COUNTERS = ("gcwaiting", "nmidlelocked", "stopwait", "sysmonwait")
+
+_SCHED_HEAD = re.compile(r"SCHED (\d+)ms:")
+# key=value where value is a bracketed list or a token; a bare "[…]" list is the
+# per-P run-queue lengths (it has no key of its own).
+_TOKEN = re.compile(r"\s*(?:(\w+)=)?(\[[^\]]*\]|[^\s\[\]]+)")
+_P_LINE = re.compile(
+    r"  P(\d+): status=(\d+) schedtick=(\d+) syscalltick=(\d+) m=(\d+|nil) runqsize=(\d+) "
+    r"gfreecnt=(\d+) timerslen=(\d+)$"
+)
+# preemptoff is a free-text reason (empty, or e.g. "gcing"); it may hold spaces.
+_M_LINE = re.compile(
+    r"  M(\d+): p=(\d+|nil) curg=(\d+|nil) mallocing=(\d+) throwing=(\d+) preemptoff=(.*?) "
+    r"locks=(\d+) dying=(\d+) spinning=(true|false) blocked=(true|false) lockedg=(\d+|nil)$"
+)
+# The wait reason is free text in parentheses ("chan receive", "GC worker (idle)").
+_G_LINE = re.compile(r"  G(\d+): status=(\d+)\((.*)\) m=(\d+|nil) lockedm=(\d+|nil)$")
+
+# Status numbers of runtime2.go, for display only (the JSON keeps the numbers).
+P_STATUS = {0: "idle", 1: "running", 2: "syscall", 3: "gcstop", 4: "dead"}
+G_STATUS = {
+    0: "idle",
+    1: "runnable",
+    2: "running",
+    3: "syscall",
+    4: "waiting",
+    6: "dead",
+    8: "copystack",
+    9: "preempted",
+}
+
+
+@dataclass
+class Sample:
+    """One SCHED line with the detail lines that followed it."""
+
+    t_ms: int
+    counters: dict[str, int | None]
+    local_runq: list[int] | None = None
+    schedticks: list[int] | None = None
+    procs: list[dict[str, Any]] | None = None
+    ms: list[dict[str, Any]] | None = None
+    gs: list[dict[str, Any]] | None = None
+    line: int = 0  # 1-based line number of the SCHED line, for messages
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"t_ms": self.t_ms}
+        for key in SCHED_COUNTERS + DETAIL_COUNTERS:
+            out[key] = self.counters.get(key)
+        out["local_runq"] = self.local_runq
+        out["schedticks"] = self.schedticks
+        out["procs"] = self.procs
+        out["ms"] = self.ms
+        out["gs"] = self.gs
+        return out
+
+
+@dataclass
+class Schedtrace:
+    samples: list[Sample] = field(default_factory=list)
+    skipped_lines: int = 0  # foreign lines passed over in lenient mode
+
+    @property
+    def detailed(self) -> bool:
+        return any(s.procs is not None for s in self.samples)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"samples": [s.to_json() for s in self.samples]}
+
+
+def is_schedtrace_line(line: str) -> bool:
+    """True for lines the runtime's schedtrace prints (used to split a program's stderr)."""
+    if line.startswith("SCHED "):
+        return _SCHED_HEAD.match(line) is not None
+    if line.startswith("  P"):
+        return _P_LINE.match(line.rstrip("\r\n")) is not None
+    if line.startswith("  M"):
+        return _M_LINE.match(line.rstrip("\r\n")) is not None
+    if line.startswith("  G"):
+        return _G_LINE.match(line.rstrip("\r\n")) is not None
+    return False
+
+
+def _int_or_none(text: str) -> int | None:
+    return None if text == "nil" else int(text)
+
+
+def _int_list(text: str, lineno: int) -> list[int]:
+    try:
+        return [int(x) for x in text[1:-1].split()]
+    except ValueError as exc:
+        raise CaptureError(f"line {lineno}: bad list {text!r} in schedtrace") from exc
+
+
+def _parse_sched(line: str, lineno: int) -> Sample:
+    head = _SCHED_HEAD.match(line)
+    if head is None:  # callers check first; kept for a clear message
+        raise CaptureError(f"line {lineno}: not a SCHED line: {line[:80]!r}")
+    sample = Sample(t_ms=int(head.group(1)), counters={}, line=lineno)
+    pos = head.end()
+    end = len(line)
+    while pos < end:
+        match = _TOKEN.match(line, pos)
+        if match is None or match.end() == pos:
+            if line[pos:].strip():
+                raise CaptureError(f"line {lineno}: cannot read {line[pos : pos + 40]!r} in SCHED line")
+            break
+        pos = match.end()
+        key, value = match.group(1), match.group(2)
+        if key is None:
+            if not value.startswith("["):
+                raise CaptureError(f"line {lineno}: unexpected {value!r} in SCHED line")
+            sample.local_runq = _int_list(value, lineno)
+        elif key == "schedticks":
+            sample.schedticks = _int_list(value, lineno)
+        elif key in SCHED_COUNTERS or key in DETAIL_COUNTERS:
+            try:
+                sample.counters[key] = int(value)
+            except ValueError as exc:
+                raise CaptureError(f"line {lineno}: {key}={value!r} is not a number") from exc
+        else:
+            raise CaptureError(f"line {lineno}: unknown field {key!r} in SCHED line")
+    if "gomaxprocs" not in sample.counters:
+        raise CaptureError(f"line {lineno}: SCHED line without gomaxprocs")
+    return sample
+
+
+def parse(text: str, *, lenient: bool = False) -> Schedtrace:
+    """Parse schedtrace/scheddetail output.
+
+    A line that is not the runtime's raises CaptureError naming its number,
+    unless ``lenient`` (then it is counted in ``skipped_lines``): a raw stderr
+    mixes the program's own lines with the scheduler's.
+    """
+    result = Schedtrace()
+    current: Sample | None = None
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip("\r")
+        if not line.strip():
+            continue
+        if line.startswith("SCHED ") and _SCHED_HEAD.match(line):
+            current = _parse_sched(line, lineno)
+            result.samples.append(current)
+            continue
+        detail = _parse_detail(line)
+        if detail is not None and current is not None:
+            kind, record = detail
+            target = getattr(current, kind)
+            if target is None:
+                target = []
+                setattr(current, kind, target)
+            target.append(record)
+            continue
+        if lenient:
+            result.skipped_lines += 1
+            continue
+        where = "before the first SCHED line" if detail is not None else "not a schedtrace line"
+        raise CaptureError(f"line {lineno}: {where}: {line[:80]!r}")
+    return result
+
+
+def _parse_detail(line: str) -> tuple[str, dict[str, Any]] | None:
+    if line.startswith("  P"):
+        m = _P_LINE.match(line)
+        if m:
+            return "procs", {
+                "id": int(m.group(1)),
+                "status": int(m.group(2)),
+                "schedtick": int(m.group(3)),
+                "syscalltick": int(m.group(4)),
+                "m": _int_or_none(m.group(5)),
+                "runqsize": int(m.group(6)),
+                "gfreecnt": int(m.group(7)),
+                "timerslen": int(m.group(8)),
+            }
+    elif line.startswith("  M"):
+        m = _M_LINE.match(line)
+        if m:
+            return "ms", {
+                "id": int(m.group(1)),
+                "p": _int_or_none(m.group(2)),
+                "curg": _int_or_none(m.group(3)),
+                "mallocing": int(m.group(4)),
+                "throwing": int(m.group(5)),
+                "preemptoff": m.group(6),
+                "locks": int(m.group(7)),
+                "dying": int(m.group(8)),
+                "spinning": m.group(9) == "true",
+                "blocked": m.group(10) == "true",
+                "lockedg": _int_or_none(m.group(11)),
+            }
+    elif line.startswith("  G"):
+        m = _G_LINE.match(line)
+        if m:
+            return "gs", {
+                "id": int(m.group(1)),
+                "status": int(m.group(2)),
+                "waitreason": m.group(3),
+                "m": _int_or_none(m.group(4)),
+                "lockedm": _int_or_none(m.group(5)),
+            }
+    return None

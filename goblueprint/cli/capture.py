@@ -1,0 +1,95 @@
+"""goblueprint capture: record a Go program or test under the tracer and schedtrace."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from goblueprint.capture.run import CaptureResult
+
+HELP = "record a Go program or test (go test …, go run …, a main package, a binary) under the tracer"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-o", "--out", default="capture-out", metavar="DIR", help="output folder (default ./capture-out)"
+    )
+    parser.add_argument(
+        "--schedtrace",
+        type=int,
+        default=100,
+        metavar="MS",
+        help="schedtrace period in ms, 0 for none (default 100)",
+    )
+    parser.add_argument("--scheddetail", action="store_true", help="also print P, M and G detail lines")
+    parser.add_argument("--procs", type=int, metavar="N", help="run with GOMAXPROCS=N")
+    parser.add_argument("--go", metavar="VERSION", help="Go release to build with (default: the bundled one)")
+    parser.add_argument(
+        "--timeout", type=float, metavar="S", help="stop the program (SIGTERM) after S seconds"
+    )
+    parser.add_argument("--json", action="store_true", help="print meta.json instead of the summary")
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="what to run")
+
+
+def summarize(result: CaptureResult, *, crosscheck: bool = True) -> str:
+    """The one-screen summary from meta.json, schedtrace.log and (if readable) the trace."""
+    from goblueprint.capture import schedtrace, schedtrace_analysis, summary
+    from goblueprint.errors import GoblueprintError
+
+    sched_summary = None
+    hints: list = []
+    cross = None
+    parsed = None
+    if result.schedtrace is not None and result.schedtrace.exists():
+        parsed = schedtrace.parse(result.schedtrace.read_text(errors="replace"), lenient=True)
+        sched_summary = schedtrace_analysis.summary(parsed)
+        hints = schedtrace_analysis.hints(parsed)
+    notes_extra = []
+    if crosscheck and parsed is not None and parsed.samples and result.trace is not None:
+        try:
+            from goblueprint.capture.crosscheck import compare
+            from goblueprint.trace.reader import open_trace
+
+            cross = compare(open_trace(result.trace), parsed)
+        except ImportError:
+            notes_extra.append("cross-check skipped: the trace reader is not available")
+        except GoblueprintError as exc:
+            notes_extra.append(f"cross-check stopped: {exc}")
+    text = summary.render(result.out_dir, result.meta, sched_summary, hints, cross)
+    return "\n".join([text, *(f"  note: {n}" for n in notes_extra)])
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from goblueprint.capture import capture
+    from goblueprint.errors import UsageError
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise UsageError("no command: goblueprint capture [options] -- COMMAND ...")
+    result = capture(
+        command,
+        Path(args.out),
+        schedtrace_ms=args.schedtrace,
+        scheddetail=args.scheddetail,
+        procs=args.procs,
+        go=args.go,
+        timeout=args.timeout,
+    )
+    if args.json:
+        print(json.dumps(result.meta, sort_keys=True, indent=2))
+    else:
+        print(summarize(result))
+    if not result.ok:
+        print(
+            f"goblueprint: the program failed ({result.meta['error']}); what was recorded is in {args.out}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
