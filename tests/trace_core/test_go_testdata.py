@@ -18,7 +18,7 @@ from goblueprint.errors import UnsupportedTraceVersion
 from goblueprint.trace.reader import Reader
 from goblueprint.trace.textform import go_unquote, parse_test_file
 
-from .conftest import GO_TRACE_TESTDATA, our_parsed
+from .conftest import GO_TRACE_TESTDATA, our_parsed, same_error
 
 _TESTDATA = toolchain.find("1.27").goroot / GO_TRACE_TESTDATA
 GOLDEN = sorted((_TESTDATA / "tests").glob("*.test"))
