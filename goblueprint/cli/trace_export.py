@@ -21,20 +21,23 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from goblueprint.cli.trace_timeline import load_timeline
 
+    if args.format == "parquet":
+        # Given the path, V1's writer also adds the tables that come from the events themselves.
+        from pathlib import Path
+
+        from goblueprint.timeline.tables import write_parquet
+
+        if not Path(args.trace).is_file():
+            raise UsageError(f"{args.trace}: no such trace file")
+        write_parquet(args.trace, args.output)
+        return 0
     tl = load_timeline(args.trace)
     if args.format == "perfetto":
         from goblueprint.timeline.export_perfetto import write_perfetto
 
         write_perfetto(tl, args.output)
-    elif args.format == "chrome":
+    else:
         from goblueprint.timeline.export_chrome import write_chrome
 
         write_chrome(tl, args.output)
-    elif args.format == "parquet":
-        from goblueprint.timeline.tables import write_parquet
-
-        try:
-            write_parquet(tl, args.output)
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
     return 0

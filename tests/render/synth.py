@@ -160,3 +160,11 @@ def million(n_spans: int = 1_000_000, goroutines: int = 2000, procs: int = 8, se
     )  # fmt: skip
     spans = frame("spans", {c: pl.concat([g_spans, p_spans])[c] for c in g_spans.columns})
     return Timeline(start_ns=start_ns, end_ns=total, spans=spans, go_version="1.27")
+
+
+def drawable_flows(tl) -> int:
+    """Wake-ups a view can draw: the woken G has a lane and so has its waker (its G, else its P)."""
+    g_ids = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.G))["lane_id"].unique()
+    p_ids = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.P))["lane_id"].unique()
+    known = pl.col("from_g").is_in(g_ids.implode()) | pl.col("from_p").is_in(p_ids.implode())
+    return tl.flows.filter((pl.col("to_time") >= 0) & known & pl.col("g").is_in(g_ids.implode())).height
