@@ -113,7 +113,11 @@ def records(
         if overlap <= 0:
             continue
         frames = stay.stack.frames() if stay.stack else []
-        key = tuple(f.pc for f in frames[:PPROF_MAX_STACK])
+        pcs = [f.pc for f in frames[:PPROF_MAX_STACK]]
+        while pcs and pcs[-1] == 0:
+            # Go keys on a zero-padded [128]uint64: trailing PC-0 frames merge with shorter stacks.
+            pcs.pop()
+        key = tuple(pcs)
         rec = by_pcs.get(key)
         if rec is None:
             rec = by_pcs[key] = ProfileRecord(frames[:PPROF_MAX_STACK])

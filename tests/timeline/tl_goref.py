@@ -202,3 +202,7 @@ def reference(trace: Path, tc: toolchain.Toolchain | None = None) -> Reference:
                 FakeEvent(rec["k"], rec["t"], rec["g"], rec["p"], rec["m"], stacks[rec["s"]], rec, stacks)
             )
     return Reference(events, summaries, error)
+
+
+# Traces every differential test runs on: the scheduler mix, in the oldest and the newest format.
+TRACES = [("sched", "1.27"), ("sched", "1.22")]

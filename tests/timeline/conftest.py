@@ -1,0 +1,45 @@
+"""Session fixtures of the timeline tests: real traces, analysed once, and Go's view of them."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import tl_goref as goref  # test helper next to this file
+
+from goblueprint.timeline.analysis import Analysis, analyse
+
+
+@pytest.fixture(scope="session")
+def trace_path(go_trace: Callable[..., Path]) -> Callable[[str, str], Path]:
+    return lambda prog, go: go_trace(prog, go=go)
+
+
+@pytest.fixture(scope="session")
+def analysed(trace_path: Callable[[str, str], Path]) -> Callable[[str, str], Analysis]:
+    cache: dict[tuple[str, str], Analysis] = {}
+
+    def get(prog: str, go: str) -> Analysis:
+        if (prog, go) not in cache:
+            cache[(prog, go)] = analyse(trace_path(prog, go), pprof_types=["sched", "sync", "syscall", "net"])
+        return cache[(prog, go)]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def go_reference(trace_path: Callable[[str, str], Path]) -> Callable[[str, str], Any]:
+    cache: dict[tuple[str, str], Any] = {}
+
+    def get(prog: str, go: str) -> goref.Reference:
+        if (prog, go) not in cache:
+            cache[(prog, go)] = goref.reference(trace_path(prog, go))
+        return cache[(prog, go)]
+
+    return get

@@ -1,0 +1,93 @@
+"""Our profiles vs `go tool trace -pprof=TYPE` on the same trace, decoded by the same decoder."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tl_goref import TRACES
+
+from goblueprint import toolchain
+from goblueprint.cli import main
+from goblueprint.errors import TraceError
+from goblueprint.timeline import pprof
+
+TYPES = ["sched", "sync", "syscall", "net"]
+
+
+def go_profile(trace: Path, typ: str) -> pprof.Profile:
+    tc = toolchain.find("1.27")
+    proc = subprocess.run(
+        [str(tc.go), "tool", "trace", f"-pprof={typ}", str(trace)],
+        capture_output=True,
+        env=tc.env(),
+        check=True,
+    )
+    return pprof.decode(proc.stdout)
+
+
+def assert_same_profile(ours: pprof.Profile, theirs: pprof.Profile) -> None:
+    assert len(ours.samples) == len(theirs.samples)
+    for i in range(2):
+        assert sum(v[i] for _, v in ours.samples) == sum(v[i] for _, v in theirs.samples)
+    # Stronger: the same stacks (function names, leaf first) with the same values.
+    assert Counter(ours.stacks()) == Counter(theirs.stacks())
+    assert ours.sample_types == theirs.sample_types == [("contentions", "count"), ("delay", "nanoseconds")]
+    assert ours.period_type == theirs.period_type and ours.period == theirs.period
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("prog", "go"), TRACES)
+@pytest.mark.parametrize("typ", TYPES)
+def test_profile_equals_go(prog: str, go: str, typ: str, trace_path: Any, analysed: Any) -> None:
+    a = analysed(prog, go)
+    recs = pprof.records(a.stays.stays[typ], a.summary, a.result.valid_last_time)
+    ours = pprof.decode(pprof.write_gzip(pprof.build_profile(recs)))
+    assert_same_profile(ours, go_profile(trace_path(prog, go), typ))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("typ", TYPES)
+def test_cli_writes_go_equal_profile(typ: str, trace_path: Any, tmp_path: Path) -> None:
+    trace = trace_path("sched", "1.27")
+    out = tmp_path / f"{typ}.pb.gz"
+    assert main(["trace", "pprof", "--type", typ, str(trace), "-o", str(out)]) == 0
+    assert_same_profile(pprof.decode(out.read_bytes()), go_profile(trace, typ))
+
+
+@pytest.mark.slow
+def test_profiles_are_not_trivially_empty(analysed: Any) -> None:
+    a = analysed("sched", "1.27")
+    for typ in TYPES:
+        assert a.stays is not None and a.stays.stays[typ], typ
+
+
+def test_encode_decode_round_trip() -> None:
+    frames = [
+        pprof_frame(0x401000, "main.f", "/x/a.go", 10),
+        pprof_frame(0x402000, "main.main", "/x/a.go", 3),
+    ]
+    recs = [pprof.ProfileRecord(frames, 3, 1500), pprof.ProfileRecord(frames[1:], 1, -7)]
+    prof = pprof.build_profile(recs)
+    data = pprof.write_gzip(prof)
+    assert data == pprof.write_gzip(pprof.build_profile(recs))  # deterministic bytes
+    back = pprof.decode(data)
+    assert back.stacks() == [(("main.f", "main.main"), (3, 1500)), (("main.main",), (1, -7))]
+    assert back.functions == prof.functions and back.locations == prof.locations
+    assert pprof.decode(gzip.decompress(data)).stacks() == back.stacks()
+
+
+@pytest.mark.parametrize("data", [b"\x0a\x05ab", b"\xff\xff\xff", b"\x1f\x8bnot gzip", b"\x0b"])
+def test_decode_malformed_raises_trace_error(data: bytes) -> None:
+    with pytest.raises(TraceError):
+        pprof.decode(data)
+
+
+def pprof_frame(pc: int, func: str, file: str, line: int) -> Any:
+    from tl_goref import StackFrame
+
+    return StackFrame(pc, func, file, line)

@@ -1,0 +1,52 @@
+"""Go's goroutine summary (internal/trace/summary.go, run by goref) vs ours, number for number."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tl_goref import TRACES
+
+from goblueprint.timeline.summary import GoroutineSummary, summarize
+
+pytestmark = pytest.mark.slow
+
+
+def as_go(g: GoroutineSummary) -> dict[str, Any]:
+    s = g.stats
+    return {
+        "id": g.id, "name": g.name, "pc": g.pc, "creation": g.creation_time, "start": g.start_time,
+        "end": g.end_time, "exec": s.exec_time, "sched_wait": s.sched_wait_time,
+        "block": s.block_time_by_reason, "syscall": s.syscall_time, "syscall_block": s.syscall_block_time,
+        "total": s.total_time, "ranges": s.range_time, "regions": len(g.regions),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(("prog", "go"), TRACES)
+def test_summary_from_our_reader_equals_go(prog: str, go: str, analysed: Any, go_reference: Any) -> None:
+    ours = analysed(prog, go).summary.goroutines
+    ref = go_reference(prog, go).summaries
+    assert sorted(ours) == sorted(ref)
+    for gid, expected in ref.items():
+        assert as_go(ours[gid]) == expected, gid
+
+
+@pytest.mark.parametrize(("prog", "go"), TRACES)
+def test_summary_from_go_events_equals_go(prog: str, go: str, go_reference: Any) -> None:
+    # The summarizer alone, fed Go's own events: independent of our trace reader.
+    ref = go_reference(prog, go)
+    ours = summarize(ref.events).goroutines
+    assert {gid: as_go(g) for gid, g in ours.items()} == ref.summaries
+
+
+def test_summary_exercises_every_state(analysed: Any) -> None:
+    # Guard against a trace that would make the comparison above trivially true.
+    gs = analysed("sched", "1.27").summary.goroutines.values()
+    assert sum(g.stats.exec_time for g in gs) > 0
+    assert sum(g.stats.sched_wait_time for g in gs) > 0
+    assert sum(g.stats.syscall_time for g in gs) > 0
+    assert sum(g.stats.syscall_block_time for g in gs) > 0
+    reasons = {r for g in gs for r in g.stats.block_time_by_reason}
+    assert {"chan receive", "sync", "network", "sleep"} <= reasons
+    assert any("GC mark assist" in g.stats.range_time for g in gs)
+    assert any(g.end_time for g in gs) and any(g.regions for g in gs)
