@@ -126,3 +126,8 @@ def contracts(root: Goroot, packages: list[str]) -> dict[str, Any]:
         :24
     ]
     return _cached("contracts", key, lambda: helper.run_helper("contracts", root.path, packages))
+
+
+def parse_check(root: Goroot) -> dict[str, Any]:
+    """Parse every non-testdata .go file under GOROOT/src; returns {"files": n, "errors": [...]}."""
+    return helper.run_helper("parsecheck", root.path, [])

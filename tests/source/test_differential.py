@@ -1,0 +1,125 @@
+"""Differential checks against Go's own tools: go/parser over all of GOROOT/src, `go list`
+for the file set, and `go tool objdump` for call edges of compiled scheduler functions."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from goblueprint import toolchain
+from goblueprint.source import calls, facts, tables
+
+pytestmark = pytest.mark.slow
+
+RELEASES = ("1.27", "1.22")
+
+# Calls the compiler inserts that the source does not spell as calls (builtins, runtime helpers).
+COMPILER_INSERTED = re.compile(
+    r"^(morestack|panic|goPanic|gcWriteBarrier|print|growslice|newobject|typedmemmove|memmove|memclr|wbZero|"
+    r"wbMove|duff|racefunc|convT|assert|mapaccess|mapassign|mapdelete|makeslice|makemap|concatstring|deferreturn|"
+    r"deferproc|gopanic|memequal|cmpstring|slicebytetostring|stringtoslicebyte|typedslicecopy|chanrecv|chansend|"
+    r"selectnb|gorecover|efaceeq|ifaceeq|strequal|interequal|nilinterequal|int64div|uint64div|float64|"
+    r"makechan|closechan|newarray|mallocgc|unsafeslice|unsafestring|checkptr|rand32)"
+)
+SCHED_FUNCS = (
+    "newproc", "newproc1", "schedule", "park_m", "goexit0", "execute", "findRunnable", "gopark", "goready",
+    "ready", "handoffp", "stopm", "startm", "wakep", "procresize", "entersyscall", "reentersyscall",
+    "exitsyscall", "casgstatus", "stopTheWorldWithSema", "gcstopm", "retake", "sysmon", "mstart1", "gdestroy",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_every_goroot_file_parses(release):
+    tc = toolchain.find(release) if release == "1.27" else _installed(release)
+    report = facts.parse_check(facts.Goroot(tc.goroot, tc.version))
+    assert report["files"] > 5000
+    assert report["errors"] == []
+
+
+def _installed(release):
+    try:
+        return toolchain.find(release)
+    except toolchain.ToolchainError:
+        return toolchain.install(release)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_file_set_matches_go_list(real_facts, release):
+    tc = _installed(release)
+    f = real_facts(release)
+    env = {"GOOS": tables.GOOS, "GOARCH": tables.GOARCH, "GOFLAGS": ""}
+    out = tc.run(["list", "-f", "{{join .GoFiles \" \"}}|{{join .SFiles \" \"}}", "runtime"],
+                 cwd=tc.goroot / "src", env=env).stdout.strip()  # fmt: skip
+    go_files, s_files = out.split("|")
+    assert sorted(f["files"]) == sorted(f"src/runtime/{n}" for n in go_files.split())
+    assert sorted(f["sfiles"]) == sorted(f"src/runtime/{n}" for n in s_files.split())
+
+
+def _binary(tc: toolchain.Toolchain) -> Path:
+    out = toolchain.cache_dir() / "source" / f"objdump-prog-go{tc.version}" / "prog"
+    if out.exists():
+        return out
+    src = out.parent / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    (src / "go.mod").write_text("module prog\n\ngo 1.21\n")
+    (src / "main.go").write_text("package main\n\nfunc main() {\n\tgo func() {}()\n}\n")
+    tmp = out.with_name("prog.tmp")
+    tc.run(["build", "-o", str(tmp), "."], cwd=src, env={"GOFLAGS": "-mod=mod"})
+    tmp.replace(out)
+    shutil.rmtree(src, ignore_errors=True)
+    return out
+
+
+_TEXT = re.compile(r"^TEXT runtime\.(\S+)\(SB\) (\S+)")
+_CALL = re.compile(r"^\s+(\S+?):(\d+)\s+0x[0-9a-f]+\s+[0-9a-f]+\s+CALL runtime\.(\S+?)\(SB\)")
+
+
+def _our_name(symbol: str) -> str:
+    name = re.sub(r"\.abi0$", "", symbol)
+    name = re.sub(r"\[.*?\]", "", name)
+    name = re.sub(r"(\.func\d+)+(\.\d+)*$", "", name)  # closures belong to their function
+    m = re.match(r"^\((\*?\w+)\)\.(\w+)$", name)
+    if m:
+        return f"({m.group(1)}).{m.group(2)}"
+    m = re.match(r"^(\w+)\.(\w+)$", name)  # value receiver: traceLocker.GoPark
+    if m:
+        return f"({m.group(1)}).{m.group(2)}"
+    return name
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_compiled_calls_are_in_the_call_graph(real_facts, release):
+    """Every CALL the compiler emitted in a scheduler function is an edge of ours (or, when it comes
+    from an inlined callee, a short path)."""
+    tc = _installed(release)
+    f = real_facts(release)
+    graph = calls.CallGraph(f)
+    decl = {fn["name"]: fn for fn in f["funcs"]}
+    pattern = "^runtime\\.(" + "|".join(SCHED_FUNCS) + ")(\\.func[0-9.]+)?$"
+    dump = tc.run(["tool", "objdump", "-s", pattern, str(_binary(tc))]).stdout
+    current = None
+    exact = inlined = 0
+    for line in dump.splitlines():
+        t = _TEXT.match(line)
+        if t:
+            current = _our_name(t.group(1))
+            continue
+        c = _CALL.match(line)
+        if not c or current is None:
+            continue
+        file, lineno, target = c.group(1), int(c.group(2)), _our_name(c.group(3))
+        if COMPILER_INSERTED.match(target) or target not in graph.defined:
+            continue
+        fn = decl[current]
+        in_body = fn["file"].endswith("/" + file) and fn["line"] <= lineno <= fn["end"]
+        if in_body:
+            edges = {(e.callee, e.line) for e in graph.out[current]}
+            assert (target, lineno) in edges, (current, target, file, lineno)
+            exact += 1
+        else:
+            assert graph.reaches(current, target, depth=4), (current, target, file, lineno)
+            inlined += 1
+    assert exact > 100 and inlined > 10, (exact, inlined)
