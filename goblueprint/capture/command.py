@@ -140,7 +140,8 @@ def plan_go_test(command: list[str]) -> Plan:
     return plan
 
 
-def plan_command(command: list[str]) -> Plan:
+def plan_command(command: list[str], cwd: Path | None = None) -> Plan:
+    """Classify COMMAND; relative paths are taken from CWD (default: the current directory)."""
     if not command:
         raise CaptureError("no command given: goblueprint capture [options] -- COMMAND ...")
     head = command[0]
@@ -152,11 +153,15 @@ def plan_command(command: list[str]) -> Plan:
         if command[1] == "test":
             return plan_go_test(command)
         raise CaptureError(f"go {command[1]}: capture takes go test …, go run …, a main package or a binary")
-    path = Path(head)
+    path = (cwd or Path.cwd()) / head
     if path.is_dir():
         return Plan("package", command, target=[head], program_args=command[1:])
     if head.endswith(".go") and path.is_file():
-        files = [a for a in command if a.endswith(".go")]
+        files = []
+        for arg in command:
+            if not arg.endswith(".go"):
+                break
+            files.append(arg)
         return Plan("package", command, target=files, program_args=command[len(files) :])
     if path.is_file():
         if not os.access(path, os.X_OK):

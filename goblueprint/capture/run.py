@@ -68,12 +68,12 @@ class CaptureResult:
 
 
 def _go_list(
-    tc: toolchain.Toolchain, target: list[str], build_flags: list[str]
+    tc: toolchain.Toolchain, target: list[str], build_flags: list[str], workdir: Path
 ) -> tuple[Path, str, list[str]]:
     tags = [f for f in build_flags if f.lstrip("-").split("=")[0] in ("tags", "mod", "modfile")]
     proc = tc.run(
         ["list", *tags, "-f", '{{.Dir}}\t{{.Name}}\t{{join .GoFiles " "}}', "--", *target],
-        cwd=os.getcwd(),
+        cwd=str(workdir),
         check=False,
     )
     if proc.returncode != 0:
@@ -127,17 +127,19 @@ def _with_checklinkname(build_flags: list[str], tc: toolchain.Toolchain) -> list
     return out
 
 
-def _build(plan: Plan, tc: toolchain.Toolchain, out_dir: Path, notes: list[str]) -> tuple[Path, Path, str]:
+def _build(
+    plan: Plan, tc: toolchain.Toolchain, out_dir: Path, workdir: Path, notes: list[str]
+) -> tuple[Path, Path, str]:
     """Build the program; returns (executable, working directory, how the trace is taken)."""
     if any(f.lstrip("-").split("=")[0] == "overlay" for f in plan.build_flags):
         raise CaptureError("-overlay is used by capture itself and cannot be given too")
-    directory, name, files = _go_list(tc, plan.target, plan.build_flags)
+    directory, name, files = _go_list(tc, plan.target, plan.build_flags, workdir)
     if plan.kind == "test":
         exe = out_dir / "program.test"
         exe.unlink(missing_ok=True)
         proc = tc.run(
             ["test", "-c", "-o", str(exe), *plan.build_flags, "--", *plan.target],
-            cwd=os.getcwd(),
+            cwd=str(workdir),
             check=False,
         )
         if proc.returncode != 0:
@@ -166,10 +168,10 @@ def _build(plan: Plan, tc: toolchain.Toolchain, out_dir: Path, notes: list[str])
             if target[0].endswith(".go"):
                 # Packages given as files take only the files listed.
                 target.extend(str(directory / added) for added in OVERLAY_FILES)
-        proc = tc.run(["build", "-o", str(exe), *flags, "--", *target], cwd=os.getcwd(), check=False)
+        proc = tc.run(["build", "-o", str(exe), *flags, "--", *target], cwd=str(workdir), check=False)
     if proc.returncode != 0:
         raise CaptureError(f"go build failed: {_first_lines(proc.stderr or proc.stdout)}")
-    return exe, Path(os.getcwd()), how
+    return exe, workdir, how
 
 
 def _binary_go_version(tc: toolchain.Toolchain | None, binary: Path) -> str | None:
@@ -215,6 +217,7 @@ def capture(
     stdout: IO[bytes] | None = None,
     stderr: IO[bytes] | None = None,
     quiet: bool = False,
+    cwd: Path | None = None,
 ) -> CaptureResult:
     """Record COMMAND into OUT_DIR (trace.out, schedtrace.log, meta.json).
 
@@ -223,11 +226,13 @@ def capture(
     raise: it is recorded in meta.json (``error``, ``exit_status``) so that what
     was recorded is kept; ``CaptureResult.ok`` tells.
     """
-    plan = plan_command(command)
+    workdir = Path(cwd) if cwd is not None else Path.cwd()
+    plan = plan_command(command, workdir)
     if schedtrace_ms < 0:
         raise CaptureError("--schedtrace must be 0 (off) or a period in milliseconds")
     if procs is not None and procs < 1:
         raise CaptureError("--procs must be at least 1")
+    out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in ("trace.out", "schedtrace.log", "meta.json"):
         (out_dir / stale).unlink(missing_ok=True)
@@ -243,12 +248,12 @@ def capture(
     trace_path = out_dir / "trace.out"
     if plan.kind == "binary":
         assert plan.binary is not None  # set by plan_command for binaries
-        exe, cwd, how = plan.binary, Path(os.getcwd()), "env"
+        exe, run_dir, how = plan.binary, workdir, "env"
         go_version = _binary_go_version(tc, exe)
     else:
         assert tc is not None
         build_start = time.monotonic()
-        exe, cwd, how = _build(plan, tc, out_dir, notes)
+        exe, run_dir, how = _build(plan, tc, out_dir, workdir, notes)
         notes.append(f"built in {time.monotonic() - build_start:.1f}s")
         go_version = tc.version
 
@@ -281,7 +286,7 @@ def capture(
         try:
             stdin = subprocess.DEVNULL if quiet else None
             proc = subprocess.Popen(
-                [str(exe), *args], cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE
+                [str(exe), *args], cwd=run_dir, env=env, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE
             )
         except OSError as exc:
             raise CaptureError(f"cannot run {exe}: {exc}") from exc

@@ -70,7 +70,7 @@ class Sample:
     """One SCHED line with the detail lines that followed it."""
 
     t_ms: int
-    counters: dict[str, int | None]
+    counters: dict[str, int | bool | None]
     local_runq: list[int] | None = None
     schedticks: list[int] | None = None
     procs: list[dict[str, Any]] | None = None
@@ -149,6 +149,9 @@ def _parse_sched(line: str, lineno: int) -> Sample:
         elif key == "schedticks":
             sample.schedticks = _int_list(value, lineno)
         elif key in SCHED_COUNTERS or key in DETAIL_COUNTERS:
+            if value in ("true", "false"):  # gcwaiting and sysmonwait are atomic.Bool since Go 1.21
+                sample.counters[key] = value == "true"
+                continue
             try:
                 sample.counters[key] = int(value)
             except ValueError as exc:

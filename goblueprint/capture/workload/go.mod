@@ -1,0 +1,3 @@
+module goblueprint.local/workload
+
+go 1.22

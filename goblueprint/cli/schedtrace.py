@@ -1,0 +1,72 @@
+"""goblueprint schedtrace: read GODEBUG=schedtrace/scheddetail output as data."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "read schedtrace/scheddetail output (Go 1.21-1.27): JSON, time series, plots, hints"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("log", metavar="LOG", help="schedtrace log (e.g. schedtrace.log of a capture)")
+    parser.add_argument("--json", action="store_true", help="print the samples as JSON")
+    parser.add_argument("--plot", metavar="OUT", help="write a plot: OUT.svg, OUT.png or OUT.html")
+    parser.add_argument(
+        "--lenient",
+        action="store_true",
+        help="skip lines that are not the runtime's (a raw stderr) instead of failing",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from goblueprint.capture import schedtrace, schedtrace_analysis
+    from goblueprint.errors import CaptureError, UsageError
+
+    path = Path(args.log)
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        parsed = schedtrace.parse(text, lenient=args.lenient)
+    except CaptureError as exc:
+        raise CaptureError(f"{path}:{exc} (use --lenient to skip foreign lines)") from exc
+    if not parsed.samples:
+        raise CaptureError(f"{path}: no SCHED lines")
+    hints = schedtrace_analysis.hints(parsed)
+    if args.plot:
+        from goblueprint.capture import schedtrace_plot
+
+        schedtrace_plot.write(parsed, hints, Path(args.plot), title=f"schedtrace: {path.name}")
+    if args.json:
+        doc = parsed.to_json()
+        doc["hints"] = [h.to_json() for h in hints]
+        print(json.dumps(doc, sort_keys=True))
+        return 0
+    frame = schedtrace_analysis.samples_frame(parsed)
+    stats = schedtrace_analysis.summary(parsed)
+    print(
+        f"{path}: {stats['samples']} samples over {stats['span_ms']} ms"
+        f"{' (scheddetail)' if parsed.detailed else ''}"
+        f"{f', {parsed.skipped_lines} foreign lines skipped' if parsed.skipped_lines else ''}"
+    )
+    import polars as pl
+
+    with pl.Config(
+        tbl_rows=12,
+        tbl_cols=12,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_width_chars=160,
+    ):
+        print(frame.drop([c for c in frame.columns if frame[c].null_count() == frame.height]))
+    for hint in hints:
+        print(f"hint: {hint.message}")
+    if not hints:
+        print("hints: none")
+    if args.plot:
+        print(f"plot: {args.plot}")
+    return 0
