@@ -1,0 +1,178 @@
+"""The timeline against Go's view of the same trace, and the invariants renderers rely on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import pytest
+from tl_goref import TRACES, FakeEvent, Stack, StackFrame
+
+from goblueprint.timeline._api import EventKind, GoState, ProcState, ResourceKind
+from goblueprint.timeline.builder import TimelineBuilder
+from goblueprint.timeline.model import FlowKind, LaneKind, State, Timeline, build_timeline, state_table
+
+G_SPAN_STATES = {
+    int(State.G_RUNNING): "exec",
+    int(State.G_RUNNABLE): "sched_wait",
+    int(State.G_WAITING): "block",
+    int(State.G_SYSCALL): "syscall",
+}
+
+
+def durations(tl: Timeline, kind: LaneKind) -> pl.DataFrame:
+    return tl.spans.filter(pl.col("lane_kind") == int(kind)).with_columns(
+        (pl.col("end") - pl.col("start")).alias("d")
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("prog", "go"), TRACES)
+def test_goroutine_spans_add_up_to_gos_summary(prog: str, go: str, analysed: Any, go_reference: Any) -> None:
+    # Every G state span, summed per goroutine and state, equals Go's own summary
+    # (internal/trace.Summarizer run by goref): running = ExecTime, runnable = SchedWaitTime,
+    # waiting = sum of BlockTimeByReason, syscall = SyscallTime + SyscallBlockTime.
+    tl = analysed(prog, go).timeline
+    sums = durations(tl, LaneKind.G).group_by("lane_id", "state").agg(pl.col("d").sum())
+    got = {(g, s): d for g, s, d in sums.iter_rows()}
+    for gid, ref in go_reference(prog, go).summaries.items():
+        expected = {
+            "exec": ref["exec"],
+            "sched_wait": ref["sched_wait"],
+            "block": sum(ref["block"].values()),
+            "syscall": ref["syscall"] + ref["syscall_block"],
+        }
+        for state, key in G_SPAN_STATES.items():
+            assert got.get((gid, state), 0) == expected[key], (gid, key)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("prog", "go"), TRACES)
+def test_ranges_match_gos_range_events(prog: str, go: str, analysed: Any, go_reference: Any) -> None:
+    tl = analysed(prog, go).timeline
+    begins: dict[str, int] = {}
+    for ev in go_reference(prog, go).events:
+        if ev.kind in (EventKind.RANGE_BEGIN, EventKind.RANGE_ACTIVE):
+            name = ev.range().name
+            begins[name] = begins.get(name, 0) + 1
+    named = tl.with_names("spans")
+    stw = named.filter(pl.col("lane_kind") == int(LaneKind.STW))
+    assert stw.height == sum(n for name, n in begins.items() if name.startswith("stop-the-world"))
+    assert set(stw["label"]) == {name for name in begins if name.startswith("stop-the-world")}
+    assert named.filter(pl.col("state") == int(State.GC_CYCLE)).height == begins.get(
+        "GC concurrent mark phase", 0
+    )
+    assert named.filter(pl.col("state") == int(State.MARK_ASSIST)).height >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("prog", "go"), TRACES)
+def test_invariants(prog: str, go: str, analysed: Any) -> None:
+    tl = analysed(prog, go).timeline
+    tl.validate()
+    assert tl.start_ns < tl.end_ns
+    spans = tl.spans
+    assert spans["start"].min() >= tl.start_ns and spans["end"].max() <= tl.end_ns
+    # G, P and M lanes are sequences of states: no two spans of one lane overlap.
+    for kind in (LaneKind.G, LaneKind.P, LaneKind.M):
+        lane = spans.filter(pl.col("lane_kind") == int(kind)).sort("lane_id", "start", "end")
+        overlap = lane.with_columns(pl.col("end").shift(1).over("lane_id").alias("prev")).filter(
+            pl.col("prev") > pl.col("start")
+        )
+        assert overlap.height == 0, (kind, overlap.head())
+    # Running G spans say where they ran.
+    running = spans.filter(pl.col("state") == int(State.G_RUNNING))
+    assert (running["p"] >= 0).all() and (running["m"] >= 0).all()
+    # Every started flow ends after it began; migrated means a different P.
+    f = tl.flows
+    started = f.filter(pl.col("to_time") >= 0)
+    assert (started["to_time"] >= started["from_time"]).all()
+    mig = f.filter(pl.col("migrated"))
+    assert (mig["from_p"] != mig["to_p"]).all() and (mig["from_p"] >= 0).all()
+    assert set(f["kind"].unique()) >= {int(FlowKind.WAKEUP), int(FlowKind.CREATE), int(FlowKind.REQUEUE)}
+    # The lanes table names every lane that has spans; strings are interned once.
+    assert tl.lanes.height == spans.select("lane_kind", "lane_id").unique().height
+    assert len(set(tl.strings)) == len(tl.strings)
+    # Counters include Go's metrics, and the GOMAXPROCS change of the program.
+    names = {tl.strings[i] for i in tl.counters["name"].unique()}
+    assert {"/sched/gomaxprocs:threads", "/memory/classes/heap/objects:bytes"} <= names
+    gomaxprocs = tl.counters.filter(pl.col("name") == tl.strings.index("/sched/gomaxprocs:threads"))
+    assert gomaxprocs["value"].n_unique() >= 2
+
+
+@pytest.mark.slow
+def test_build_timeline_from_path_and_bytes_agree(trace_path: Any) -> None:
+    path = trace_path("sched", "1.27")
+    a = build_timeline(path)
+    b = build_timeline(path.read_bytes())
+    assert a.spans.equals(b.spans) and a.flows.equals(b.flows) and a.strings == b.strings
+
+
+# --- a tiny synthetic trace, to pin the semantics down -----------------------------------------
+
+NO_STACK = Stack(0)
+G, P = int(ResourceKind.GOROUTINE), int(ResourceKind.PROC)
+
+
+def ev(kind: EventKind, t: int, g: int = -1, p: int = -1, m: int = -1, **raw: Any) -> FakeEvent:
+    stacks = {0: NO_STACK, 1: Stack(1, (StackFrame(0x10, "main.worker", "w.go", 7),))}
+    return FakeEvent(int(kind), t, g, p, m, NO_STACK, raw, stacks)
+
+
+def st(t: int, rk: int, rid: int, old: int, new: int, *, g: int = -1, p: int = -1, m: int = -1,
+       reason: str = "", ss: int = 0) -> FakeEvent:  # fmt: skip
+    return ev(EventKind.STATE_TRANSITION, t, g, p, m, rk=rk, rid=rid, reason=reason, ss=ss, old=old, new=new)
+
+
+def test_synthetic_wakeup_and_steal() -> None:
+    # G1 runs on P0 and creates G2 there; G2 is then started by P1 (a steal), blocks on a
+    # channel, G1 unblocks it, and P0 runs it.
+    R, RN, W, NX = int(GoState.RUNNABLE), int(GoState.RUNNING), int(GoState.WAITING), int(GoState.NOT_EXIST)
+    events = [
+        ev(EventKind.SYNC, 100, n=1),
+        st(100, P, 0, int(ProcState.IDLE), int(ProcState.RUNNING), m=0, p=0),
+        st(100, P, 1, int(ProcState.IDLE), int(ProcState.RUNNING), m=1, p=1),
+        st(100, G, 1, int(GoState.UNDETERMINED), RN, g=1, p=0, m=0),
+        st(110, G, 2, NX, R, g=1, p=0, m=0, ss=1),
+        st(130, G, 2, R, RN, p=1, m=1),
+        st(150, G, 2, RN, W, g=2, p=1, m=1, reason="chan receive"),
+        st(170, G, 2, W, R, g=1, p=0, m=0),
+        st(175, G, 1, RN, W, g=1, p=0, m=0, reason="sleep"),
+        st(180, G, 2, R, RN, p=0, m=0),
+        ev(EventKind.SYNC, 200, n=2),
+    ]
+    b = TimelineBuilder()
+    for e in events:
+        b.event(e)
+    tl = b.finish(200)
+    tl.validate()
+    g2 = tl.spans.filter((pl.col("lane_kind") == int(LaneKind.G)) & (pl.col("lane_id") == 2)).sort("start")
+    assert g2.select("start", "end", "state", "p").rows() == [
+        (110, 130, int(State.G_RUNNABLE), -1),
+        (130, 150, int(State.G_RUNNING), 1),
+        (150, 170, int(State.G_WAITING), -1),
+        (170, 180, int(State.G_RUNNABLE), -1),
+        (180, 200, int(State.G_RUNNING), 0),
+    ]
+    assert tl.strings[g2["label"][2]] == "chan receive"
+    flows = tl.flows.sort("from_time").select("kind", "g", "from_g", "from_p", "from_time", "to_p", "to_time",
+                                              "migrated").rows()  # fmt: skip
+    assert flows == [
+        (int(FlowKind.CREATE), 2, 1, 0, 110, 1, 130, True),
+        (int(FlowKind.WAKEUP), 2, 1, 0, 170, 0, 180, False),
+    ]
+    assert tl.strings[tl.flows.sort("from_time")["label"][1]] == "unblock (chan receive)"
+    p1 = tl.spans.filter((pl.col("lane_kind") == int(LaneKind.P)) & (pl.col("lane_id") == 1)).sort("start")
+    assert p1.select("start", "end", "state", "g").rows() == [
+        (100, 130, int(State.P_RUNNING), -1),
+        (130, 150, int(State.P_RUNNING), 2),
+        (150, 200, int(State.P_RUNNING), -1),
+    ]
+    lanes = {(k, i): label for k, i, label in tl.lanes.select("lane_kind", "lane_id", "label").iter_rows()}
+    assert lanes[(int(LaneKind.G), 2)] == "G2 main.worker"
+
+
+def test_state_table_names_every_state() -> None:
+    table = state_table()
+    assert sorted(table["state"].to_list()) == sorted(int(s) for s in State)
+    assert table["name"].null_count() == 0
