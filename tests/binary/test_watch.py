@@ -1,0 +1,61 @@
+"""binary watch on a live process (gdb/MI): the records must follow the
+scheduler's own invariants, which only hold if our DWARF offsets are right."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from goblueprint.binary.session import open_all
+from goblueprint.cli import main
+
+from .conftest import have_gdb
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not have_gdb(), reason="gdb not installed (apt-get install gdb)"),
+]
+
+
+@pytest.mark.parametrize("go", ["1.27", "1.22"])
+def test_watch_follows_curg_through_execute_and_gogo(capsys, go_binary, go):
+    path = str(go_binary("hello", go))
+    code = main(["binary", "watch", path, "--at", "runtime.execute", "--at", "runtime.gogo.abi0",
+                 "--count", "16", "--json", "--", "4"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    recs = [json.loads(line) for line in out.splitlines()]
+    assert len(recs) == 16
+    syms = open_all(path, warn=False).symbols
+    entry = {name: syms.function(name).lo for name in ("runtime.execute", "runtime.gogo.abi0")}
+    last_switch: dict[int, int] = {}
+    matched = 0
+    for r in recs:
+        assert r["rip"] == entry[r["function"]]
+        assert r["g"]["goid"] == 0, "scheduler code runs on g0"
+        assert r["lwp"] > 0 and r["m"] >= 0
+        if r["function"] == "runtime.execute":
+            assert r["switch_to"]["goid"] >= 1
+            assert r["switch_to"]["status"] == "runnable"
+            last_switch[r["lwp"]] = r["switch_to"]["goid"]
+        else:
+            # execute set m.curg and made it running before jumping to gogo.
+            assert r["curg"] is not None and r["curg"]["status"] == "running"
+            if r["lwp"] in last_switch:
+                assert r["curg"]["goid"] == last_switch[r["lwp"]]
+                matched += 1
+    assert matched >= 3
+
+
+def test_watch_text_table_and_bad_options(capsys, go_binary):
+    path = str(go_binary("hello"))
+    assert main(["binary", "watch", path, "--count", "2"]) == 0
+    out, _ = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["HIT", "FUNCTION", "THR"] and len(lines) == 3
+    assert all("runtime.execute" in ln and "/runnable" in ln for ln in lines[1:])
+    assert main(["binary", "watch", path, "--count", "0"]) == 1
+    assert main(["binary", "watch", path, "--at", "runtime.nosuch", "--count", "1"]) == 1
+    _, err = capsys.readouterr()
+    assert "no function 'runtime.nosuch'" in err
