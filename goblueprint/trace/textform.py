@@ -417,8 +417,8 @@ _POSIX_CLASSES = {
 }
 _WORD = "[0-9A-Za-z_]"
 _ASSERTIONS = {
-    "A": "\\A",
-    "z": "\\Z",
+    "A": "(?:\\A)",
+    "z": "(?:\\Z)",
     # Go's \b and \B are ASCII word boundaries.
     "b": f"(?:(?<={_WORD})(?!{_WORD})|(?<!{_WORD})(?={_WORD}))",
     "B": f"(?:(?<={_WORD})(?={_WORD})|(?<!{_WORD})(?!{_WORD}))",
@@ -454,30 +454,49 @@ class _Translator:
         self.p = pattern
         self.i = 0
         self.out: list[str] = []
-        # Per open group: (multiline flag in force, extra ')' to close for mid-group flags).
-        self.stack: list[list] = [[False, []]]
+        # Per open group: [multiline flag in force, flags of mid-group (?flags) scoped groups
+        # to close with it, index in out where the group starts].
+        self.stack: list[list] = [[False, [], 0]]
         self.last_was_repeat = False
         self.lazy_ok = False
         self.can_repeat = False
+        self.atom_start = 0  # index in out of the last atom (what a repetition applies to)
+        # Go's flag groups are transparent: "a(?i)*" repeats the a.  Their Python scoped
+        # groups are opened only at the next token that is not a repetition.
+        self.deferred: list[str] = []
+        self.flags_since_repeat = False
         self._pending = ""
+
+    def _is_repeat(self) -> bool:
+        c = self.p[self.i]
+        return c in "*+?" or (c == "{" and _REPEAT.match(self.p, self.i) is not None)
+
+    def _flush(self) -> None:
+        for flags in self.deferred:
+            self.out.append(f"(?{flags}:")
+            self.stack[-1][1].append(flags)
+        self.deferred = []
 
     def run(self) -> str:
         p = self.p
         while self.i < len(p):
             c = p[self.i]
+            if not self._is_repeat():
+                self._flush()
             if c == "\\":
                 self._escape()
             elif c == "[":
-                self._atom(self._class())
+                start = len(self.out)
+                self._atom(self._class(), start)
             elif c == "(":
                 self._open()
             elif c == ")":
                 if len(self.stack) == 1:
                     raise ValueError("unexpected )")
-                _, extra = self.stack.pop()
+                _, extra, start = self.stack.pop()
                 self.out.append(")" * (len(extra) + 1))
                 self.i += 1
-                self._mark_atom()
+                self._mark_atom(start)
             elif c == "|":
                 # Go's mid-group (?flags) stay in force across '|', but the scoped groups
                 # standing for them must not swallow the alternation: close and reopen them.
@@ -498,38 +517,42 @@ class _Translator:
                         raise ValueError(f"invalid repeat count: {m.group(0)}")
                     self._repeat(m.group(0))
             elif c == "$":
-                self.out.append("$" if self.stack[-1][0] else "(?!(?s:.))")
+                # Go's $ is the end of the text unless (?m); Python's would also match before a final \n.
+                self._atom("(?:$)" if self.stack[-1][0] else "(?:(?!(?s:.)))")
                 self.i += 1
-                self._no_atom()
             elif c == "^":
-                self.out.append("^")
+                self._atom("(?:^)")  # a group, so that it may be repeated as Go allows
                 self.i += 1
-                self._no_atom()
             elif c == ".":
                 self._atom(".")
                 self.i += 1
             else:
                 self._atom(re.escape(c))
                 self.i += 1
+        self._flush()
         if len(self.stack) != 1:
             raise ValueError("missing closing )")
         self.out.append(")" * len(self.stack[0][1]))
         return "".join(self.out)
 
-    def _atom(self, text: str) -> None:
+    def _atom(self, text: str, start: int | None = None) -> None:
+        start = len(self.out) if start is None else start
         self.out.append(text)
-        self._mark_atom()
+        self._mark_atom(start)
 
-    def _mark_atom(self) -> None:
+    def _mark_atom(self, start: int) -> None:
+        self.atom_start = start
         self.can_repeat = True
         self.last_was_repeat = False
+        self.flags_since_repeat = False
 
     def _no_atom(self) -> None:
         self.can_repeat = False
         self.last_was_repeat = False
+        self.flags_since_repeat = False
 
     def _repeat(self, op: str) -> None:
-        if self.last_was_repeat:
+        if self.last_was_repeat and not self.flags_since_repeat:
             if op == "?" and self.lazy_ok:
                 self.out.append("?")  # the non-greedy modifier
                 self.i += 1
@@ -538,18 +561,22 @@ class _Translator:
             raise ValueError(f"invalid nested repetition operator: {op}")
         if not self.can_repeat:
             raise ValueError(f"missing argument to repetition operator: {op}")
+        if self.last_was_repeat:
+            # A flag group separated two operators ("a*(?i)+"): Go repeats the repetition.
+            self.out[self.atom_start :] = ["(?:" + "".join(self.out[self.atom_start :]) + ")"]
         self.out.append(op)
         self.i += len(op)
         self.last_was_repeat = True
         self.lazy_ok = True
-        self.can_repeat = False
+        self.flags_since_repeat = False
 
     def _open(self) -> None:
         p = self.p
         multiline = self.stack[-1][0]
+        start = len(self.out)
         if not p.startswith("(?", self.i):
             self.out.append("(")
-            self.stack.append([multiline, []])
+            self.stack.append([multiline, [], start])
             self.i += 1
             self._no_atom()
             return
@@ -561,7 +588,7 @@ class _Translator:
             if not re.fullmatch(r"[A-Za-z0-9_]+", name):
                 raise ValueError(f"invalid named capture: {p[self.i : end + 1]}")
             self.out.append(f"(?P<{name}>")
-            self.stack.append([multiline, []])
+            self.stack.append([multiline, [], start])
             self.i = end + 1
             self._no_atom()
             return
@@ -570,23 +597,25 @@ class _Translator:
             raise ValueError(f"invalid or unsupported Perl syntax: {p[self.i : self.i + 3]}")
         on, off, kind = m.group(1), m.group(2) or "", m.group(3)
         self.i = m.end()
-        self._no_atom()
         if not on and not off:
             self.out.append("(?:")
-            self.stack.append([multiline, []])
+            self.stack.append([multiline, [], start])
+            self._no_atom()
             return
         if "U" in on + off:
             raise ValueError("the ungreedy flag (?U) is not supported")
         new_multi = (multiline or "m" in on) and "m" not in off
         flags = on + ("-" + off if off else "")
-        self.out.append(f"(?{flags}:")
         if kind == ":":
-            self.stack.append([new_multi, []])
+            self.out.append(f"(?{flags}:")
+            self.stack.append([new_multi, [], start])
+            self._no_atom()
         else:
             # Go applies (?flags) to the rest of the group; Python takes global flags only at
-            # the very start, so open a scoped group that closes with the enclosing one.
+            # the very start, so a scoped group stands for it, closed with the enclosing group.
             self.stack[-1][0] = new_multi
-            self.stack[-1][1].append(flags)
+            self.deferred.append(flags)
+            self.flags_since_repeat = True
 
     def _escape(self) -> None:
         p = self.p
@@ -602,8 +631,7 @@ class _Translator:
                 self._atom(re.escape(ch))
             return
         if e in "AzbB":
-            self.out.append(_ASSERTIONS[e])
-            self._no_atom()
+            self._atom(_ASSERTIONS[e])
             return
         self._atom(self._escape_atom(e, in_class=False))
 
