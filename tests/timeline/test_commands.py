@@ -1,0 +1,157 @@
+"""trace metrics / sql and the Parquet tables: against Go's numbers, deterministic, one-line errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from goblueprint.cli import main
+from goblueprint.timeline import metrics
+from goblueprint.timeline.tables import write_parquet
+
+pytestmark = pytest.mark.slow
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_metrics_json_groups_equal_gos_summary(trace_path: Any, go_reference: Any, capsys: Any) -> None:
+    trace = trace_path("sched", "1.27")
+    code, out, _ = run_cli(capsys, "trace", "metrics", str(trace), "--json")
+    assert code == 0
+    data = json.loads(out)
+    ref = go_reference("sched", "1.27").summaries.values()
+    expected: dict[str, dict[str, int]] = {}
+    for g in ref:
+        grp = expected.setdefault(g["name"], {"count": 0, "exec": 0, "sched_wait": 0, "block_total": 0,
+                                              "syscall": 0, "syscall_block": 0, "gc_assist": 0})  # fmt: skip
+        grp["count"] += 1
+        grp["exec"] += g["exec"]
+        grp["sched_wait"] += g["sched_wait"]
+        grp["block_total"] += sum(g["block"].values())
+        grp["syscall"] += g["syscall"]
+        grp["syscall_block"] += g["syscall_block"]
+        grp["gc_assist"] += g["ranges"].get("GC mark assist", 0)
+    got = {grp["name"]: {k: grp[k] for k in expected[grp["name"]]} for grp in data["groups"]}
+    assert got == expected
+    # Sorted as go tool trace's goroutine page: by total execution time, descending.
+    execs = [grp["exec"] for grp in data["groups"]]
+    assert execs == sorted(execs, reverse=True)
+    assert data["goroutines"] == len(ref)
+
+
+def test_metrics_json_is_deterministic_and_sorted(trace_path: Any, capsys: Any) -> None:
+    trace = str(trace_path("sched", "1.27"))
+    _, first, _ = run_cli(capsys, "trace", "metrics", trace, "--json")
+    _, second, _ = run_cli(capsys, "trace", "metrics", trace, "--json")
+    assert first == second
+    data = json.loads(first)
+    assert first == json.dumps(data, sort_keys=True, indent=1) + "\n"
+    lat = data["sched_latency"]
+    assert 0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["max"]
+    assert {row["reason"] for row in data["pauses"] if row["kind"] == "stw"} >= {
+        "stop-the-world (GOMAXPROCS)"
+    }
+    assert all(0 <= p["utilization"] <= 1 for p in data["procs"])
+    mig = data["migrations"]
+    assert mig["total"] == sum(row["in"] for row in mig["per_p"]) == sum(row["out"] for row in mig["per_p"])
+
+
+def test_metrics_terminal_and_one_goroutine(trace_path: Any, go_reference: Any, capsys: Any) -> None:
+    trace = str(trace_path("sched", "1.27"))
+    code, out, _ = run_cli(capsys, "trace", "metrics", trace)
+    assert code == 0 and "main.main" in out and "scheduling latency" in out
+    code, out, _ = run_cli(capsys, "trace", "metrics", trace, "--goroutine", "1", "--json")
+    g = json.loads(out)["goroutine"]
+    ref = go_reference("sched", "1.27").summaries[1]
+    assert (g["exec"], g["block"], g["total"]) == (ref["exec"], ref["block"], ref["total"])
+    # Go's NonOverlappingStats: the pieces add up to the total when nothing is unknown.
+    assert sum(g["non_overlapping"].values()) == max(g["total"], sum(g["non_overlapping"].values()))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["trace", "metrics", "{trace}", "--goroutine", "999999"], "no goroutine 999999"),
+        (["trace", "metrics", "{missing}"], "cannot read trace"),
+        (["trace", "metrics", "{garbage}"], ""),
+        (["trace", "pprof", "--type", "sched", "{garbage}", "-o", "{out}"], ""),
+        (["trace", "sql", "{trace}", "SELECT * FROM goroutines WHERE id < 0"], "no rows"),
+        (["trace", "sql", "{trace}", "SELEC oops"], "SQL error"),
+        (["trace", "sql", "{trace}", "SELECT * FROM nosuchtable"], "SQL error"),
+    ],
+)
+def test_one_line_errors(args: list[str], message: str, trace_path: Any, tmp_path: Path, capsys: Any) -> None:
+    garbage = tmp_path / "garbage.trace"
+    garbage.write_bytes(b"go 1.27 trace\x00\x00\x00" + bytes(range(256)) * 4)
+    subs = {"trace": str(trace_path("sched", "1.27")), "missing": str(tmp_path / "missing.trace"),
+            "garbage": str(garbage), "out": str(tmp_path / "x.pb.gz")}  # fmt: skip
+    code, _, err = run_cli(capsys, *(a.format(**subs) for a in args))
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("goblueprint: error:") and message in lines[0]
+    assert "Traceback" not in err
+
+
+def test_parquet_tables_against_go(trace_path: Any, go_reference: Any, tmp_path: Path) -> None:
+    trace = trace_path("sched", "1.27")
+    written = write_parquet(trace, tmp_path / "pq")
+    names = {p.stem for p in written}
+    assert {"events", "intervals", "goroutines", "metrics"} <= names
+    ref = go_reference("sched", "1.27")
+    con = duckdb.connect()
+
+    def q(sql):
+        return con.sql(
+            sql.replace("T(", f"read_parquet('{tmp_path / 'pq'}/").replace(")@", ".parquet')")
+        ).fetchall()
+
+    # One row per event, in Go's order with Go's times and kinds.
+    assert q("SELECT count(*) FROM T(events)@")[0][0] == len(ref.events)
+    times = [r[0] for r in q("SELECT time FROM T(events)@ ORDER BY seq")]
+    assert times == [e.time for e in ref.events]
+    transitions = sum(1 for e in ref.events if e.kind == 13)
+    assert q("SELECT count(*) FROM T(events)@ WHERE kind = 'STATE_TRANSITION'")[0][0] == transitions
+    # Goroutine table = Go's summary.
+    rows = q("SELECT id, name, exec, sched_wait, block_total, syscall, total FROM T(goroutines)@ ORDER BY id")
+    assert rows == [
+        (g["id"], g["name"], g["exec"], g["sched_wait"], sum(g["block"].values()), g["syscall"], g["total"])
+        for g in sorted(ref.summaries.values(), key=lambda g: g["id"])
+    ]
+    # Metric samples: as many as Go's Metric events plus our derived counters.
+    go_metrics = sum(1 for e in ref.events if e.kind == 2)
+    assert q("SELECT count(*) FROM T(metrics)@ WHERE name LIKE '/%'")[0][0] == go_metrics
+    assert (
+        q("SELECT count(*) FROM T(intervals)@ WHERE lane_kind_name = 'G' AND state_name = 'running'")[0][0]
+        > 0
+    )
+
+
+def test_sql_formats(trace_path: Any, capsys: Any) -> None:
+    trace = str(trace_path("sched", "1.27"))
+    query = "SELECT id, name, exec FROM goroutines ORDER BY id LIMIT 3"
+    code, out, _ = run_cli(capsys, "trace", "sql", trace, query, "--json")
+    rows = json.loads(out)
+    assert code == 0 and [r["id"] for r in rows] == [1, 2, 3] and rows[0]["name"] == "main.main"
+    code, out, _ = run_cli(capsys, "trace", "sql", trace, query, "--csv")
+    parsed = list(csv.DictReader(io.StringIO(out)))
+    assert [int(r["id"]) for r in parsed] == [1, 2, 3] and int(parsed[0]["exec"]) == rows[0]["exec"]
+    code, out, _ = run_cli(capsys, "trace", "sql", trace, query)
+    assert code == 0 and "main.main" in out and "3 rows" in out
+
+
+def test_percentile_is_nearest_rank() -> None:
+    import numpy as np
+
+    v = np.arange(1, 101)
+    assert [metrics.percentile(v, p) for p in (50, 90, 99, 100)] == [50, 90, 99, 100]
+    assert metrics.percentile(np.array([7]), 99) == 7 and metrics.percentile(np.array([]), 50) == 0
