@@ -136,21 +136,13 @@ class Interner:
         return local
 
 
-class _Builder:
-    """Python lists for one generation, turned into numpy arrays once at its end."""
-
-    __slots__ = tuple(COLUMNS)
-
-    def __init__(self) -> None:
-        for name in COLUMNS:
-            setattr(self, name, [])
-
-    def finish(self, index: int) -> GenerationColumns:
-        cols = {name: np.array(getattr(self, name), dtype=dtype) for name, dtype in COLUMNS.items()}
-        return GenerationColumns(index, cols)
-
-    def __len__(self) -> int:
-        return len(self.kind)
+def _finish(rows: list[tuple], index: int) -> GenerationColumns:
+    """Rows (one tuple per event, in COLUMNS order) to numpy columns, transposed in C."""
+    columns = zip(*rows, strict=True) if rows else [() for _ in COLUMNS]
+    cols = {
+        name: np.array(col, dtype=dtype) for (name, dtype), col in zip(COLUMNS.items(), columns, strict=True)
+    }
+    return GenerationColumns(index, cols)
 
 
 def iter_generations(events: Iterable, interner: Interner | None = None) -> Iterator[GenerationColumns]:
@@ -163,7 +155,9 @@ def iter_generations(events: Iterable, interner: Interner | None = None) -> Iter
     it = Interner() if interner is None else interner
     string = it.string
     stack_of = it.stack
-    b = _Builder()
+    # One tuple per event, appended once: cheaper than one append per column.
+    rows: list[tuple] = []
+    append = rows.append
     # The last finished generation is held back until the next one proves to be more
     # than the lone Sync Go emits at the very end, which then joins it instead.
     held: GenerationColumns | None = None
@@ -172,26 +166,25 @@ def iter_generations(events: Iterable, interner: Interner | None = None) -> Iter
     try:
         for ev in events:
             kind = KIND_OF[ev.typ]
-            if kind == _SYNC and len(b):
+            if kind == _SYNC and rows:
                 if held is not None:
                     yield held
-                held = b.finish(index)
+                held = _finish(rows, index)
                 index += 1
-                b = _Builder()
-            b.generation.append(index)
-            b.kind.append(kind)
-            b.time.append(ev.time)
-            b.goroutine.append(ev.goroutine)
-            b.proc.append(ev.proc)
-            b.thread.append(ev.thread)
-            b.stack.append(stack_of(ev.stack))
-            rkind, rid, old, new, reason, tstack = 0, 0, -1, -1, -1, 0
-            name, message, value, task, parent = -1, -1, 0, 0, 0
+                rows = []
+                append = rows.append
+            stk = ev.stack
+            sid = stack_of(stk) if stk.id else 0
             if kind == _ST:
                 st = ev.state_transition()
-                rkind, rid = int(st.resource.kind), st.resource.id
-                old, new, reason, tstack = st.old, st.new, string(st.reason), stack_of(st.stack)
-            elif kind == _METRIC:
+                res = st.resource
+                tstk = st.stack
+                append((index, kind, ev.time, ev.goroutine, ev.proc, ev.thread, sid, int(res.kind), res.id,
+                        st.old, st.new, string(st.reason), stack_of(tstk) if tstk.id else 0,
+                        -1, -1, 0, 0, 0))  # fmt: skip
+                continue
+            rkind, rid, name, message, value, task, parent = 0, 0, -1, -1, 0, 0, 0
+            if kind == _METRIC:
                 m = ev.metric()
                 name, value = string(m.name), m.value.scalar
             elif kind in _RANGES:
@@ -211,20 +204,11 @@ def iter_generations(events: Iterable, interner: Interner | None = None) -> Iter
                 name, message, task = string(lg.category), string(lg.message), lg.task
             elif kind == _EXPERIMENTAL:
                 name = string(ev.experimental().name)
-            b.resource_kind.append(rkind)
-            b.resource_id.append(rid)
-            b.old_state.append(old)
-            b.new_state.append(new)
-            b.reason.append(reason)
-            b.transition_stack.append(tstack)
-            b.name.append(name)
-            b.message.append(message)
-            b.value.append(value)
-            b.task.append(task)
-            b.parent_task.append(parent)
+            append((index, kind, ev.time, ev.goroutine, ev.proc, ev.thread, sid, rkind, rid,
+                    -1, -1, -1, 0, name, message, value, task, parent))  # fmt: skip
     except TraceError as exc:
         error = exc
-    last = b.finish(index) if len(b) else None
+    last = _finish(rows, index) if rows else None
     if held is not None and last is not None and len(last) == 1 and last.columns["kind"][0] == _SYNC:
         last.columns["generation"][:] = held.index
         held = GenerationColumns(
