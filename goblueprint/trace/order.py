@@ -174,10 +174,12 @@ class Ordering:
         self.gc_state = GC_UNDETERMINED
         self.initial_gen = 0
         self.queue: deque[Event] = deque()
-        d: list = [None] * 256
+        self._append = self.queue.append
+        d: list = [self.bad_event] * 256
         for typ, name in _DISPATCH.items():
             d[typ] = getattr(self, name)
-        self._dispatch = d
+        # Per wire type: the handler (ev, evt, m, gen, g, p) -> (new g, new p) or None.
+        self.dispatch = d
 
     def ev_name(self, typ: int) -> str:
         return spec.event_name(self.version, typ)
@@ -196,10 +198,7 @@ class Ordering:
                 ms = self.m_states[m] = _MState(NO_GOROUTINE, NO_PROC)
             p = ms.p
             g = ms.g
-        f = self._dispatch[ev.typ]
-        if f is None:
-            raise _Broken(f"bad event type found while ordering: {ev.typ}")
-        res = f(ev, evt, m, gen, g, p)
+        res = self.dispatch[ev.typ](ev, evt, m, gen, g, p)
         if res is None:
             return False
         if ms is not None:
@@ -207,8 +206,15 @@ class Ordering:
             ms.p = res[1]
         return True
 
-    def _push(self, evt, g: int, p: int, m: int, ev) -> None:
-        self.queue.append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
+    def m_state(self, m: int) -> _MState:
+        """The state of thread m, created on first use (as Advance does); never removed."""
+        ms = self.m_states.get(m)
+        if ms is None:
+            ms = self.m_states[m] = _MState(NO_GOROUTINE, NO_PROC)
+        return ms
+
+    def bad_event(self, ev, evt, m, gen, g, p):
+        raise _Broken(f"bad event type found while ordering: {ev.typ}")
 
     # -- procs ----------------------------------------------------------------
     def proc_status(self, ev, evt, m, gen, g, p):
@@ -248,7 +254,7 @@ class Ordering:
                     found = True
             if not found:
                 raise _Broken(f"failed to find sched context for proc {pid} that's about to be stolen")
-        self._push(evt, cg, cp, cm, ev)
+        self._append(Event(evt, cg, cp, cm, ev.typ, ev.time, ev.args))
         return g, np
 
     def proc_start(self, ev, evt, m, gen, g, p):
@@ -265,7 +271,7 @@ class Ordering:
         _validate(m, p, g, MUST_HAVE, MUST_NOT_HAVE, MAY_HAVE)
         state.status = PROC_RUNNING
         state.seq_gen, state.seq = gen, a[1]
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, pid
 
     def proc_stop(self, ev, evt, m, gen, g, p):
@@ -276,7 +282,7 @@ class Ordering:
             raise _Broken(f"{self.ev_name(ev.typ)} event for proc that's not Running or Syscall")
         _validate(m, p, g, MUST_HAVE, MUST_HAVE, MAY_HAVE)
         state.status = PROC_IDLE
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, NO_PROC
 
     def proc_steal(self, ev, evt, m, gen, g, p):
@@ -295,13 +301,13 @@ class Ordering:
         state.status = PROC_IDLE
         state.seq_gen, state.seq = gen, a[1]
         if old_status == PROC_SYSCALL_ABANDONED:
-            self._push(evt, g, p, m, ev)
+            self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
             return g, p
         mid = _i64(a[2])
         if mid == m:
             if p != pid:
                 raise _Broken(f"tried to self-steal proc {pid} (thread {mid}), but got proc {p} instead")
-            self._push(evt, g, p, m, ev)
+            self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
             return g, NO_PROC
         ms = self.m_states.get(mid)
         if ms is None:
@@ -309,7 +315,7 @@ class Ordering:
         if ms.p != pid:
             raise _Broken(f"tried to steal proc {pid} from thread {mid}, but got proc {ms.p} instead")
         ms.p = NO_PROC
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     # -- goroutines -----------------------------------------------------------
@@ -362,7 +368,7 @@ class Ordering:
                 else:
                     self.m_states[mid] = _MState(gid, NO_PROC)
                 cm = mid
-        self._push(evt, cg, p, cm, ev)
+        self._append(Event(evt, cg, p, cm, ev.typ, ev.time, ev.args))
         return ng, p
 
     def go_create(self, ev, evt, m, gen, g, p):
@@ -375,7 +381,7 @@ class Ordering:
             raise _Broken(f"tried to create goroutine ({newgid}) that already exists")
         status = GO_WAITING if ev.typ == S.EV_GO_CREATE_BLOCKED else GO_RUNNABLE
         self.g_states[newgid] = _GState(newgid, status, gen)
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def go_stop_exec(self, ev, evt, m, gen, g, p):
@@ -392,7 +398,7 @@ class Ordering:
             state.status = GO_RUNNABLE
         elif typ == S.EV_GO_BLOCK:
             state.status = GO_WAITING
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return NO_GOROUTINE, p
 
     def go_start(self, ev, evt, m, gen, g, p):
@@ -408,7 +414,7 @@ class Ordering:
         _validate(m, p, g, MUST_HAVE, MUST_HAVE, MUST_NOT_HAVE)
         state.status = GO_RUNNING
         state.seq_gen, state.seq = gen, a[1]
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return gid, p
 
     def go_unblock(self, ev, evt, m, gen, g, p):
@@ -422,7 +428,7 @@ class Ordering:
             return None
         state.status = GO_RUNNABLE
         state.seq_gen, state.seq = gen, a[1]
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def go_switch(self, ev, evt, m, gen, g, p):
@@ -437,7 +443,7 @@ class Ordering:
         nxt = self.g_states.get(nextg)
         if nxt is None or nxt.status != GO_WAITING or not (nxt.seq_gen == gen and nxt.seq + 1 == a[1]):
             return None
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         q = self.queue
         if ev.typ == S.EV_GO_SWITCH:
             cur.status = GO_WAITING
@@ -469,7 +475,7 @@ class Ordering:
                 f"{ps.seq} (gen={ps.seq_gen}) -> {seq} (gen={gen})"
             )
         ps.seq_gen, ps.seq = gen, seq
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def go_syscall_end(self, ev, evt, m, gen, g, p):
@@ -488,7 +494,7 @@ class Ordering:
                 f"expected proc {p} in state Syscall, but got {spec.proc_status_name(ps.status)} instead"
             )
         ps.status = PROC_RUNNING
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def go_syscall_end_blocked(self, ev, evt, m, gen, g, p):
@@ -505,7 +511,7 @@ class Ordering:
         if state.status != GO_SYSCALL:
             raise _Broken(f"{self.ev_name(ev.typ)} event for goroutine that's not Running")
         state.status = GO_RUNNABLE
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return NO_GOROUTINE, p
 
     def go_create_syscall(self, ev, evt, m, gen, g, p):
@@ -514,7 +520,7 @@ class Ordering:
         if newgid in self.g_states:
             raise _Broken(f"tried to create goroutine ({newgid}) in syscall that already exists")
         self.g_states[newgid] = _GState(newgid, GO_SYSCALL, gen)
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return newgid, p
 
     def go_destroy_syscall(self, ev, evt, m, gen, g, p):
@@ -540,7 +546,7 @@ class Ordering:
             # An extra self-ProcSteal (extra[0] = ProcSyscall).
             pu = p % _U64
             self.queue.append(Event(evt, g, p, m, S.EV_PROC_STEAL, ev.time, [pu, 0, 0, PROC_SYSCALL]))
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return NO_GOROUTINE, np
 
     # -- tasks and regions ----------------------------------------------------
@@ -559,7 +565,7 @@ class Ordering:
             raise _Broken(f"invalid string ID {a[2]} for {ev.typ} event")
         self.active_tasks[tid] = (name, parent)
         _user_go(m, p, g)
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def user_task_end(self, ev, evt, m, gen, g, p):
@@ -573,7 +579,7 @@ class Ordering:
             a[2] = NO_TASK
             a[3] = evt.add_extra_string("")
         _user_go(m, p, g)
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def user_region_begin(self, ev, evt, m, gen, g, p):
@@ -586,7 +592,7 @@ class Ordering:
         if gs is None:
             raise _Broken(f"encountered EvUserRegionBegin without known state for current goroutine {g}")
         gs.regions.append((a[0], name))
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def user_region_end(self, ev, evt, m, gen, g, p):
@@ -607,7 +613,7 @@ class Ordering:
                     f"when the inner-most active region start event is {{{nxt[0]} {nxt[1]}}}"
                 )
             regions.pop()
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     # -- GC -------------------------------------------------------------------
@@ -618,7 +624,7 @@ class Ordering:
                 raise _Broken("GCActive in the first generation isn't first GC event")
             self.gc_seq = seq
             self.gc_state = GC_RUNNING
-            self._push(evt, g, p, m, ev)
+            self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
             return g, p
         if seq != (self.gc_seq + 1) % _U64:
             return None
@@ -626,7 +632,7 @@ class Ordering:
             raise _Broken("encountered GCActive while GC was not in progress")
         self.gc_seq = seq
         _user_go(m, p, g)
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def gc_begin(self, ev, evt, m, gen, g, p):
@@ -634,7 +640,7 @@ class Ordering:
         if self.gc_state == GC_UNDETERMINED:
             self.gc_seq = seq
             self.gc_state = GC_RUNNING
-            self._push(evt, g, p, m, ev)
+            self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
             return g, p
         if seq != (self.gc_seq + 1) % _U64:
             return None
@@ -643,7 +649,7 @@ class Ordering:
         self.gc_seq = seq
         self.gc_state = GC_RUNNING
         _user_go(m, p, g)
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def gc_end(self, ev, evt, m, gen, g, p):
@@ -657,17 +663,17 @@ class Ordering:
         self.gc_seq = seq
         self.gc_state = GC_NOT_RUNNING
         _user_go(m, p, g)
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def annotation(self, ev, evt, m, gen, g, p):
         _user_go(m, p, g)
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def heap_metric(self, ev, evt, m, gen, g, p):
         _validate(m, p, g, MUST_HAVE, MUST_HAVE, MAY_HAVE)
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def gc_sweep_begin(self, ev, evt, m, gen, g, p):
@@ -676,7 +682,7 @@ class Ordering:
         if ps is None:
             raise _Broken(f"uninitialized proc {p} found during {self.ev_name(ev.typ)}")
         _begin_range(ps, _range_type(ev.typ, 0))
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def gc_sweep_active(self, ev, evt, m, gen, g, p):
@@ -685,7 +691,7 @@ class Ordering:
         if ps is None:
             raise _Broken(f"encountered GCSweepActive for unknown proc {pid}")
         _active_range(ps, _range_type(ev.typ, 0), gen == self.initial_gen)
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def gc_sweep_end(self, ev, evt, m, gen, g, p):
@@ -694,7 +700,7 @@ class Ordering:
         if ps is None:
             raise _Broken(f"uninitialized proc {p} found during {self.ev_name(ev.typ)}")
         _end_range(ps, ev.typ)
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def go_range_begin(self, ev, evt, m, gen, g, p):
@@ -704,7 +710,7 @@ class Ordering:
         if gs is None:
             raise _Broken(f"encountered event of type {ev.typ} without known state for current goroutine {g}")
         _begin_range(gs, _range_type(ev.typ, desc))
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def go_range_active(self, ev, evt, m, gen, g, p):
@@ -713,7 +719,7 @@ class Ordering:
         if gs is None:
             raise _Broken(f"uninitialized goroutine {gid} found during {self.ev_name(ev.typ)}")
         _active_range(gs, _range_type(ev.typ, 0), gen == self.initial_gen)
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def go_range_end(self, ev, evt, m, gen, g, p):
@@ -724,12 +730,12 @@ class Ordering:
         desc = _end_range(gs, ev.typ)
         if ev.typ == S.EV_STW_END:
             ev.args[0] = desc  # smuggle the STW kind (string ID) from the begin event
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def alloc_free(self, ev, evt, m, gen, g, p):
         _validate(m, p, g, MUST_HAVE, MAY_HAVE, MAY_HAVE)
-        self._push(evt, g, p, m, ev)
+        self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     # -- debugging ------------------------------------------------------------

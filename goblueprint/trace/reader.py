@@ -14,6 +14,7 @@ generation are decoded one batch per M at a time.
 from __future__ import annotations
 
 import mmap
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,21 +41,25 @@ class _Cursor:
         "batches",
         "bidx",
         "buf",
+        "decode",
         "eidx",
         "err",
         "err_off",
         "evs",
         "freq",
         "m",
+        "ms",
         "time",
         "typ",
     )
 
-    def __init__(self, m: int, batches, freq: float, buf) -> None:
+    def __init__(self, m: int, batches, freq: float, buf, decode) -> None:
+        self.decode = decode
         self.m = m
+        self.ms = None  # the ordering's state of this M, cached once it exists
         self.batches = batches
         self.bidx = -1
-        self.evs: list = []
+        self.evs: tuple[list, list, list] = ([], [], [])
         self.eidx = 0
         self.err: str | None = None
         self.err_off = 0
@@ -66,19 +71,23 @@ class _Cursor:
 
     def next_event(self) -> bool:
         """Move to the next event; False at the end; raises WireError where Go's cursor fails."""
-        while self.eidx >= len(self.evs):
+        while self.eidx >= len(self.evs[0]):
             if self.err is not None:
                 raise WireError(self.err, self.err_off)
             self.bidx += 1
             if self.bidx >= len(self.batches):
                 return False
             b = self.batches[self.bidx]
-            self.evs, self.err, self.err_off = decode_timed_batch(
+            self.evs, self.err, self.err_off = self.decode(
                 self.buf, b.start, b.end, self.freq, mul(self.freq, b.time)
             )
             self.eidx = 0
-        self.typ, self.time, self.args = self.evs[self.eidx]
-        self.eidx += 1
+        i = self.eidx
+        evs = self.evs
+        self.typ = evs[0][i]
+        self.time = evs[1][i]
+        self.args = evs[2][i]
+        self.eidx = i + 1
         return True
 
 
@@ -161,10 +170,13 @@ class Reader:
         buf = self._buf
         end = self._end
         version = self.version
+        decode, dbuf = _choose_decoder(buf)
         order = Ordering(version)
         queue = order.queue
         popleft = queue.popleft
         advance = order.advance
+        dispatch = order.dispatch
+        m_state = order.m_state
         check_ids = _CHECK_IDS
         stack_args = _STACK_ARGS
         string_args = _STRING_ARGS
@@ -248,7 +260,7 @@ class Reader:
                     cpu_i = 0
                     frontier = []
                     for m in gen.batch_ms:
-                        bc = _Cursor(m, gen.batches[m], freq, buf)
+                        bc = _Cursor(m, gen.batches[m], freq, dbuf, decode)
                         try:
                             ok = bc.next_event()
                         except WireError as err:
@@ -286,17 +298,47 @@ class Reader:
             # (4) Advance the frontier: the earliest M first, else the others in time order.
             table = gen.table
             g_no = gen.gen
+            bc = frontier[0]
             try:
-                bc = frontier[0]
-                if advance(bc, table, bc.m, g_no):
-                    if bc.next_event():
-                        _heap_update(frontier, 0)
+                # Fast path of Go's tryAdvance(0), fused: dispatch straight to the
+                # handler with the M's cached state, then refresh the cursor and
+                # restore the heap (a no-op when this M stays the earliest).
+                m = bc.m
+                if m != NO_THREAD:
+                    ms = bc.ms
+                    if ms is None:
+                        ms = bc.ms = m_state(m)
+                    if not order.initial_gen:
+                        order.initial_gen = g_no
+                    res = dispatch[bc.typ](bc, table, m, g_no, ms.g, ms.p)
+                    if res is not None:
+                        ms.g, ms.p = res
+                    ok = res is not None
+                else:
+                    ok = advance(bc, table, m, g_no)
+                if ok:
+                    i = bc.eidx
+                    evs = bc.evs
+                    if i < len(evs[0]):
+                        bc.typ = evs[0][i]
+                        bc.time = evs[1][i]
+                        bc.args = evs[2][i]
+                        bc.eidx = i + 1
+                        more = True
+                    else:
+                        more = bc.next_event()
+                    if more:
+                        n = len(frontier)
+                        if n > 1:
+                            t = bc.time
+                            if frontier[1].time < t or (n > 2 and frontier[2].time < t):
+                                _sift_down(frontier, 0)
                     else:
                         _heap_remove(frontier, 0)
                 else:
                     # Go sorts the heap (pdqsort; insertion sort, hence stable, up
                     # to 12 cursors) and tries the rest in order.
-                    frontier.sort(key=lambda c: c.time)
+                    frontier.sort(key=_cursor_time)
                     for i in range(1, len(frontier)):
                         bc = frontier[i]
                         if advance(bc, table, bc.m, g_no):
@@ -314,6 +356,29 @@ class Reader:
                 raise fail(str(err), m=bc.m) from None
             except WireError as err:
                 raise fail(err.message, err.offset, bc.m) from None
+
+
+def _cursor_time(c: _Cursor) -> int:
+    return c.time
+
+
+# Traces at least this big are decoded with the numba-compiled loop: below it,
+# importing numba and loading its cache costs more than it saves.
+NUMBA_MIN_SIZE = 4 << 20
+
+
+def _choose_decoder(buf):
+    """(decode function, buffer it reads): GOBLUEPRINT_DECODER=python|numba overrides the choice."""
+    want = os.environ.get("GOBLUEPRINT_DECODER", "")
+    if want == "python" or (want != "numba" and len(buf) < NUMBA_MIN_SIZE):
+        return decode_timed_batch, buf
+    try:
+        from goblueprint.trace import fastdecode
+    except ImportError:
+        if want == "numba":
+            raise
+        return decode_timed_batch, buf
+    return fastdecode.decode_timed_batch, fastdecode.as_array(buf)
 
 
 def _dump_frontier(frontier: list[_Cursor]) -> str:

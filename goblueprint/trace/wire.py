@@ -209,18 +209,26 @@ _NSPECS = len(_SPECS)
 _NARGS: tuple[int, ...] = tuple(len(s.args) - 1 if (s.args and s.is_timed_event) else -1 for s in _SPECS)
 
 
-def decode_timed_batch(buf, start: int, end: int, freq: float, last_ts: int) -> tuple[list, str | None, int]:
+def decode_timed_batch(
+    buf, start: int, end: int, freq: float, last_ts: int
+) -> tuple[tuple[list, list, list], str | None, int]:
     """Decode every timed event of one batch in one loop.
 
-    Returns (events, error, error_offset): events is a list of
-    ``(type, time, [a0, a1, a2, a3])`` with times already converted to
-    nanoseconds and accumulated as Go's batchCursor does (each delta scaled on
-    its own, then added).  If the batch is malformed, the events before the bad
-    one are returned with Go's error message; the cursor raises it only when it
-    reaches that point, so that the failure surfaces exactly where Go's would.
+    Returns ((types, times, args), error, error_offset): three parallel lists,
+    times already converted to nanoseconds and accumulated as Go's batchCursor
+    does (each delta scaled on its own, then added), args a fresh
+    ``[a0, a1, a2, a3]`` per event (the ordering engine may rewrite it).  If
+    the batch is malformed, the events before the bad one are returned with
+    Go's error message; the cursor raises it only when it reaches that point,
+    so the failure surfaces exactly where Go's would.
     """
-    out = []
-    append = out.append
+    typs: list[int] = []
+    times: list[int] = []
+    argl: list[list[int]] = []
+    out = (typs, times, argl)
+    add_typ = typs.append
+    add_time = times.append
+    add_args = argl.append
     nargs_of = _NARGS
     nspecs = _NSPECS
     two63 = _TWO63F
@@ -237,31 +245,44 @@ def decode_timed_batch(buf, start: int, end: int, freq: float, last_ts: int) -> 
         if nargs < 0:
             return out, f"found event without a timestamp: type={typ}", evpos
         pos += 1
-        # Timestamp delta (binary.Uvarint over the rest of the batch).
-        b = buf[pos] if pos < end else 0x80
-        if b < 0x80:
-            pos += 1
-            dt = b
-        else:
-            dt, pos = _uvarint_slice(buf, pos, end)
-            if pos < 0:
-                return out, "found invalid uvarint for timestamp", evpos
-        args = [0, 0, 0, 0]
-        for i in range(nargs):
+        # The timestamp delta and the arguments: binary.Uvarint over the rest
+        # of the batch, with the one-byte case first.
+        vals = []
+        for i in range(nargs + 1):
             b = buf[pos] if pos < end else 0x80
             if b < 0x80:
                 pos += 1
-                args[i] = b
-            else:
-                v, pos = _uvarint_slice(buf, pos, end)
-                if pos < 0:
-                    return out, "found invalid uvarint", evpos
-                args[i] = v
+                vals.append(b)
+                continue
+            x = 0
+            s = 0
+            k = 0
+            while True:
+                if pos >= end or k == 10:
+                    return (
+                        out,
+                        ("found invalid uvarint" if i else "found invalid uvarint for timestamp"),
+                        evpos,
+                    )
+                b = buf[pos]
+                pos += 1
+                if b < 0x80:
+                    if k == 9 and b > 1:
+                        return (
+                            out,
+                            ("found invalid uvarint" if i else "found invalid uvarint for timestamp"),
+                            evpos,
+                        )
+                    vals.append(x | (b << s))
+                    break
+                x |= (b & 0x7F) << s
+                s += 7
+                k += 1
         # time = freq.mul(dt) + lastTs; Go re-initialises lastTs from the batch
         # time whenever it is 0.
         if last_ts == 0:
             last_ts = base
-        x = dt * freq
+        x = vals[0] * freq
         if -two63 <= x < two63:
             t = int(x) + last_ts
         else:
@@ -269,25 +290,12 @@ def decode_timed_batch(buf, start: int, end: int, freq: float, last_ts: int) -> 
         if t > imax or t < imin:
             t = wrap64(t)
         last_ts = t
-        append((typ, t, args))
+        del vals[0]
+        vals.extend(_PAD[nargs])
+        add_typ(typ)
+        add_time(t)
+        add_args(vals)
     return out, None, pos
 
 
-def _uvarint_slice(buf, pos: int, end: int) -> tuple[int, int]:
-    """binary.Uvarint over buf[pos:end]; returns (value, new pos) or (0, -1) on failure."""
-    x = 0
-    s = 0
-    i = 0
-    while i < 10:
-        if pos >= end:
-            return 0, -1
-        b = buf[pos]
-        pos += 1
-        if b < 0x80:
-            if i == 9 and b > 1:
-                return 0, -1
-            return x | (b << s), pos
-        x |= (b & 0x7F) << s
-        s += 7
-        i += 1
-    return 0, -1
+_PAD = tuple((0,) * (4 - n) for n in range(5))
