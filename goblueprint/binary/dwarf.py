@@ -116,29 +116,6 @@ class Dwarf:
     def funcs(self) -> dict[str, list]:
         return self.index("funcs")
 
-    def _ranges(self, die: Any, cu: Any, cu_base: int) -> list[list[int]]:
-        attrs = die.attributes
-        if "DW_AT_low_pc" in attrs and "DW_AT_high_pc" in attrs:
-            lo = attrs["DW_AT_low_pc"].value
-            hi_attr = attrs["DW_AT_high_pc"]
-            hi = lo + hi_attr.value if hi_attr.form in _CONST_FORMS else hi_attr.value
-            return [[lo, hi]]
-        if "DW_AT_ranges" in attrs:
-            rl = self.info.range_lists()
-            if rl is None:
-                return []
-            base = cu_base
-            out = []
-            for entry in rl.get_range_list_at_offset(attrs["DW_AT_ranges"].value, cu=cu):
-                if hasattr(entry, "base_address"):
-                    base = entry.base_address
-                elif entry.is_absolute:
-                    out.append([entry.begin_offset, entry.end_offset])
-                else:
-                    out.append([base + entry.begin_offset, base + entry.end_offset])
-            return out
-        return []
-
     def _file_table(self, cu: Any) -> list[str]:
         lp = self.info.line_program_for_CU(cu)
         if lp is None:
@@ -159,6 +136,17 @@ class Dwarf:
         return files if version >= 5 else ["", *files]
 
     def _build(self) -> dict[str, Any]:
+        from goblueprint.binary import die as D
+
+        info = self.info
+        sections = {}
+        for key, attr in (("info", "debug_info_sec"), ("abbrev", "debug_abbrev_sec"), ("str", "debug_str_sec"),
+                          ("line_str", "debug_line_str_sec"), ("addr", "debug_addr_sec"),
+                          ("ranges", "debug_ranges_sec"), ("rnglists", "debug_rnglists_sec")):  # fmt: skip
+            sec = getattr(info, attr, None)
+            if sec is not None:
+                sections[key] = sec.stream.getvalue()
+        reader = D.DieReader(sections)
         types: dict[str, list] = {}
         type_names: dict[str, str] = {}
         consts: dict[str, list] = {}
@@ -166,84 +154,77 @@ class Dwarf:
         sub_names: dict[int, str] = {}
         pending_inlines: list[tuple[list, int]] = []
         cus: dict[str, list] = {}
-        for cu in self.info.iter_CUs():
-            cu_off = cu.cu_offset
-            top = cu.get_top_DIE()
-            cu_base = top.attributes["DW_AT_low_pc"].value if "DW_AT_low_pc" in top.attributes else 0
-            cus[str(cu_off)] = self._ranges(top, cu, cu_base)
+        type_tags = D.TYPE_TAGS
+        for unit in reader.units():
+            cu_off = unit.offset
+            cu_base = 0
             files: list[str] | None = None
             depth = 0
-            current: list | None = None  # the concrete subprogram whose children we are in
+            current: list | None = None
             current_depth = -1
             inline_depth_base = 0
             array: list | None = None
             struct_rec: list | None = None
-            for die in cu.iter_DIEs():
-                tag = die.tag
-                if tag is None:
+            for item in reader.dies(unit):
+                if item is None:
                     depth -= 1
                     if current is not None and depth <= current_depth:
                         current = None
                     continue
-                attrs = die.attributes
-                kind = _TYPE_TAGS.get(tag)
+                off, tag, attrs, children = item
+                kind = type_tags.get(tag)
                 if kind is not None:
-                    name = _str(attrs["DW_AT_name"].value) if "DW_AT_name" in attrs else ""
-                    size = attrs["DW_AT_byte_size"].value if "DW_AT_byte_size" in attrs else None
-                    target = _ref(attrs["DW_AT_type"], cu_off) if "DW_AT_type" in attrs else None
-                    rec = [kind, name, size, target, None]
-                    types[str(die.offset)] = rec
+                    name = attrs.get(D.AT_NAME, "")
+                    rec = [kind, name, attrs.get(D.AT_BYTE_SIZE), attrs.get(D.AT_TYPE), None]
+                    types[str(off)] = rec
                     if name and (name not in type_names or kind != "typedef"):
-                        type_names[name] = str(die.offset)
+                        type_names[name] = str(off)
                     struct_rec = rec if kind in ("struct", "union") else None
                     array = rec if kind == "array" else None
                     if struct_rec is not None:
                         rec[4] = []
-                elif tag == "DW_TAG_member" and struct_rec is not None:
-                    loc = attrs.get("DW_AT_data_member_location")
-                    off = loc.value if loc is not None and isinstance(loc.value, int) else 0
-                    mtype = _ref(attrs["DW_AT_type"], cu_off) if "DW_AT_type" in attrs else None
-                    mname = _str(attrs["DW_AT_name"].value) if "DW_AT_name" in attrs else ""
-                    struct_rec[4].append([mname, off, mtype])
-                elif tag == "DW_TAG_subrange_type" and array is not None:
-                    if "DW_AT_count" in attrs:
-                        array[4] = attrs["DW_AT_count"].value
-                    elif "DW_AT_upper_bound" in attrs:
-                        array[4] = attrs["DW_AT_upper_bound"].value + 1
-                elif tag == "DW_TAG_constant":
-                    name = _str(attrs["DW_AT_name"].value) if "DW_AT_name" in attrs else ""
-                    val = attrs["DW_AT_const_value"].value if "DW_AT_const_value" in attrs else None
-                    tref = _ref(attrs["DW_AT_type"], cu_off) if "DW_AT_type" in attrs else None
-                    if name and isinstance(val, int):
-                        consts[name] = [val, tref]
-                elif tag == "DW_TAG_subprogram":
-                    name = _str(attrs["DW_AT_name"].value) if "DW_AT_name" in attrs else ""
-                    sub_names[die.offset] = name
-                    ranges = self._ranges(die, cu, cu_base)
+                elif tag == D.TAG_MEMBER and struct_rec is not None:
+                    loc = attrs.get(D.AT_MEMBER_LOCATION, 0)
+                    if isinstance(loc, bytes):
+                        # An expression: Go only ever writes DW_OP_plus_uconst N.
+                        loc = D._uleb(loc, 1)[0] if loc[:1] == b"\x23" else 0
+                    struct_rec[4].append([attrs.get(D.AT_NAME, ""), loc, attrs.get(D.AT_TYPE)])
+                elif tag == D.TAG_SUBRANGE and array is not None:
+                    if D.AT_COUNT in attrs:
+                        array[4] = attrs[D.AT_COUNT]
+                    elif D.AT_UPPER_BOUND in attrs:
+                        array[4] = attrs[D.AT_UPPER_BOUND] + 1
+                elif tag == D.TAG_CONSTANT:
+                    name = attrs.get(D.AT_NAME, "")
+                    val = attrs.get(D.AT_CONST_VALUE)
+                    if name and isinstance(val, int) and not isinstance(val, bool):
+                        consts[name] = [val, attrs.get(D.AT_TYPE)]
+                elif tag == D.TAG_SUBPROGRAM:
+                    name = attrs.get(D.AT_NAME, "")
+                    sub_names[off] = name
+                    ranges = reader.pc_ranges(unit, attrs, cu_base)
                     if ranges and name:
                         current = [ranges[0][0], ranges[0][1], cu_off, []]
                         funcs.setdefault(name, current)
                         current_depth = depth
                         inline_depth_base = depth + 1
-                elif tag == "DW_TAG_inlined_subroutine" and current is not None:
+                elif tag == D.TAG_INLINED and current is not None:
                     if files is None:
-                        files = self._file_table(cu)
-                    origin = (
-                        _ref(attrs["DW_AT_abstract_origin"], cu_off)
-                        if "DW_AT_abstract_origin" in attrs
-                        else -1
-                    )
-                    cf = attrs["DW_AT_call_file"].value if "DW_AT_call_file" in attrs else 0
-                    cl = attrs["DW_AT_call_line"].value if "DW_AT_call_line" in attrs else 0
-                    rec = [origin, self._ranges(die, cu, cu_base), files[cf] if cf < len(files) else "?", cl,
-                           depth - inline_depth_base]  # fmt: skip
+                        files = self._file_table(info.get_CU_at(cu_off))
+                    origin = attrs.get(D.AT_ABSTRACT_ORIGIN, -1)
+                    cf = attrs.get(D.AT_CALL_FILE, 0)
+                    rec = [origin, reader.pc_ranges(unit, attrs, cu_base), files[cf] if cf < len(files) else "?",
+                           attrs.get(D.AT_CALL_LINE, 0), depth - inline_depth_base]  # fmt: skip
                     current[3].append(rec)
                     pending_inlines.append((rec, origin))
-                if die.has_children:
+                elif tag == D.TAG_COMPILE_UNIT:
+                    if D.AT_LOW_PC in attrs:
+                        cu_base = reader.address(unit, attrs[D.AT_LOW_PC])
+                    cus[str(cu_off)] = reader.pc_ranges(unit, attrs, cu_base)
+                if children:
                     depth += 1
         for rec, origin in pending_inlines:
             rec[0] = sub_names.get(origin, "?")
-        # Constants carry their type's name, not a DIE offset, so the index stands alone.
         for name, (val, tref) in list(consts.items()):
             t = types.get(str(tref)) if tref is not None else None
             consts[name] = [val, t[1] if t else ""]
