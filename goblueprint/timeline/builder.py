@@ -53,6 +53,7 @@ from goblueprint.timeline._api import (
 )
 from goblueprint.timeline.model import (
     NONE,
+    SPANS_SCHEMA,
     FlowKind,
     InstantKind,
     LaneKind,
@@ -113,6 +114,9 @@ _RANGE_STATE = {
 }
 
 GOMAXPROCS_METRIC = "/sched/gomaxprocs:threads"
+# Goroutine states with a derived "how many goroutines are in it" counter.
+_COUNTED = {G_RUNNING: 0, G_RUNNABLE: 1, G_SYSCALL: 2}
+_COUNTED_NAMES = ("goroutines running", "goroutines runnable", "goroutines in syscall")
 _MAX_U64_AS_I64 = 2**63
 
 
@@ -144,9 +148,7 @@ class TimelineBuilder:
         self.stack_ids: dict[Any, int] = {}
         self.stack_by_frames: dict[tuple[Any, ...], int] = {}
         self.sf: dict[str, list[Any]] = {k: [] for k in ("stack", "depth", "pc", "func", "file", "line")}
-        self.sp: dict[str, list[Any]] = {
-            k: [] for k in ("lane_kind", "lane_id", "start", "end", "state", "g", "p", "m", "label", "stack")
-        }
+        self.rows: list[tuple[int, ...]] = []  # closed spans, in SPANS_SCHEMA column order
         self.fl: dict[str, list[Any]] = {
             k: []
             for k in (
@@ -173,12 +175,9 @@ class TimelineBuilder:
         self.sync_ts = 0
         self.first_ts: int | None = None
         self.last_ts = 0
-        self.counts = {"running": 0, "runnable": 0, "syscall": 0}
-        self.count_names = {
-            "running": self.sid("goroutines running"),
-            "runnable": self.sid("goroutines runnable"),
-            "syscall": self.sid("goroutines in syscall"),
-        }
+        # Derived counters, indexed as _COUNTED.
+        self.counts = [0, 0, 0]
+        self.count_names = [self.sid(name) for name in _COUNTED_NAMES]
 
     # --- interning --------------------------------------------------------------------------
 
@@ -213,17 +212,12 @@ class TimelineBuilder:
     # --- spans ------------------------------------------------------------------------------
 
     def _emit(self, kind: int, lane: int, span: _Span, end: int) -> None:
-        sp = self.sp
-        sp["lane_kind"].append(kind)
-        sp["lane_id"].append(lane)
-        sp["start"].append(span.start)
-        sp["end"].append(max(end, span.start))
-        sp["state"].append(span.state)
-        sp["g"].append(span.g)
-        sp["p"].append(span.p)
-        sp["m"].append(span.m)
-        sp["label"].append(span.label)
-        sp["stack"].append(span.stack)
+        # One tuple per span (columns are built once at the end): the cheapest append in CPython.
+        start = span.start
+        self.rows.append(
+            (kind, lane, start, end if end > start else start, span.state, span.g, span.p, span.m, span.label,
+             span.stack)
+        )  # fmt: skip
 
     def _set(
         self, kind: int, lane: int, t: int, state: int | None, g: int = NONE, p: int = NONE, m: int = NONE
@@ -363,13 +357,14 @@ class TimelineBuilder:
         if old == new:
             return
         counts = self.counts
-        for state, delta in ((old, -1), (new, 1)):
-            name = "running" if state == G_RUNNING else "runnable" if state == G_RUNNABLE else (
-                "syscall" if state == G_SYSCALL else None
-            )  # fmt: skip
-            if name is not None:
-                counts[name] = max(0, counts[name] + delta)
-                self._counter(self.count_names[name], t, counts[name])
+        i = _COUNTED.get(old)
+        if i is not None:
+            counts[i] = max(0, counts[i] - 1)
+            self._counter(self.count_names[i], t, counts[i])
+        i = _COUNTED.get(new)
+        if i is not None:
+            counts[i] += 1
+            self._counter(self.count_names[i], t, counts[i])
         self.g_state[gid] = new
         start = self.sync_ts if old == G_UNDETERMINED else t
         label = 0
@@ -544,7 +539,9 @@ class TimelineBuilder:
             self._flow(gid, cause, NONE, NONE, NONE)
         self.cause.clear()
 
-        spans = frame("spans", self.sp).sort(["lane_kind", "lane_id", "start", "end"])
+        spans = pl.DataFrame(self.rows, schema=SPANS_SCHEMA, orient="row").sort(
+            ["lane_kind", "lane_id", "start", "end"]
+        )
         strings = list(self.strings)
         tl = Timeline(
             start_ns=self.first_ts or 0,
