@@ -6,6 +6,9 @@ the format `goblueprint trace dump` reproduces), built once into the cache dir.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -94,3 +97,42 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
 @pytest.fixture(scope="session")
 def go_testdata(reference_toolchain) -> Path:
     return reference_toolchain.goroot / GO_TRACE_TESTDATA
+
+
+GOPROGS = Path(__file__).resolve().parent / "goprogs"
+
+
+def _digest(prog_dir: Path, extra: str) -> str:
+    h = hashlib.sha256(extra.encode())
+    for path in sorted(prog_dir.rglob("*")):
+        if path.is_file():
+            h.update(path.relative_to(prog_dir).as_posix().encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _trace_own_prog(prog: str, go: str, env: dict[str, str] | None = None) -> Path:
+    """Build and run tests/trace_core/goprogs/PROG with Go release GO (cached by content)."""
+    tc = toolchain.find(go)
+    prog_dir = GOPROGS / prog
+    env = env or {}
+    key = f"trace_core-{prog}-go{tc.version}-{_digest(prog_dir, repr(sorted(env.items())))}"
+    out = toolchain.cache_dir() / "test-traces" / f"{key}.trace"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not out.exists():
+            binary = out.with_suffix(".bin")
+            tc.run(["build", "-o", str(binary), "."], cwd=prog_dir)
+            tmp = out.with_name(out.name + ".tmp")
+            run_env = dict(os.environ, GOBLUEPRINT_TRACE_OUT=str(tmp), **env)
+            subprocess.run([str(binary)], env=run_env, check=True, timeout=600, capture_output=True)
+            tmp.rename(out)
+            binary.unlink()
+    return out
+
+
+@pytest.fixture(scope="session")
+def own_trace() -> Callable[..., Path]:
+    """Factory: own_trace("coro", "1.27", {"GODEBUG": "traceallocfree=1"}) -> trace path."""
+    return _trace_own_prog

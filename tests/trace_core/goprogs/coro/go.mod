@@ -1,0 +1,3 @@
+module goblueprint.test/coro
+
+go 1.23

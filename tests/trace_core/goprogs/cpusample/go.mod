@@ -1,0 +1,3 @@
+module goblueprint.test/cpusample
+
+go 1.22

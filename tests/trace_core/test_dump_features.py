@@ -1,0 +1,57 @@
+"""Event types the scheduler workload does not produce: CPU samples, coroutine switches
+(GoSwitch/GoSwitchDestroy, Go 1.23+) and the experimental alloc/free events."""
+
+from __future__ import annotations
+
+import pytest
+
+from goblueprint.trace.events import EventKind
+from goblueprint.trace.reader import Reader
+
+from .conftest import our_parsed, same_error
+
+pytestmark = pytest.mark.slow
+
+CASES = [
+    ("cpusample", "1.22", {}),
+    ("cpusample", "1.27", {}),
+    ("coro", "1.23", {"GODEBUG": "traceallocfree=1"}),
+    ("coro", "1.25", {"GODEBUG": "traceallocfree=1"}),
+    ("coro", "1.27", {"GODEBUG": "traceallocfree=1"}),
+]
+
+
+@pytest.mark.parametrize(("prog", "go", "env"), CASES, ids=[f"{p}-{g}" for p, g, _ in CASES])
+def test_same_as_go(prog, go, env, own_trace, go_parsed):
+    path = own_trace(prog, go, env)
+    want = go_parsed(path)
+    got = our_parsed(path.read_bytes())
+    assert want.error is None
+    assert got.text == want.text
+    assert same_error(got.error, want.error)
+    # The feature under test is really in the trace.
+    kinds = {ev.kind for ev in Reader(path.read_bytes())}
+    if prog == "cpusample":
+        assert EventKind.STACK_SAMPLE in kinds
+    else:
+        assert EventKind.EXPERIMENTAL in kinds
+
+
+def test_experimental_event_api(own_trace):
+    data = own_trace("coro", "1.27", {"GODEBUG": "traceallocfree=1"}).read_bytes()
+    names = set()
+    syncs = 0
+    for ev in Reader(data):
+        if ev.kind == EventKind.EXPERIMENTAL:
+            x = ev.experimental()
+            names.add(x.name)
+            assert x.experiment == "AllocFree"
+            assert len(x.arg_values) == len(x.args)
+        elif ev.kind == EventKind.SYNC:
+            s = ev.sync()
+            if s.clock_snapshot is not None:
+                syncs += 1
+                assert "AllocFree" in s.experimental_batches
+                assert all(b.data for b in s.experimental_batches["AllocFree"])
+    assert {"HeapObjectAlloc", "SpanAlloc"} <= names
+    assert syncs >= 1
