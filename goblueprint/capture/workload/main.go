@@ -91,7 +91,7 @@ func cpuPhase(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			trace.WithRegion(ctx, "spin", func() {
-				v := spin(n(20_000_000))
+				v := spin(n(10_000_000))
 				mu.Lock()
 				sink += v
 				mu.Unlock()
@@ -110,7 +110,7 @@ func channelPhase(ctx context.Context) {
 	go func() { // producer
 		defer wg.Done()
 		defer close(src)
-		for i := 0; i < n(20_000); i++ {
+		for i := 0; i < n(5_000); i++ {
 			src <- i
 		}
 	}()
@@ -151,7 +151,7 @@ func mutexPhase(ctx context.Context) {
 		go func(w int) {
 			defer wg.Done()
 			defer trace.StartRegion(ctx, "contend").End()
-			for i := 0; i < n(3_000); i++ {
+			for i := 0; i < n(1_000); i++ {
 				if i%10 == 0 {
 					rw.Lock()
 					shared[w] = i
@@ -261,7 +261,7 @@ func networkPhase(ctx context.Context) {
 			}
 			defer c.Close()
 			buf := make([]byte, 512)
-			for j := 0; j < n(200); j++ {
+			for j := 0; j < n(100); j++ {
 				if _, err := c.Write(buf); err != nil {
 					return
 				}
