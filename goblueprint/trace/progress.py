@@ -63,15 +63,30 @@ def progress(
         TransferSpeedColumn,
     )
 
-    if unit == "bytes":
-        columns = [TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn()]
-    else:
-        columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn(unit)]
     if total is None:
-        columns[1] = SpinnerColumn()
-        columns.append(TimeElapsedColumn())
+        # Unknown length: a running count, not a bar with "N/?".
+        columns = [
+            TextColumn("{task.description}"),
+            SpinnerColumn(),
+            TextColumn("{task.completed:,.0f} " + unit),
+            TimeElapsedColumn(),
+        ]
+    elif unit == "bytes":
+        columns = [
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+        ]
     else:
-        columns.append(TimeRemainingColumn())
+        columns = [
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn(unit),
+            TimeRemainingColumn(),
+        ]
     with Progress(*columns, console=Console(file=stream), transient=True, auto_refresh=False) as bar:
         task = bar.add_task(label, total=total)
         last = 0.0
