@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -81,12 +82,19 @@ def _cached(kind: str, key: str, produce) -> Any:
         return json.loads(path.read_bytes())
     except (OSError, ValueError):
         pass
-    data = produce()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, separators=(",", ":")))
-    tmp.replace(path)
-    return data
+    # Concurrent processes wanting the same facts: one computes, the others read its result.
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            pass
+        data = produce()
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, separators=(",", ":")))
+        tmp.replace(path)
+        return data
 
 
 def load(root: Goroot, pkg: str = tables.PACKAGE) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -40,6 +41,16 @@ def helper_path() -> Path:
     target = toolchain.cache_dir() / "source" / f"gohelper-{key}" / "gohelper"
     if target.exists():
         return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # One build at a time (parallel test workers, concurrent CLI calls); the others wait and reuse it.
+    with open(target.parent / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.exists():
+            _build(tc, target)
+    return target
+
+
+def _build(tc: toolchain.Toolchain, target: Path) -> None:
     src = resources.files("goblueprint.source") / "gohelper"
     build_dir = target.parent / f"src.{os.getpid()}"
     build_dir.mkdir(parents=True, exist_ok=True)
@@ -51,7 +62,6 @@ def helper_path() -> Path:
         tmp.replace(target)  # atomic: concurrent builders race harmlessly
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)
-    return target
 
 
 def run_helper(mode: str, goroot: Path, args: list[str]) -> dict[str, Any]:

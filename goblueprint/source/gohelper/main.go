@@ -19,7 +19,6 @@ import (
 	"go/ast"
 	"go/build"
 	"go/constant"
-	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
@@ -90,9 +89,60 @@ func buildContext(goroot, goos, goarch, toolTags string) build.Context {
 	if toolTags != "" {
 		ctx.ToolTags = splitList(toolTags)
 	}
-	// The source importer type-checks imports through build.Default.
-	build.Default = ctx
 	return ctx
+}
+
+// srcImporter type-checks imported packages from the GOROOT's own source
+// (declarations only), so that any release can be read without compiling it.
+// It avoids go/importer, whose export-data readers would make the helper
+// itself much slower to build.
+type srcImporter struct {
+	ctx  build.Context
+	fset *token.FileSet
+	pkgs map[string]*types.Package
+	errs []string
+}
+
+func newSrcImporter(ctx build.Context, fset *token.FileSet) *srcImporter {
+	return &srcImporter{ctx: ctx, fset: fset, pkgs: map[string]*types.Package{}}
+}
+
+func (s *srcImporter) Import(path string) (*types.Package, error) {
+	return s.ImportFrom(path, "", 0)
+}
+
+func (s *srcImporter) ImportFrom(path, dir string, _ types.ImportMode) (*types.Package, error) {
+	if path == "unsafe" {
+		return types.Unsafe, nil
+	}
+	bp, err := s.ctx.Import(path, dir, 0)
+	if err != nil {
+		return nil, err
+	}
+	key := bp.ImportPath // vendored std packages resolve to vendor/...
+	if pkg, ok := s.pkgs[key]; ok {
+		if pkg == nil {
+			return nil, fmt.Errorf("import cycle through %s", key)
+		}
+		return pkg, nil
+	}
+	s.pkgs[key] = nil
+	files := make([]*ast.File, 0, len(bp.GoFiles))
+	for _, name := range bp.GoFiles {
+		f, err := parser.ParseFile(s.fset, filepath.Join(bp.Dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	conf := types.Config{Importer: s, FakeImportC: true, IgnoreFuncBodies: true, Error: func(err error) {
+		if len(s.errs) < 50 {
+			s.errs = append(s.errs, err.Error())
+		}
+	}}
+	pkg, _ := conf.Check(key, s.fset, files, nil)
+	s.pkgs[key] = pkg
+	return pkg, nil
 }
 
 // ---------------------------------------------------------------- parsecheck
@@ -202,7 +252,7 @@ func load(ctx build.Context, path string) *loaded {
 		Selections: map[*ast.SelectorExpr]*types.Selection{},
 	}
 	conf := types.Config{
-		Importer:         importer.ForCompiler(l.fset, "source", nil),
+		Importer:         newSrcImporter(ctx, l.fset),
 		FakeImportC:      true,
 		IgnoreFuncBodies: false,
 		Error: func(err error) {
@@ -1217,11 +1267,17 @@ func contractsMode(ctx build.Context, paths []string) contractsOut {
 	var ifaces []*types.TypeName
 	seenPkg := map[*types.Package]bool{}
 	seenIface := map[string]bool{}
+	// One importer for all listed packages, so that io imported by net and io listed
+	// are the same package and method signatures compare equal.
+	fset := token.NewFileSet()
+	imp := newSrcImporter(ctx, fset)
 	for _, path := range paths {
-		l := load(ctx, path)
-		out.TypeErrors = append(out.TypeErrors, l.typeErrs...)
+		pkg, err := imp.Import(path)
+		if err != nil {
+			fail(fmt.Sprintf("cannot load package %s: %v", path, err))
+		}
 		// Interfaces of the package and of its direct imports are candidates.
-		for _, p := range append([]*types.Package{l.pkg}, l.pkg.Imports()...) {
+		for _, p := range append([]*types.Package{pkg}, pkg.Imports()...) {
 			if seenPkg[p] {
 				continue
 			}
@@ -1231,7 +1287,6 @@ func contractsMode(ctx build.Context, paths []string) contractsOut {
 				if !ok || !tn.Exported() {
 					continue
 				}
-				// A package imported by two listed packages is seen twice (once per load).
 				key := p.Path() + "." + tn.Name()
 				if types.IsInterface(tn.Type()) && !seenIface[key] {
 					seenIface[key] = true
@@ -1239,8 +1294,8 @@ func contractsMode(ctx build.Context, paths []string) contractsOut {
 				}
 			}
 		}
-		for _, n := range l.pkg.Scope().Names() {
-			tn, ok := l.pkg.Scope().Lookup(n).(*types.TypeName)
+		for _, n := range pkg.Scope().Names() {
+			tn, ok := pkg.Scope().Lookup(n).(*types.TypeName)
 			if !ok || !tn.Exported() {
 				continue
 			}
@@ -1248,7 +1303,7 @@ func contractsMode(ctx build.Context, paths []string) contractsOut {
 			if it, ok := tn.Type().Underlying().(*types.Interface); ok {
 				f := ifaceFact{Name: tn.Pkg().Name() + "." + tn.Name(), Package: tn.Pkg().Path(),
 					Declared: []string{}, Embedded: []string{}, Methods: []string{},
-					File: rel(ctx.GOROOT, l.fset.Position(tn.Pos()).Filename), Line: l.line(tn.Pos())}
+					File: rel(ctx.GOROOT, fset.Position(tn.Pos()).Filename), Line: fset.Position(tn.Pos()).Line}
 				for i := 0; i < it.NumExplicitMethods(); i++ {
 					f.Declared = append(f.Declared, it.ExplicitMethod(i).Name())
 				}
@@ -1262,6 +1317,7 @@ func contractsMode(ctx build.Context, paths []string) contractsOut {
 			}
 		}
 	}
+	out.TypeErrors = nonNil(imp.errs)
 	for _, tn := range named {
 		t := tn.Type()
 		if _, isGeneric := t.(*types.Named); isGeneric && t.(*types.Named).TypeParams().Len() > 0 {
