@@ -127,9 +127,10 @@ def run_steps(
     *,
     jobs: int = 1,
     extra: bool = False,
+    only: set[str] | None = None,
 ) -> list[StepResult]:
     """Run the steps, JOBS at a time in worker processes (the views are CPU-bound Python)."""
-    steps = [s for s in STEPS if extra or not s.extra]
+    steps = [s for s in STEPS if (extra or not s.extra) and (only is None or s.name in only)]
     results: dict[Step, StepResult] = {}
     if jobs <= 1:
         for step in steps:

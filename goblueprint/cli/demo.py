@@ -16,6 +16,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--procs", type=int, metavar="N", help="run the workload with GOMAXPROCS=N")
     parser.add_argument("--scale", type=float, default=1.0, help="amount of work (default 1)")
+    parser.add_argument("--only", metavar="NAMES", help="comma-separated views to write (e.g. timeline.html)")
     parser.add_argument(
         "--all", action="store_true", help="also write the extra formats (SVG timeline, Chrome JSON, ...)"
     )
@@ -38,6 +39,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.scale <= 0:
         raise UsageError("--scale must be positive")
+    only = None
+    if args.only:
+        only = {name.strip() for name in args.only.split(",") if name.strip()}
+        unknown = only - {step.name for step in demo.STEPS}
+        if unknown:
+            known = ", ".join(step.name for step in demo.STEPS)
+            raise UsageError(f"--only: unknown view {', '.join(sorted(unknown))} (views: {known})")
     out_dir = Path(args.out).resolve()
     cap_dir = out_dir / "capture"
     print(f"goblueprint demo: recording the bundled workload ({demo.WORKLOAD_DIR}) …", flush=True)
@@ -92,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     jobs = args.jobs if args.jobs is not None else min(4, os.cpu_count() or 1)
-    results = demo.run_steps(out_dir, values, progress, jobs=max(1, jobs), extra=args.all)
+    results = demo.run_steps(out_dir, values, progress, jobs=max(1, jobs), extra=args.all, only=only)
     capture_files = [
         f"capture/{name}"
         for name in ("meta.json", "trace.out", "schedtrace.log")

@@ -1,0 +1,3 @@
+module example.local/broken
+
+go 1.22

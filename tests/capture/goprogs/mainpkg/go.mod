@@ -1,0 +1,3 @@
+module example.local/mainpkg
+
+go 1.22

@@ -1,0 +1,3 @@
+module example.local/selftrace
+
+go 1.22

@@ -1,0 +1,3 @@
+module example.local/testpkg
+
+go 1.22
