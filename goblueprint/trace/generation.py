@@ -11,6 +11,7 @@ batch of the next generation being "spilled" over.
 from __future__ import annotations
 
 from goblueprint.trace import spec
+from goblueprint.trace.gosort import sort_func
 from goblueprint.trace.wire import (
     Batch,
     WireError,
@@ -249,9 +250,13 @@ def _finish(g: Generation, version: int, check_snapshot: bool) -> None:
                 raise WireError(f"found invalid file string ID {fr[2]} for stack {sid}", g.offset, g.gen)
     # Convert CPU sample timestamps and sort them by time (Go's fixUpCPUSamples).
     freq = t.freq
-    g.cpu_samples = sorted(
-        ((mul(freq, ts), m, p, gid, stk) for ts, m, p, gid, stk in g.cpu_samples), key=lambda s: s[0]
-    )
+    samples = [(mul(freq, ts), m, p, gid, stk) for ts, m, p, gid, stk in g.cpu_samples]
+    sort_func(samples, key=_sample_time)  # Go's unstable sort: ties end up where Go puts them
+    g.cpu_samples = samples
+
+
+def _sample_time(s: tuple[int, int, int, int, int]) -> int:
+    return s[0]
 
 
 def read_generation(buf, pos: int, end: int, version: int) -> tuple[Generation | None, int]:

@@ -22,6 +22,7 @@ from goblueprint.errors import TraceError, UsageError
 from goblueprint.trace import spec
 from goblueprint.trace.events import EV_SYNC_EVENT, NO_GOROUTINE, NO_PROC, NO_THREAD, Event
 from goblueprint.trace.generation import Generation, read_generation, read_generation_with_spill
+from goblueprint.trace.gosort import sort_func
 from goblueprint.trace.order import Ordering, _Broken
 from goblueprint.trace.wire import WireError, decode_timed_batch, mul, read_header
 
@@ -336,9 +337,8 @@ class Reader:
                     else:
                         _heap_remove(frontier, 0)
                 else:
-                    # Go sorts the heap (pdqsort; insertion sort, hence stable, up
-                    # to 12 cursors) and tries the rest in order.
-                    frontier.sort(key=_cursor_time)
+                    # Go sorts the heap (unstable pdqsort) and tries the rest in order.
+                    sort_func(frontier, key=_cursor_time)
                     for i in range(1, len(frontier)):
                         bc = frontier[i]
                         if advance(bc, table, bc.m, g_no):

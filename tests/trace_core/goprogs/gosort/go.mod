@@ -1,0 +1,3 @@
+module goblueprint.test/gosort
+
+go 1.22
