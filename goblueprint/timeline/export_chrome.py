@@ -16,16 +16,13 @@ import json
 from pathlib import Path
 from typing import IO
 
+import numpy as np
 import polars as pl
 
 from goblueprint.errors import UsageError
 from goblueprint.render.lanes import GROUPS, arrange, sorted_spans, span_titles
 from goblueprint.timeline.export_perfetto import COUNTER_TITLES
 from goblueprint.timeline.model import STATE_NAMES, LaneKind, Timeline
-
-
-def _us(ns: int) -> float:
-    return round(ns / 1000.0, 3)
 
 
 def write_chrome(tl: Timeline, out: str | Path | IO[str]) -> int:
@@ -44,16 +41,28 @@ def write_chrome(tl: Timeline, out: str | Path | IO[str]) -> int:
     count = 0
     first = True
 
-    def emit(obj: dict) -> None:
+    pending: list[str] = []
+
+    def emit_text(text: str) -> None:
         nonlocal count, first
-        out.write(("" if first else ",\n") + dump(obj))
+        pending.append(text if first else ",\n" + text)
         first = False
         count += 1
+        if len(pending) >= 50_000:
+            flush()
+
+    def flush() -> None:
+        out.write("".join(pending))
+        pending.clear()
+
+    def emit(obj: dict) -> None:
+        emit_text(dump(obj))
 
     out.write('{"displayTimeUnit":"ns","otherData":')
     out.write(dump({"generator": "goblueprint", "go_version": tl.go_version, "start_ns": origin}))
     out.write(',"traceEvents":[\n')
     where: dict[tuple[int, int], tuple[int, int]] = {}  # lane -> (pid, tid)
+    pid_tid = np.zeros((spans.height, 2), dtype=np.int64)  # sorted-span row -> (pid, tid)
     pid = 0
     for key, title, _kinds, _folded in GROUPS:
         members = [lane for lane in lanes if lane.group == key]
@@ -68,16 +77,10 @@ def write_chrome(tl: Timeline, out: str | Path | IO[str]) -> int:
             emit(
                 {"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}}
             )
-            rows = spans.slice(lane.lo, lane.hi - lane.lo)
-            for k, (start, end, state, g, p, m) in enumerate(
-                rows.select("start", "end", "state", "g", "p", "m").iter_rows()
-            ):
-                args = {"state": STATE_NAMES.get(state, str(state))}
-                for name, value in (("g", g), ("p", p), ("m", m)):
-                    if value >= 0:
-                        args[name] = value
-                emit({"ph": "X", "pid": pid, "tid": tid, "ts": _us(start - origin), "dur": _us(end - start),
-                      "name": titles[int(title_of_span[lane.lo + k])], "args": args})  # fmt: skip
+            pid_tid[lane.lo : lane.hi] = (pid, tid)
+    flush()
+    count += _write_complete_events(out, spans, origin, pid_tid, title_of_span, titles, first)
+    first = first and spans.height == 0
     for kind, t, g, p, m, label, category in tl.instants.select(
         "kind", "time", "g", "p", "m", "label", "category"
     ).iter_rows():
@@ -89,14 +92,21 @@ def write_chrome(tl: Timeline, out: str | Path | IO[str]) -> int:
         if place is None:
             continue
         args = {"category": tl.strings[category]} if category else {}
-        emit({"ph": "i", "s": "t", "pid": place[0], "tid": place[1], "ts": _us(t - origin),
+        emit({"ph": "i", "s": "t", "pid": place[0], "tid": place[1], "ts": round((t - origin) / 1000, 3),
               "name": tl.strings[label] or f"event {kind}", "args": args})  # fmt: skip
     pid += 1
     emit({"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": "Counters"}})
+    # Counters and flows are many: preformatted text with keys in sorted order, as dump() would give.
+    titles_json: dict[int, str] = {}
     for name, t, value in tl.counters.sort(["name", "time"]).iter_rows():
-        raw = tl.strings[name]
-        emit({"ph": "C", "pid": pid, "tid": 0, "ts": _us(t - origin), "name": COUNTER_TITLES.get(raw, raw),
-              "args": {"value": value}})  # fmt: skip
+        title = titles_json.get(name)
+        if title is None:
+            raw = tl.strings[name]
+            title = titles_json[name] = dump(COUNTER_TITLES.get(raw, raw))
+        emit_text(
+            f'{{"args":{{"value":{dump(float(value))}}},"name":{title},"ph":"C","pid":{pid},"tid":0,'
+            f'"ts":{(t - origin) / 1000:.3f}}}'
+        )
     flows = tl.flows.filter(pl.col("to_time") >= 0).sort(["from_time", "g"])
     for fid, (g, from_g, from_p, from_time, to_time, label) in enumerate(
         flows.select("g", "from_g", "from_p", "from_time", "to_time", "label").iter_rows(), start=1
@@ -105,10 +115,58 @@ def write_chrome(tl: Timeline, out: str | Path | IO[str]) -> int:
         dst = where.get((int(LaneKind.G), g))
         if src is None or dst is None:
             continue
-        name = tl.strings[label] or "wake-up"
-        emit({"ph": "s", "id": fid, "pid": src[0], "tid": src[1], "ts": _us(from_time - origin),
-              "name": name, "cat": "wakeup"})  # fmt: skip
-        emit({"ph": "f", "bp": "e", "id": fid, "pid": dst[0], "tid": dst[1], "ts": _us(to_time - origin),
-              "name": name, "cat": "wakeup"})  # fmt: skip
+        name = dump(tl.strings[label] or "wake-up")
+        emit_text(
+            f'{{"cat":"wakeup","id":{fid},"name":{name},"ph":"s","pid":{src[0]},"tid":{src[1]},'
+            f'"ts":{(from_time - origin) / 1000:.3f}}}'
+        )
+        emit_text(
+            f'{{"bp":"e","cat":"wakeup","id":{fid},"name":{name},"ph":"f","pid":{dst[0]},"tid":{dst[1]},'
+            f'"ts":{(to_time - origin) / 1000:.3f}}}'
+        )
+    flush()
     out.write("\n]}\n")
     return count
+
+
+def _write_complete_events(
+    out: IO[str], spans, origin: int, pid_tid, title_of_span, titles, first: bool
+) -> int:
+    """One "X" event per span, formatted with precomputed pieces (the bulk of the file, so no dicts).
+
+    The text is what json.dumps(sort_keys=True) would give: keys in sorted order.
+    """
+    name_json = [json.dumps(t, ensure_ascii=True) for t in titles]
+    state_json = {code: json.dumps(name) for code, name in STATE_NAMES.items()}
+    cols = [
+        spans["start"].to_list(),
+        spans["end"].to_list(),
+        spans["state"].to_list(),
+        spans["g"].to_list(),
+        spans["p"].to_list(),
+        spans["m"].to_list(),
+        title_of_span.tolist(),
+        pid_tid[:, 0].tolist(),
+        pid_tid[:, 1].tolist(),
+    ]
+    buf: list[str] = []
+    sep = "" if first else ",\n"
+    for start, end, state, g, p, m, title, pid, tid in zip(*cols, strict=True):
+        args = []
+        if g >= 0:
+            args.append(f'"g":{g}')
+        if m >= 0:
+            args.append(f'"m":{m}')
+        if p >= 0:
+            args.append(f'"p":{p}')
+        args.append(f'"state":{state_json.get(state) or json.dumps(str(state))}')
+        buf.append(
+            f'{sep}{{"args":{{{",".join(args)}}},"dur":{(end - start) / 1000:.3f},"name":{name_json[title]},'
+            f'"ph":"X","pid":{pid},"tid":{tid},"ts":{(start - origin) / 1000:.3f}}}'
+        )
+        sep = ",\n"
+        if len(buf) >= 50_000:
+            out.write("".join(buf))
+            buf.clear()
+    out.write("".join(buf))
+    return len(cols[0])
