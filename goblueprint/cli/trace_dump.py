@@ -19,7 +19,8 @@ def run(args: argparse.Namespace) -> int:
     from goblueprint.errors import TraceError
     from goblueprint.trace.reader import open_trace
 
-    out = sys.stdout
+    # Bytes out: trace strings are raw bytes (kept as surrogate escapes), printed as Go prints them.
+    out = sys.stdout.buffer
     parts: list[str] = []
     size = 0
     try:
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
             size += len(s)
             if size >= _CHUNK:
                 parts.append("")
-                out.write("\n".join(parts))
+                out.write("\n".join(parts).encode("utf-8", "surrogateescape"))
                 parts = []
                 size = 0
     except TraceError as err:
@@ -44,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
 def _flush(out, parts: list[str]) -> None:
     if parts:
         parts.append("")
-        out.write("\n".join(parts))
+        out.write("\n".join(parts).encode("utf-8", "surrogateescape"))
     out.flush()

@@ -260,7 +260,7 @@ class Stack:
         return out
 
     def __bool__(self) -> bool:
-        return bool(self.id)
+        return bool(self.id) and bool(self.table.stacks.get(self.id))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Stack) and other.table is self.table and other.id == self.id
