@@ -1,0 +1,197 @@
+"""Capturing real programs and tests that know nothing about tracing.
+
+Every trace must be accepted by Go's own reader (shared/tools/go-reference-parse),
+and schedtrace.log must hold only the program's scheduler lines: not the go
+command's, not the program's own stderr, not a child process's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from goblueprint.capture import capture, schedtrace
+from goblueprint.capture.crosscheck import compare
+from goblueprint.trace.reader import open_trace
+
+GOPROGS = Path(__file__).resolve().parent / "goprogs"
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow
+
+
+def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "goblueprint", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _check_log(path: Path, expect_first_lines: int = 1) -> schedtrace.Schedtrace:
+    text = path.read_text()
+    parsed = schedtrace.parse(text)  # strict: a foreign line fails here
+    assert len(parsed.samples) >= 2
+    # One process, one clock: "SCHED 0ms" once, times never going back.
+    assert sum(1 for s in parsed.samples if s.t_ms == 0) == expect_first_lines
+    times = [s.t_ms for s in parsed.samples]
+    assert times == sorted(times)
+    return parsed
+
+
+@pytest.mark.parametrize("go", ["1.27", "1.22"])
+def test_go_run_of_a_main_package(
+    go: str, tmp_path: Path, go_accepts: Callable, go_toolchain: Callable
+) -> None:
+    tc = go_toolchain(go)
+    out = tmp_path / "cap"
+    proc = _cli(
+        ["capture", "-o", str(out), "--go", go, "--schedtrace", "20", "--", "go", "run", "."],
+        GOPROGS / "mainpkg",
+    )
+    assert proc.returncode == 0, proc.stderr
+    # The program's own output reaches the terminal, untouched, and only it.
+    assert "mainpkg stdout: total" in proc.stdout
+    assert "mainpkg stderr: mode return" in proc.stderr
+    assert "SCHED" not in proc.stderr
+    assert str(out / "trace.out") in proc.stdout  # the summary names the files
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["go_version"] == tc.version
+    assert meta["exit_status"] == 0 and meta["error"] is None
+    assert meta["trace_via"] == "overlay" and meta["kind"] == "run"
+    assert meta["command"] == ["go", "run", "."]
+    parsed = _check_log(out / "schedtrace.log")
+    assert meta["gomaxprocs"] == parsed.samples[0].counters["gomaxprocs"]
+    assert meta["schedtrace_lines"] == len((out / "schedtrace.log").read_text().splitlines())
+    ref = go_accepts(out / "trace.out")
+    assert ref.returncode == 0, ref.stdout + ref.stderr
+    assert "events=" in ref.stdout
+    # The program's source tree is left as it was.
+    assert sorted(p.name for p in (GOPROGS / "mainpkg").iterdir()) == ["go.mod", "main.go"]
+
+
+def test_os_exit_keeps_the_trace_and_reports_the_failure(tmp_path: Path, go_accepts: Callable) -> None:
+    out = tmp_path / "cap"
+    proc = _cli(["capture", "-o", str(out), "--", "go", "run", ".", "exit3"], GOPROGS / "mainpkg")
+    assert proc.returncode == 1
+    assert "exited with status 3" in proc.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["exit_status"] == 3
+    assert meta["files"]["trace"] == "trace.out"
+    assert go_accepts(out / "trace.out").returncode == 0
+
+
+def test_sigterm_on_timeout_flushes_the_trace(tmp_path: Path, go_accepts: Callable) -> None:
+    result = capture(["go", "run", ".", "sleep"], tmp_path, timeout=3, cwd=GOPROGS / "mainpkg", quiet=True)
+    assert result.meta["timed_out"] is True
+    assert result.meta["signal"] == signal.SIGTERM.name  # re-raised with the default action
+    assert not result.ok and "timed out" in result.meta["error"]
+    assert result.trace is not None
+    assert go_accepts(result.trace).returncode == 0
+
+
+def test_child_process_lines_stay_out_of_the_log(tmp_path: Path) -> None:
+    result = capture(
+        ["go", "run", ".", "child"], tmp_path, schedtrace_ms=20, cwd=GOPROGS / "mainpkg", quiet=True
+    )
+    assert result.ok, result.meta["error"]
+    assert result.schedtrace is not None
+    _check_log(result.schedtrace, expect_first_lines=1)
+
+
+def test_go_test_of_a_test_package(tmp_path: Path, go_accepts: Callable) -> None:
+    out = tmp_path / "cap"
+    proc = _cli(
+        [
+            "capture",
+            "-o",
+            str(out),
+            "--schedtrace",
+            "20",
+            "--",
+            "go",
+            "test",
+            "-v",
+            "-run",
+            "TestParallelSum",
+            ".",
+        ],
+        GOPROGS / "testpkg",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "testpkg: TestParallelSum ran" in proc.stdout  # -v and -run reached the test binary
+    assert "TestOther" not in proc.stdout
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["kind"] == "test" and meta["trace_via"] == "test-flag"
+    _check_log(out / "schedtrace.log")
+    assert go_accepts(out / "trace.out").returncode == 0
+
+
+def test_binary_that_starts_its_own_trace(
+    tmp_path: Path, go_toolchain: Callable, go_accepts: Callable
+) -> None:
+    tc = go_toolchain("1.27")
+    binary = tmp_path / "selftrace"
+    tc.run(["build", "-o", str(binary), "."], cwd=GOPROGS / "selftrace")
+    result = capture([str(binary)], tmp_path / "cap", quiet=True)
+    assert result.ok, result.meta["error"]
+    assert result.meta["kind"] == "binary" and result.meta["go_version"] == tc.version
+    assert go_accepts(result.trace).returncode == 0
+    # Built from source, it is recognised as tracing itself and gets no overlay.
+    again = capture(["go", "run", "."], tmp_path / "cap2", cwd=GOPROGS / "selftrace", quiet=True)
+    assert again.ok and again.meta["trace_via"] == "program"
+
+
+def test_binary_without_tracing_says_no_trace(tmp_path: Path, go_toolchain: Callable) -> None:
+    binary = tmp_path / "plain"
+    go_toolchain("1.27").run(["build", "-o", str(binary), "."], cwd=GOPROGS / "mainpkg")
+    result = capture([str(binary)], tmp_path / "cap", schedtrace_ms=20, quiet=True)
+    assert result.meta["exit_status"] == 0
+    assert result.trace is None and "no trace was written" in result.meta["error"]
+    assert result.schedtrace is not None
+    _check_log(result.schedtrace)
+
+
+def test_crosscheck_against_the_trace(tmp_path: Path) -> None:
+    result = capture(
+        ["go", "run", "."], tmp_path, schedtrace_ms=10, procs=2, cwd=GOPROGS / "mainpkg", quiet=True
+    )
+    assert result.ok and result.trace is not None and result.schedtrace is not None
+    parsed = schedtrace.parse(result.schedtrace.read_text())
+    cross = compare(open_trace(result.trace), parsed)
+    assert cross["alignment"] == "anchor"  # the overlay's clock log was found
+    assert cross["compared"] >= 3
+    for row in cross["rows"]:
+        # Both views of one run of 2 Ps: idle Ps within 0..2 on both sides.
+        assert 0 <= row["trace_idleprocs"] <= 2 and 0 <= row["sched_idleprocs"] <= 2
+        assert row["trace_runnable"] >= 0
+    # Samples taken while the trace ran are all compared; the mismatch counts are counts of rows.
+    assert cross["idleprocs_mismatches"] <= cross["compared"]
+    assert cross["idleprocs_mismatches"] == sum(
+        r["sched_idleprocs"] != r["trace_idleprocs"] for r in cross["rows"]
+    )
+
+
+def test_command_that_does_not_build(tmp_path: Path) -> None:
+    proc = _cli(["capture", "-o", str(tmp_path), "--", "go", "run", "."], GOPROGS / "broken")
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("goblueprint: error: go build failed")
+    assert "undefinedFunction" in lines[0]
+
+
+def test_test_package_given_to_go_run_is_refused(tmp_path: Path) -> None:
+    proc = _cli(["capture", "-o", str(tmp_path), "--", "go", "run", "."], GOPROGS / "testpkg")
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "goblueprint: error: . is package testpkg, not a main package"
