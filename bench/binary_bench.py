@@ -6,6 +6,10 @@ first with an empty cache (GOBLUEPRINT_CACHE pointed at a new directory) and
 then again with the cache that run left behind.
 
     .venv/bin/python bench/binary_bench.py [--go 1.27] [--arch amd64] [--repeat 3]
+
+With --agreement it instead prints, per release and architecture, how many
+struct fields agree with gdb's `ptype /o` (name, offset, size) and how many
+call sites agree with `go tool objdump -s` (same oracles as tests/binary).
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "binary"))
 
 COMMANDS = {
     "symbols": ["symbols", "{bin}", "--json"],
@@ -39,30 +42,103 @@ def timed(argv: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
+def agreement() -> None:
+    import re
+
+    from goblueprint import toolchain
+    from goblueprint.binary.disasm import calls, disassemble
+    from goblueprint.binary.layout import layout
+    from goblueprint.binary.session import open_all
+    from tests.binary.conftest import ARCHES, RELEASES, build, gdb_batch
+    from tests.binary.test_oracles import FUNCS, TYPES, parse_ptype
+
+    call_re = re.compile(r"^\s+\S+:\d+\s+0x([0-9a-f]+)\s+[0-9a-f]+\s+CALL (\S+?)(?:\(SB\))?\s*$")
+    print(f"{'release':<9} {'arch':<6} {'fields = gdb':>14} {'sizes = gdb':>12} {'call sites = objdump':>21}")
+    for go in RELEASES:
+        tc = toolchain.find(go)
+        for arch in ARCHES:
+            path = build("hello", go, arch)
+            opened = open_all(str(path), warn=False)
+            want = parse_ptype(gdb_batch(path, "set language c", *[f"ptype /o struct '{t}'" for t in TYPES]))
+            names = sizes = total = 0
+            for t in TYPES:
+                got = layout(opened.dwarf, t)["fields"]
+                ref = want.get(t, {"fields": []})["fields"]
+                total += max(len(got), len(ref))
+                for f, (name, off, size) in zip(got, ref, strict=False):
+                    names += (f["name"], f["offset"]) == (name, off)
+                    sizes += (f["name"], f["offset"], f["size"]) == (name, off, size)
+            sites_equal = sites_total = 0
+            for func in FUNCS:
+                out = tc.run(["tool", "objdump", "-s", f"^{re.escape(func)}$", str(path)]).stdout
+                ref_sites = {}
+                for line in out.splitlines():
+                    m = call_re.match(line)
+                    if m:
+                        target = m.group(2)
+                        ref_sites[int(m.group(1), 16)] = None if "(SB)" not in line else target
+                rec = calls(disassemble(opened.binary, opened.symbols, opened.dwarf, func))
+                mine = {c["address"]: c["target"] for c in rec["calls"]}
+                sites_total += len(ref_sites | mine)
+                sites_equal += sum(1 for a, t in ref_sites.items() if a in mine and mine[a] == t)
+            print(f"{tc.version:<9} {arch:<6} {f'{names}/{total}':>14} {f'{sizes}/{total}':>12} "
+                  f"{f'{sites_equal}/{sites_total}':>21}")  # fmt: skip
+
+
 def main() -> None:
-    from conftest import build  # tests/binary/conftest.py: cached builds
+    from tests.binary.conftest import build  # cached builds
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--go", default="1.27")
     ap.add_argument("--arch", default="amd64")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--agreement", action="store_true", help="agreement with gdb and go tool objdump instead")
     args = ap.parse_args()
+    if args.agreement:
+        agreement()
+        return
     binary = build("hello", args.go, args.arch)
     size = binary.stat().st_size
     print(f"binary: {binary} ({size / 1e6:.2f} MB, go {args.go}, {args.arch})")
     base = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import goblueprint.cli"], check=True)
     print(f"python + import goblueprint.cli: {time.perf_counter() - base:.3f} s")
-    print(f"{'command':<30} {'cold (s)':>9} {'warm median (s)':>16}")
+    print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    print(f"{'command':<30} {'cold (s)':>9} {'warm median (s)':>16} {'in-process warm (s)':>20}")
     for name, template in COMMANDS.items():
         argv = [a.replace("{bin}", str(binary)) for a in template]
-        colds, warms = [], []
+        colds, warms, inproc = [], [], []
         for _ in range(args.repeat):
             with tempfile.TemporaryDirectory() as cache:
                 env = dict(os.environ, GOBLUEPRINT_CACHE=cache)
                 colds.append(timed(argv, env))
                 warms.append(timed(argv, env))
-        print(f"{name:<30} {statistics.median(colds):>9.3f} {statistics.median(warms):>16.3f}")
+                inproc.append(in_process(argv, cache))
+        print(f"{name:<30} {statistics.median(colds):>9.3f} {statistics.median(warms):>16.3f}"
+              f" {statistics.median(inproc):>20.3f}")  # fmt: skip
+
+
+def in_process(argv: list[str], cache: str) -> float:
+    """The command's own work with a warm cache, imports (capstone too) already done."""
+    import contextlib
+    import io
+
+    import capstone  # noqa: F401  (import cost is not the command's work)
+
+    from goblueprint.cli import main as cli_main
+
+    old = os.environ.get("GOBLUEPRINT_CACHE")
+    os.environ["GOBLUEPRINT_CACHE"] = cache
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            start = time.perf_counter()
+            cli_main(["binary", *argv])
+            return time.perf_counter() - start
+    finally:
+        if old is None:
+            del os.environ["GOBLUEPRINT_CACHE"]
+        else:
+            os.environ["GOBLUEPRINT_CACHE"] = old
 
 
 if __name__ == "__main__":
