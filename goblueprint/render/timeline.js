@@ -814,6 +814,20 @@
       o.textContent = name;
       sel.appendChild(o);
     });
+    // Legend: one swatch per state actually present in the trace.
+    const present = new Uint32Array(256);
+    for (const lane of S.lanes) for (let k = 0; k < 256; k++) present[k] += lane.states[k];
+    const legend = $("legendbar");
+    S.hdr.states.forEach((name, k) => {
+      if (!present[k]) return;
+      const item = document.createElement("span");
+      const sw = document.createElement("span");
+      sw.className = "sw";
+      sw.style.background = S.stateColors[k];
+      item.appendChild(sw);
+      item.appendChild(document.createTextNode(name));
+      legend.appendChild(item);
+    });
     bind();
     S.ready = true;
     layout();
