@@ -178,6 +178,8 @@ class TimelineBuilder:
         # Derived counters, indexed as _COUNTED.
         self.counts = [0, 0, 0]
         self.count_names = [self.sid(name) for name in _COUNTED_NAMES]
+        self.alive = 0  # goroutines that exist (seen, not yet exited)
+        self.alive_name = self.sid("goroutines")
 
     # --- interning --------------------------------------------------------------------------
 
@@ -289,14 +291,17 @@ class TimelineBuilder:
     # --- events -----------------------------------------------------------------------------
 
     def event(self, ev: Any) -> None:
+        kind = int(ev.kind)
+        self.step(ev, kind, ev.state_transition() if kind == K_STATE else None)
+
+    def step(self, ev: Any, kind: int, st: Any) -> None:
+        """One event; `kind` and `st` (its state transition, or None) are computed once per pass."""
         t = ev.time
         if self.first_ts is None:
             self.first_ts = t
             self.sync_ts = t
         self.last_ts = t
-        kind = ev.kind
         if kind == K_STATE:
-            st = ev.state_transition()
             rk = st.resource.kind
             if rk == R_GOROUTINE:
                 self._g_transition(ev, st, t)
@@ -365,6 +370,13 @@ class TimelineBuilder:
         if i is not None:
             counts[i] += 1
             self._counter(self.count_names[i], t, counts[i])
+        if old == G_NOT_EXIST or old == G_UNDETERMINED:
+            if new != G_NOT_EXIST:
+                self.alive += 1
+                self._counter(self.alive_name, t, self.alive)
+        elif new == G_NOT_EXIST:
+            self.alive = max(0, self.alive - 1)
+            self._counter(self.alive_name, t, self.alive)
         self.g_state[gid] = new
         start = self.sync_ts if old == G_UNDETERMINED else t
         label = 0

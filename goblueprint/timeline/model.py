@@ -78,7 +78,8 @@ Tables
     name       u32  string id, Go's metric name ("/sched/goroutines:goroutines",
                     "/memory/classes/heap/objects:bytes", "/gc/heap/goal:bytes",
                     "/sched/gomaxprocs:threads") or a derived counter
-                    ("goroutines running", "goroutines runnable", "threads in syscall")
+                    ("goroutines" = existing goroutines, "goroutines running",
+                    "goroutines runnable", "goroutines in syscall")
     time       i64
     value      f64
 

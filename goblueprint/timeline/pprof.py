@@ -59,10 +59,13 @@ class StayCollector:
         self.seq = 0
 
     def event(self, ev: Any) -> None:
+        kind = int(ev.kind)
+        self.step(ev, kind, ev.state_transition() if kind == K_STATE else None)
+
+    def step(self, ev: Any, kind: int, st: Any) -> None:
         self.seq += 1
-        if ev.kind != K_STATE:
+        if kind != K_STATE:
             return
-        st = ev.state_transition()
         if st.resource.kind != R_GOROUTINE:
             return
         gid = st.resource.id

@@ -1,6 +1,8 @@
 """Where events come from, and one pass that feeds them to several consumers.
 
-A consumer has ``event(ev)``; everything that needs the event stream (the
+A consumer has ``event(ev)`` and ``step(ev, kind, st)`` (the same, with the
+event's kind as an int and its state transition, or None, computed once per
+pass: the Event API computes them afresh on each call); everything that needs the event stream (the
 timeline builder, Go's summarizer, the pprof stay collector) runs in the same
 pass so a large trace is decoded once.
 """
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from goblueprint.errors import GoblueprintError, TraceError, UsageError
-from goblueprint.timeline._api import K_SYNC
+from goblueprint.timeline._api import K_STATE, K_SYNC
 
 
 def open_events(source: Any) -> Iterable[Any]:
@@ -58,7 +60,7 @@ def run_pass(
     the events up to the last Sync (the last complete generation).  If it breaks
     before any event, the error is raised.
     """
-    feeds = [c.event for c in consumers]
+    feeds = [c.step for c in consumers]
     n = 0
     valid = 0
     first = last = valid_last = 0
@@ -71,9 +73,11 @@ def run_pass(
                 first = t
             last = t
             n += 1
+            kind = int(ev.kind)
+            st = ev.state_transition() if kind == K_STATE else None
             for feed in feeds:
-                feed(ev)
-            if ev.kind == K_SYNC:
+                feed(ev, kind, st)
+            if kind == K_SYNC:
                 valid = n
                 valid_last = t
             if progress is not None and n & 0xFFFF == 0:

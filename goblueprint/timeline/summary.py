@@ -233,15 +233,18 @@ class Summarizer:
         return task
 
     def event(self, ev: Any) -> None:
+        kind = int(ev.kind)
+        self.step(ev, kind, ev.state_transition() if kind == K_STATE else None)
+
+    def step(self, ev: Any, kind: int, st: Any) -> None:
         t = ev.time
         if self.first_ts is None:
             self.first_ts = t
         if self.sync_ts == 0:
             self.sync_ts = t
         self.last_ts = t
-        kind = ev.kind
         if kind == K_STATE:
-            self._transition(ev, t)
+            self._transition(ev, st, t)
         elif kind == K_SYNC:
             self.sync_ts = t
         elif kind == K_RANGE_BEGIN or kind == K_RANGE_ACTIVE:
@@ -292,8 +295,7 @@ class Summarizer:
             task.goroutines.add(ev.goroutine)
             task.logs += 1
 
-    def _transition(self, ev: Any, t: int) -> None:
-        st = ev.state_transition()
+    def _transition(self, ev: Any, st: Any, t: int) -> None:
         rkind = st.resource.kind
         if rkind == R_GOROUTINE:
             gid = st.resource.id

@@ -90,14 +90,16 @@ class EventRows:
         self.seq = 0
 
     def event(self, ev: Any) -> None:
-        c = self.cols
         kind = int(ev.kind)
+        self.step(ev, kind, ev.state_transition() if kind == K_STATE else None)
+
+    def step(self, ev: Any, kind: int, st: Any) -> None:
+        c = self.cols
         rk = rid = old = new = None
         reason = name = message = None
         value = None
         task = None
         if kind == K_STATE:
-            st = ev.state_transition()
             rk = int(st.resource.kind)
             rid = st.resource.id
             names = _PROC_STATES if rk == _R_PROC else _GO_STATES

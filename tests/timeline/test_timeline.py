@@ -168,6 +168,10 @@ def test_synthetic_wakeup_and_steal() -> None:
         (130, 150, int(State.P_RUNNING), 2),
         (150, 200, int(State.P_RUNNING), -1),
     ]
+    alive = tl.counters.filter(pl.col("name") == tl.strings.index("goroutines"))
+    assert alive.select("time", "value").rows() == [(100, 1.0), (110, 2.0)]
+    running = tl.counters.filter(pl.col("name") == tl.strings.index("goroutines running"))
+    assert running["value"].to_list()[-1] == 1.0  # G2 at the end; G1 sleeps
     lanes = {(k, i): label for k, i, label in tl.lanes.select("lane_kind", "lane_id", "label").iter_rows()}
     assert lanes[(int(LaneKind.G), 2)] == "G2 main.worker"
 
