@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,10 +33,18 @@ print(n, sum(len(v) for v in g.out.values()))
 """
 
 
-def timed(env: dict[str, str], go: str) -> tuple[float, str]:
-    start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", BLUEPRINT, go], env=env, capture_output=True, text=True, check=True)
-    return time.perf_counter() - start, out.stdout.strip()
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(env: dict[str, str], go: str) -> tuple[float, float, str]:
+    """Wall time and CPU time (user+sys of the process and its children, e.g. the helper)."""
+    cpu0, start = _child_cpu(), time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", BLUEPRINT, go], env=env, capture_output=True, text=True, check=True
+    )
+    return time.perf_counter() - start, _child_cpu() - cpu0, out.stdout.strip()
 
 
 def main() -> int:
@@ -51,7 +60,7 @@ def main() -> int:
     helper.helper_path()
     print(f"helper ready (built or found):        {time.perf_counter() - start:6.2f} s")
     real_cache = toolchain.cache_dir()
-    colds, warms = [], []
+    colds, warms, cold_cpus, warm_cpus = [], [], [], []
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory() as tmp:
             # A fresh cache holding only the toolchains and the built helper: facts are cold.
@@ -62,17 +71,23 @@ def main() -> int:
             hp = helper.helper_path()
             (Path(tmp) / "source" / hp.parent.name).symlink_to(hp.parent)
             env = dict(os.environ, GOBLUEPRINT_CACHE=tmp, PYTHONPATH=str(ROOT))
-            cold, out = timed(env, args.go)
-            warm, out2 = timed(env, args.go)
+            cold, cold_cpu, out = timed(env, args.go)
+            warm, warm_cpu, out2 = timed(env, args.go)
             assert out == out2, (out, out2)
             colds.append(cold)
             warms.append(warm)
+            cold_cpus.append(cold_cpu)
+            warm_cpus.append(warm_cpu)
     transitions, edges = out.split()
     print(f"Go {args.go}: {transitions} transitions (g+p), {edges} call edges")
     print(f"cold (helper run + analysis), median of {args.repeat}: {statistics.median(colds):6.2f} s"
           f"  (min {min(colds):.2f}, max {max(colds):.2f})")  # fmt: skip
     print(f"warm (facts cached), median of {args.repeat}:          {statistics.median(warms):6.2f} s"
           f"  (min {min(warms):.2f}, max {max(warms):.2f})")  # fmt: skip
+    print(
+        f"CPU time (user+sys), median: cold {statistics.median(cold_cpus):.2f} s, "
+        f"warm {statistics.median(warm_cpus):.2f} s   [load average {os.getloadavg()[0]:.1f}]"
+    )
     return 0
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from goblueprint import toolchain
 from goblueprint.errors import GoblueprintError, SourceError, ToolchainError
-from goblueprint.source import helper, tables
+from goblueprint.source import asm, helper, tables
 
-FACTS_FORMAT = 1  # bump when the meaning of cached facts changes
+FACTS_FORMAT = 2  # bump when the meaning of cached facts changes
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,10 @@ def load(root: Goroot, pkg: str = tables.PACKAGE) -> dict[str, Any]:
             args += ["-tooltags", tags]
         data = helper.run_helper("facts", root.path, args)
         data["go_version"] = root.version
-        data["asm"] = _read_asm(root.path, data.get("sfiles", []))
+        text = _read_asm(root.path, data.get("sfiles", []))
+        # Assembly is scanned once here, so a warm load does no regex work.
+        data["asm_edges"] = [[e.caller, e.callee, e.file, e.line, e.op] for e in asm.edges(text)]
+        data["asm_symbols"] = {name: list(where) for name, where in asm.text_symbols(text).items()}
         return data
 
     return _cached("facts", key, produce)
