@@ -12,7 +12,8 @@ What is compared:
   or ``runqsize`` of the P lines) against goroutines in state Runnable in the
   trace.  ``runnext`` slots are in neither schedtrace number, so the trace
   count may exceed schedtrace's by up to GOMAXPROCS.
-* idle Ps: ``idleprocs`` against Ps in state Idle in the trace.
+* idle Ps: ``idleprocs`` against Ps in state Idle in the trace, among the first
+  ``gomaxprocs`` Ps (after GOMAXPROCS shrinks, the trace keeps the dropped Ps Idle).
 
 Clocks: schedtrace's times count from its first line, printed by sysmon right
 after process start.  A capture through the overlay logs one
@@ -54,7 +55,6 @@ def compare(trace_events: Iterable[Any], sched: Schedtrace) -> dict[str, Any]:
     gstate: dict[int, int] = {}
     pstate: dict[int, int] = {}
     runnable = 0
-    idle = 0
     origin: int | None = None  # trace time of schedtrace's 0 ms
     first_time: int | None = None
     last_time: int | None = None
@@ -66,7 +66,7 @@ def compare(trace_events: Iterable[Any], sched: Schedtrace) -> dict[str, Any]:
     si = 0
 
     def apply(ev: Any) -> None:
-        nonlocal runnable, idle
+        nonlocal runnable
         if ev.kind != EventKind.STATE_TRANSITION:
             return
         st = ev.state_transition()
@@ -76,8 +76,6 @@ def compare(trace_events: Iterable[Any], sched: Schedtrace) -> dict[str, Any]:
             runnable += (st.new == GoState.RUNNABLE) - (before == GoState.RUNNABLE)
             gstate[rid.id] = st.new
         elif rid.kind == ResourceKind.PROC:
-            before = pstate.get(rid.id, ProcState.UNDETERMINED)
-            idle += (st.new == ProcState.IDLE) - (before == ProcState.IDLE)
             pstate[rid.id] = st.new
 
     def take(upto: int) -> None:
@@ -90,6 +88,14 @@ def compare(trace_events: Iterable[Any], sched: Schedtrace) -> dict[str, Any]:
             if first_time is None or at < first_time:
                 continue  # before the trace started: nothing to compare with
             queues = per_p_runq(s)
+            # After GOMAXPROCS shrinks, the trace leaves the dropped Ps Idle while schedtrace
+            # counts only the first gomaxprocs Ps: count those alone.
+            nprocs = s.counters.get("gomaxprocs")
+            idle_now = sum(
+                1
+                for pid, state in pstate.items()
+                if state == ProcState.IDLE and (nprocs is None or pid < nprocs)
+            )
             sched_runnable = (s.counters.get("runqueue") or 0) + (sum(queues) if queues else 0)
             rows.append(
                 {
@@ -99,7 +105,7 @@ def compare(trace_events: Iterable[Any], sched: Schedtrace) -> dict[str, Any]:
                     "sched_runnable": sched_runnable,
                     "trace_runnable": runnable,
                     "sched_idleprocs": s.counters.get("idleprocs"),
-                    "trace_idleprocs": idle,
+                    "trace_idleprocs": idle_now,
                 }
             )
 

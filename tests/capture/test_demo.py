@@ -37,7 +37,11 @@ def test_demo_captures_the_workload_and_writes_an_index(
         assert (out / href).exists(), href
     stats = json.loads((out / "trace-stats.json").read_text())
     assert stats
-    assert (out / "capture" / "crosscheck.json").exists()
+    # Both views of one run, aligned by the overlay's clock anchor, mostly agree.
+    cross = json.loads((out / "capture" / "crosscheck.json").read_text())
+    assert cross["alignment"] == "anchor" and cross["compared"] >= 5
+    assert cross["idleprocs_mismatches"] <= cross["compared"] // 2
+    assert cross["runqueue_mismatches"] <= cross["compared"] // 2
 
 
 def test_demo_rejects_unknown_view(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
