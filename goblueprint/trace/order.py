@@ -385,7 +385,8 @@ class Ordering:
         return g, p
 
     def go_stop_exec(self, ev, evt, m, gen, g, p):
-        _user_go(m, p, g)
+        if m == NO_THREAD or p == NO_PROC or g == NO_GOROUTINE:
+            _validate(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
         state = self.g_states.get(g)
         if state is None:
             raise _Broken(f"event {self.ev_name(ev.typ)} for goroutine ({g}) that doesn't exist")
@@ -403,7 +404,9 @@ class Ordering:
 
     def go_start(self, ev, evt, m, gen, g, p):
         a = ev.args
-        gid = _i64(a[0])
+        gid = a[0]
+        if gid > _I64MAX:
+            gid -= _U64
         state = self.g_states.get(gid)
         if (
             state is None
@@ -411,7 +414,8 @@ class Ordering:
             or not (state.seq_gen == gen and state.seq + 1 == a[1])
         ):
             return None
-        _validate(m, p, g, MUST_HAVE, MUST_HAVE, MUST_NOT_HAVE)
+        if m == NO_THREAD or p == NO_PROC or g != NO_GOROUTINE:
+            _validate(m, p, g, MUST_HAVE, MUST_HAVE, MUST_NOT_HAVE)
         state.status = GO_RUNNING
         state.seq_gen, state.seq = gen, a[1]
         self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
@@ -419,7 +423,10 @@ class Ordering:
 
     def go_unblock(self, ev, evt, m, gen, g, p):
         a = ev.args
-        state = self.g_states.get(_i64(a[0]))
+        gid = a[0]
+        if gid > _I64MAX:
+            gid -= _U64
+        state = self.g_states.get(gid)
         if (
             state is None
             or state.status != GO_WAITING
@@ -667,12 +674,14 @@ class Ordering:
         return g, p
 
     def annotation(self, ev, evt, m, gen, g, p):
-        _user_go(m, p, g)
+        if m == NO_THREAD or p == NO_PROC or g == NO_GOROUTINE:
+            _validate(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
         self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
     def heap_metric(self, ev, evt, m, gen, g, p):
-        _validate(m, p, g, MUST_HAVE, MUST_HAVE, MAY_HAVE)
+        if m == NO_THREAD or p == NO_PROC:
+            _validate(m, p, g, MUST_HAVE, MUST_HAVE, MAY_HAVE)
         self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 
@@ -734,7 +743,8 @@ class Ordering:
         return g, p
 
     def alloc_free(self, ev, evt, m, gen, g, p):
-        _validate(m, p, g, MUST_HAVE, MAY_HAVE, MAY_HAVE)
+        if m == NO_THREAD:
+            _validate(m, p, g, MUST_HAVE, MAY_HAVE, MAY_HAVE)
         self._append(Event(evt, g, p, m, ev.typ, ev.time, ev.args))
         return g, p
 

@@ -179,8 +179,6 @@ class Reader:
         dispatch = order.dispatch
         m_state = order.m_state
         check_ids = _CHECK_IDS
-        stack_args = _STACK_ARGS
-        string_args = _STRING_ARGS
         pos = self._pos
         last_ts = 0
         syncs = 0
@@ -202,18 +200,7 @@ class Reader:
                 ev = popleft()
                 typ = ev.typ
                 if check_ids[typ]:
-                    t = ev.table
-                    a = ev.args
-                    for i in stack_args[typ]:
-                        if a[i] not in t.stacks:
-                            raise fail(
-                                f"found invalid stack ID {a[i]} for event {spec.SPECS[typ].name}", m=ev.m
-                            )
-                    for i in string_args[typ]:
-                        if a[i] not in t.strings:
-                            raise fail(
-                                f"found invalid string ID {a[i]} for event {spec.SPECS[typ].name}", m=ev.m
-                            )
+                    _check_ids(ev, fail)
                 if ev.ts <= last_ts:
                     ev.ts = last_ts + 1
                 last_ts = ev.ts
@@ -296,66 +283,96 @@ class Reader:
                 yield ev
                 continue
 
-            # (4) Advance the frontier: the earliest M first, else the others in time order.
+            # (4) Advance the frontier: the earliest M first, else the others in
+            # time order.  The inner loop stays here (and drains the queue itself)
+            # until the frontier is used up or a CPU sample is due.
             table = gen.table
             g_no = gen.gen
+            if not order.initial_gen:
+                order.initial_gen = g_no
+            next_cpu = cpu[cpu_i][0] if cpu_i < len(cpu) else None
             bc = frontier[0]
             try:
-                # Fast path of Go's tryAdvance(0), fused: dispatch straight to the
-                # handler with the M's cached state, then refresh the cursor and
-                # restore the heap (a no-op when this M stays the earliest).
-                m = bc.m
-                if m != NO_THREAD:
-                    ms = bc.ms
-                    if ms is None:
-                        ms = bc.ms = m_state(m)
-                    if not order.initial_gen:
-                        order.initial_gen = g_no
-                    res = dispatch[bc.typ](bc, table, m, g_no, ms.g, ms.p)
-                    if res is not None:
-                        ms.g, ms.p = res
-                    ok = res is not None
-                else:
-                    ok = advance(bc, table, m, g_no)
-                if ok:
-                    i = bc.eidx
-                    evs = bc.evs
-                    if i < len(evs[0]):
-                        bc.typ = evs[0][i]
-                        bc.time = evs[1][i]
-                        bc.args = evs[2][i]
-                        bc.eidx = i + 1
-                        more = True
+                while True:
+                    # Fast path of Go's tryAdvance(0), fused: dispatch straight to
+                    # the handler with the M's cached state, then refresh the cursor
+                    # and restore the heap (a no-op when this M stays the earliest).
+                    m = bc.m
+                    if m != NO_THREAD:
+                        ms = bc.ms
+                        if ms is None:
+                            ms = bc.ms = m_state(m)
+                        res = dispatch[bc.typ](bc, table, m, g_no, ms.g, ms.p)
+                        if res is not None:
+                            ms.g, ms.p = res
+                        ok = res is not None
                     else:
-                        more = bc.next_event()
-                    if more:
-                        n = len(frontier)
-                        if n > 1:
-                            t = bc.time
-                            if frontier[1].time < t or (n > 2 and frontier[2].time < t):
-                                _sift_down(frontier, 0)
+                        ok = advance(bc, table, m, g_no)
+                    if ok:
+                        i = bc.eidx
+                        evs = bc.evs
+                        if i < len(evs[0]):
+                            bc.typ = evs[0][i]
+                            bc.time = evs[1][i]
+                            bc.args = evs[2][i]
+                            bc.eidx = i + 1
+                            n = len(frontier)
+                            if n > 1:
+                                t = bc.time
+                                if frontier[1].time < t or (n > 2 and frontier[2].time < t):
+                                    _sift_down(frontier, 0)
+                        elif bc.next_event():
+                            _heap_update(frontier, 0)
+                        else:
+                            _heap_remove(frontier, 0)
                     else:
-                        _heap_remove(frontier, 0)
-                else:
-                    # Go sorts the heap (unstable pdqsort) and tries the rest in order.
-                    sort_func(frontier, key=_cursor_time)
-                    for i in range(1, len(frontier)):
-                        bc = frontier[i]
-                        if advance(bc, table, bc.m, g_no):
-                            if bc.next_event():
-                                _heap_update(frontier, i)
-                            else:
-                                _heap_remove(frontier, i)
-                            break
-                    else:
-                        raise _Broken(
-                            f"broken trace: failed to advance: frontier:\n[gen={g_no}]\n\n"
-                            f"{_dump_frontier(frontier)}\n{order.dump()}\n"
-                        )
+                        # Go sorts the heap (unstable pdqsort) and tries the rest in order.
+                        sort_func(frontier, key=_cursor_time)
+                        for i in range(1, len(frontier)):
+                            bc = frontier[i]
+                            if advance(bc, table, bc.m, g_no):
+                                if bc.next_event():
+                                    _heap_update(frontier, i)
+                                else:
+                                    _heap_remove(frontier, i)
+                                break
+                        else:
+                            raise _Broken(
+                                f"broken trace: failed to advance: frontier:\n[gen={g_no}]\n\n"
+                                f"{_dump_frontier(frontier)}\n{order.dump()}\n"
+                            )
+                    # Emit what the advance produced (Go's queue, popped one per ReadEvent).
+                    while queue:
+                        ev = popleft()
+                        typ = ev.typ
+                        if check_ids[typ]:
+                            _check_ids(ev, fail)
+                        if ev.ts <= last_ts:
+                            ev.ts = last_ts + 1
+                        last_ts = ev.ts
+                        yield ev
+                    if not frontier:
+                        break
+                    bc = frontier[0]
+                    if next_cpu is not None and next_cpu < bc.time:
+                        break
             except _Broken as err:
                 raise fail(str(err), m=bc.m) from None
             except WireError as err:
                 raise fail(err.message, err.offset, bc.m) from None
+
+
+def _check_ids(ev: Event, fail) -> None:
+    """Go's validateTableIDs: every stack and string ID the event names must exist."""
+    typ = ev.typ
+    t = ev.table
+    a = ev.args
+    for i in _STACK_ARGS[typ]:
+        if a[i] not in t.stacks:
+            raise fail(f"found invalid stack ID {a[i]} for event {spec.SPECS[typ].name}", m=ev.m)
+    for i in _STRING_ARGS[typ]:
+        if a[i] not in t.strings:
+            raise fail(f"found invalid string ID {a[i]} for event {spec.SPECS[typ].name}", m=ev.m)
 
 
 def _cursor_time(c: _Cursor) -> int:
