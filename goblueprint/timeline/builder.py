@@ -52,6 +52,7 @@ from goblueprint.timeline._api import (
     is_system_goroutine,
 )
 from goblueprint.timeline.model import (
+    COUNTERS_SCHEMA,
     NONE,
     SPANS_SCHEMA,
     FlowKind,
@@ -156,7 +157,7 @@ class TimelineBuilder:
                 "migrated",
             )
         }  # fmt: skip
-        self.ct: dict[str, list[Any]] = {"name": [], "time": [], "value": []}
+        self.ct_rows: list[tuple[int, int, float]] = []  # counter samples (name, time, value)
         self.it: dict[str, list[Any]] = {
             k: [] for k in ("kind", "time", "g", "p", "m", "label", "category", "id", "stack")
         }
@@ -233,9 +234,7 @@ class TimelineBuilder:
             self.open[key] = _Span(t, state, g, p, m, 0, 0)
 
     def _counter(self, name: int, t: int, value: float) -> None:
-        self.ct["name"].append(name)
-        self.ct["time"].append(t)
-        self.ct["value"].append(value)
+        self.ct_rows.append((name, t, float(value)))
 
     def _instant(self, kind: int, ev: Any, label: int = 0, category: int = 0, ident: int = NONE,
                  stack: int = 0) -> None:  # fmt: skip
@@ -353,59 +352,90 @@ class TimelineBuilder:
             self._m_update(m, t, ev.proc, ev.goroutine)
 
     def _g_transition(self, ev: Any, st: Any, t: int) -> None:
+        # The hottest path of the builder (most events are goroutine transitions):
+        # attribute lookups are hoisted and spans appended inline.
         gid = st.resource.id
-        old, new = st.old, st.new
-        p, m = ev.proc, ev.thread
-        if gid not in self.g_name:
+        old = st.old
+        new = st.new
+        g_name = self.g_name
+        if gid not in g_name:
             for f in st.stack.frames():
-                self.g_name[gid] = f.func  # the root frame names the goroutine
+                g_name[gid] = f.func  # the root frame names the goroutine
         if old == new:
             return
+        p = ev.proc
+        m = ev.thread
+        ct = self.ct_rows
         counts = self.counts
         i = _COUNTED.get(old)
         if i is not None:
-            counts[i] = max(0, counts[i] - 1)
-            self._counter(self.count_names[i], t, counts[i])
+            counts[i] = counts[i] - 1 if counts[i] > 0 else 0
+            ct.append((self.count_names[i], t, float(counts[i])))
         i = _COUNTED.get(new)
         if i is not None:
             counts[i] += 1
-            self._counter(self.count_names[i], t, counts[i])
+            ct.append((self.count_names[i], t, float(counts[i])))
         if old == G_NOT_EXIST or old == G_UNDETERMINED:
             if new != G_NOT_EXIST:
                 self.alive += 1
-                self._counter(self.alive_name, t, self.alive)
+                ct.append((self.alive_name, t, float(self.alive)))
         elif new == G_NOT_EXIST:
-            self.alive = max(0, self.alive - 1)
-            self._counter(self.alive_name, t, self.alive)
+            self.alive = self.alive - 1 if self.alive > 0 else 0
+            ct.append((self.alive_name, t, float(self.alive)))
         self.g_state[gid] = new
-        start = self.sync_ts if old == G_UNDETERMINED else t
-        label = 0
-        stack = 0
-        if new == G_WAITING or new == G_RUNNABLE or new == G_SYSCALL:
-            label = self.sid(st.reason)
-            stack = self.stack_id(st.stack)
+
+        # The G lane: close the current state, open the new one.
+        open_ = self.open
+        key = (L_G, gid)
+        cur = open_.pop(key, None)
+        if cur is not None and old != G_UNDETERMINED:
+            start = cur.start
+            self.rows.append(
+                (
+                    L_G,
+                    gid,
+                    start,
+                    t if t > start else start,
+                    cur.state,
+                    gid,
+                    cur.p,
+                    cur.m,
+                    cur.label,
+                    cur.stack,
+                )
+            )
         span_state = _G_SPAN_STATE.get(new)
-        if old == G_UNDETERMINED:
-            self.open.pop((L_G, gid), None)
-        self._set(L_G, gid, t, None)
         if span_state is not None:
-            sp_p = p if new in (G_RUNNING, G_SYSCALL) else NONE
-            sp_m = m if new in (G_RUNNING, G_SYSCALL) else NONE
-            self.open[(L_G, gid)] = _Span(start, span_state, gid, sp_p, sp_m, label, stack)
+            start = self.sync_ts if old == G_UNDETERMINED else t
+            if new == G_RUNNING:
+                open_[key] = _Span(start, span_state, gid, p, m, 0, 0)
+            else:
+                label = self.sid(st.reason)
+                stack = self.stack_id(st.stack)
+                if new == G_SYSCALL:
+                    open_[key] = _Span(start, span_state, gid, p, m, label, stack)
+                else:
+                    open_[key] = _Span(start, span_state, gid, NONE, NONE, label, stack)
 
         # Flows: remember why the goroutine may run, emit when it does.
         if new == G_RUNNABLE:
             if old == G_WAITING:
-                reason = self._last_block_reason(gid)
+                reason = self.block_reason.pop(gid, "")
                 name = f"unblock ({reason})" if reason else "unblock"
-                cause = ((F_WAKEUP), ev.goroutine, p, t, self.sid(name), self.stack_id(ev.stack))
+                cause = (F_WAKEUP, ev.goroutine, p, t, self.sid(name), self.stack_id(ev.stack))
             elif old == G_NOT_EXIST:
-                cause = ((F_CREATE), ev.goroutine, p, t, self.sid("go"), self.stack_id(ev.stack))
+                cause = (F_CREATE, ev.goroutine, p, t, self.sid("go"), self.stack_id(ev.stack))
             elif old == G_SYSCALL:
-                cause = ((F_SYSCALL_EXIT), gid, NONE, t, self.sid("exit blocked syscall"),
-                         self.stack_id(ev.stack))  # fmt: skip
+                cause = (
+                    F_SYSCALL_EXIT,
+                    gid,
+                    NONE,
+                    t,
+                    self.sid("exit blocked syscall"),
+                    self.stack_id(ev.stack),
+                )
             elif old == G_RUNNING:
-                cause = ((F_REQUEUE), gid, p, t, self.sid(st.reason), self.stack_id(st.stack))
+                cause = (F_REQUEUE, gid, p, t, self.sid(st.reason), self.stack_id(st.stack))
             else:
                 cause = None
             if cause is not None:
@@ -426,14 +456,16 @@ class TimelineBuilder:
                 self._flow(gid, cause, NONE, NONE, NONE)
 
         # P and M lanes: which G runs where.
-        if new == G_RUNNING and p != NONE:
-            self._p_running(p, t, gid, m)
-        elif old == G_RUNNING and new != G_SYSCALL and p != NONE and self.p_state.get(p) == P_RUNNING:
-            self._p_running(p, t, NONE, m)
+        if p != NONE:
+            if new == G_RUNNING:
+                self._p_running(p, t, gid, m)
+            elif old == G_RUNNING and new != G_SYSCALL and self.p_state.get(p) == P_RUNNING:
+                self._p_running(p, t, NONE, m)
         if m != NONE:
-            if gid == ev.goroutine or new == G_RUNNING or new == G_SYSCALL:
-                g_after = gid if new in (G_RUNNING, G_SYSCALL) else NONE
-                self._m_update(m, t, p, g_after)
+            if new == G_RUNNING or new == G_SYSCALL:
+                self._m_update(m, t, p, gid)
+            elif gid == ev.goroutine:
+                self._m_update(m, t, p, NONE)
             else:
                 self._m_update(m, t, p, ev.goroutine)
 
@@ -561,7 +593,7 @@ class TimelineBuilder:
             strings=strings,
             spans=spans,
             flows=frame("flows", self.fl).sort(["from_time", "g"]),
-            counters=frame("counters", self.ct),
+            counters=pl.DataFrame(self.ct_rows, schema=COUNTERS_SCHEMA, orient="row"),
             instants=frame("instants", self.it),
             lanes=self._lanes(spans),
             stack_frames=frame("stack_frames", self.sf),
