@@ -31,9 +31,10 @@ SCHED_FUNCS = (
 )  # fmt: skip
 
 
-@pytest.mark.parametrize("release", RELEASES)
+# The oldest release in scope, the one that added new(expr), the one that added generic methods, and 1.22.
+@pytest.mark.parametrize("release", ["1.21", "1.22", "1.26", "1.27"])
 def test_every_goroot_file_parses(release):
-    tc = toolchain.find(release) if release == "1.27" else _installed(release)
+    tc = _installed(release)
     report = facts.parse_check(facts.Goroot(tc.goroot, tc.version))
     assert report["files"] > 5000
     assert report["errors"] == []

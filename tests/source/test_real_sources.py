@@ -43,6 +43,16 @@ def test_states_added_and_removed_in_126(real_facts):
     assert "_Psyscall" in states.blueprint(real_facts("1.22"), "p").state_names()
 
 
+def test_psyscall_removed_exactly_in_126(real_facts):
+    """Go 1.26 removed _Psyscall and added _Gleaked and _Gdeadextra (1.25 has the old sets)."""
+    g25, g26 = (states.blueprint(real_facts(v), "g").state_names() for v in ("1.25", "1.26"))
+    p25, p26 = (states.blueprint(real_facts(v), "p").state_names() for v in ("1.25", "1.26"))
+    assert g26 - g25 == {"_Gleaked", "_Gdeadextra", "_Gscanleaked", "_Gscandeadextra"}
+    assert p25 - p26 == {"_Psyscall"}
+    # Transitions into _Psyscall exist in 1.25 (reentersyscall's store) and in no later release.
+    assert any(t.dst == "_Psyscall" for t in states.blueprint(real_facts("1.25"), "p").transitions)
+
+
 @pytest.mark.parametrize("release", RELEASES)
 def test_newproc1_does_not_enqueue(real_facts, release):
     g = calls.CallGraph(real_facts(release))
