@@ -182,12 +182,14 @@ def summary(trace: Schedtrace) -> dict[str, object]:
 
     runq = series("runqueue")
     idle = series("idleprocs")
+    gmp = series("gomaxprocs")
     out: dict[str, object] = {
         "samples": len(samples),
         "span_ms": samples[-1].t_ms - samples[0].t_ms,
         "gomaxprocs_first": samples[0].counters.get("gomaxprocs"),
         "gomaxprocs_last": samples[-1].counters.get("gomaxprocs"),
-        "gomaxprocs_values": sorted(set(series("gomaxprocs"))),
+        # In order, repeats collapsed: 2 → 1 → 2 for a program that lowers and restores it.
+        "gomaxprocs_values": [v for i, v in enumerate(gmp) if i == 0 or gmp[i - 1] != v],
         "threads_max": max(series("threads"), default=None),
         "runqueue_max": max(runq, default=None),
         "runqueue_mean": round(sum(runq) / len(runq), 3) if runq else None,

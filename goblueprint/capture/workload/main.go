@@ -313,7 +313,7 @@ func procsPhase(ctx context.Context) {
 	time.Sleep(time.Duration(n(120)) * time.Millisecond)
 	runtime.GOMAXPROCS(before)
 	trace.Logf(ctx, "procs", "GOMAXPROCS=%d", before)
-	time.Sleep(30 * time.Millisecond)
+	time.Sleep(80 * time.Millisecond) // long enough for a schedtrace line after the restore
 	close(stop)
 	wg.Wait()
 }
