@@ -39,26 +39,10 @@ def _looks_like_txtar(path: Path, head: bytes) -> bool:
 
 
 def go_quote(text: str) -> str:
-    """A Go-style double-quoted string (%q) for one-line output."""
-    out = ['"']
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif not ch.isprintable():
-            code = ord(ch)
-            out.append(
-                f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-            )
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    """Go's %q of a string, as the reader's Event.String() quotes (one line of output)."""
+    from goblueprint.trace.events import go_quote as quote
+
+    return quote(text)
 
 
 def check_file(path: Path) -> tuple[str, bool, str | None]:
