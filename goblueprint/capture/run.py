@@ -41,6 +41,9 @@ OVERLAY_FILES = {
     "0000_goblueprint_capture_exithook_go122.go": "capture_exithook_go122.go",
     "0000_goblueprint_capture_exithook_go124.go": "capture_exithook_go124.go",
 }
+# The template added to a package under test (package clause filled in).
+TEST_OVERLAY_TEMPLATE = "capture_testpkg.go.txt"
+TEST_OVERLAY_FILE = "0000_goblueprint_capture_testhook.go"
 TRACE_ENV = "GOBLUEPRINT_TRACE_OUT"
 GODEBUG_ORIG_ENV = "GOBLUEPRINT_GODEBUG_ORIG"
 # Seconds a program gets to flush its trace after SIGTERM/SIGINT before SIGKILL.
@@ -137,11 +140,23 @@ def _build(
     if plan.kind == "test":
         exe = out_dir / "program.test"
         exe.unlink(missing_ok=True)
-        proc = tc.run(
-            ["test", "-c", "-o", str(exe), *plan.build_flags, "--", *plan.target],
-            cwd=str(workdir),
-            check=False,
-        )
+        with tempfile.TemporaryDirectory(prefix="goblueprint-overlay-") as tmp:
+            flags = list(plan.build_flags)
+            # A package with non-test files gets the test hook (GODEBUG restored for child
+            # processes, clock anchor); a directory of external _test files alone does not.
+            if files and not name.endswith("_test"):
+                hook = Path(tmp) / "hook.go"
+                template = (OVERLAY_DIR / TEST_OVERLAY_TEMPLATE).read_text()
+                hook.write_text(template.replace("GOBLUEPRINT_PACKAGE", name))
+                overlay = Path(tmp) / "overlay.json"
+                replace = {str(directory / TEST_OVERLAY_FILE): str(hook)}
+                overlay.write_text(json.dumps({"Replace": replace}, sort_keys=True))
+                flags.append(f"-overlay={overlay}")
+            else:
+                notes.append("test package without non-test files: no GODEBUG restore, no clock anchor")
+            proc = tc.run(
+                ["test", "-c", "-o", str(exe), *flags, "--", *plan.target], cwd=str(workdir), check=False
+            )
         if proc.returncode != 0:
             raise CaptureError(f"go test -c failed: {_first_lines(proc.stderr or proc.stdout)}")
         if not exe.exists():

@@ -112,30 +112,19 @@ def test_child_process_lines_stay_out_of_the_log(tmp_path: Path) -> None:
 
 def test_go_test_of_a_test_package(tmp_path: Path, go_accepts: Callable) -> None:
     out = tmp_path / "cap"
-    proc = _cli(
-        [
-            "capture",
-            "-o",
-            str(out),
-            "--schedtrace",
-            "20",
-            "--",
-            "go",
-            "test",
-            "-v",
-            "-run",
-            "TestParallelSum",
-            ".",
-        ],
-        GOPROGS / "testpkg",
-    )
+    command = ["go", "test", "-v", "-run", "TestParallelSum|TestSpawn"]
+    proc = _cli(["capture", "-o", str(out), "--schedtrace", "20", "--", *command], GOPROGS / "testpkg")
     assert proc.returncode == 0, proc.stderr
     assert "testpkg: TestParallelSum ran" in proc.stdout  # -v and -run reached the test binary
-    assert "TestOther" not in proc.stdout
+    assert "testpkg: child done" in proc.stdout
+    assert "testpkg: TestOther ran" in proc.stdout  # the child's own output still reaches the terminal
     meta = json.loads((out / "meta.json").read_text())
     assert meta["kind"] == "test" and meta["trace_via"] == "test-flag"
-    _check_log(out / "schedtrace.log")
+    # The child test binary printed no scheduler lines: one clock, one "SCHED 0ms".
+    parsed = _check_log(out / "schedtrace.log")
     assert go_accepts(out / "trace.out").returncode == 0
+    cross = compare(open_trace(out / "trace.out"), parsed)
+    assert cross["alignment"] == "anchor" and cross["compared"] >= 1
 
 
 def test_binary_that_starts_its_own_trace(

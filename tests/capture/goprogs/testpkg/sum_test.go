@@ -1,6 +1,8 @@
 package testpkg
 
 import (
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 )
@@ -18,4 +20,16 @@ func TestParallelSum(t *testing.T) {
 
 func TestOther(t *testing.T) {
 	t.Log("testpkg: TestOther ran")
+}
+
+// TestSpawn runs the test binary once more as a child process (a common
+// pattern); the child's scheduler lines must not reach the capture's log.
+func TestSpawn(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=TestOther", "-test.v")
+	cmd.Stdout = os.Stdout
+	cmd.Stderr = os.Stderr // shared, as a child's stderr usually is
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	t.Log("testpkg: child done")
 }
