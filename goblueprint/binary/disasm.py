@@ -11,6 +11,7 @@ from goblueprint.binary.elf import Binary
 from goblueprint.binary.symbols import Symbols
 
 _TARGET = re.compile(r"#?(0x[0-9a-f]+)$")
+_RIP_REL = re.compile(r"\[rip ([+-]) (0x[0-9a-f]+)\]")
 
 # Per architecture: which mnemonics call, which jump (direct when the operand is an immediate).
 ARCH = {
@@ -71,6 +72,13 @@ def disassemble(binary: Binary, syms: Symbols, dw: Dwarf | None, name: str) -> d
                 ins["target_symbol"] = syms.describe(target)
             else:
                 ins["indirect"] = True
+        rip = _RIP_REL.search(op_str) if binary.arch == "amd64" else None
+        if rip:
+            disp = int(rip.group(2), 16)
+            data = addr + size + (disp if rip.group(1) == "+" else -disp)
+            name_ = syms.describe_data(data) or syms.describe(data)
+            if name_:
+                ins["data_symbol"] = name_
         if rows:
             i = bisect.bisect_right(row_addrs, addr) - 1
             if i >= 0 and rows[i][2] != 0:

@@ -40,6 +40,11 @@ class Symbols:
         funcs.sort(key=lambda f: (f.lo, -f.hi))
         self.funcs = funcs
         self._starts = [f.lo for f in funcs]
+        objs = [Func(r["name"], r["address"], r["address"] + r["size"]) for r in self.rows
+                if r["kind"] == "object" and r["size"] > 0]  # fmt: skip
+        objs.sort(key=lambda f: (f.lo, -f.hi))
+        self.objects = objs
+        self._obj_starts = [f.lo for f in objs]
         self._by_name: dict[str, Func] = {}
         for f in funcs:
             # ABI0 and ABIInternal copies share a name; keep the larger body.
@@ -79,6 +84,15 @@ class Symbols:
             if f.lo < addr - (1 << 20):
                 break
             i -= 1
+        return None
+
+    def describe_data(self, addr: int) -> str | None:
+        """name+offset of the data symbol holding ADDR (for RIP-relative operands)."""
+        i = bisect.bisect_right(self._obj_starts, addr) - 1
+        if i >= 0:
+            obj = self.objects[i]
+            if obj.lo <= addr < obj.hi:
+                return obj.name if addr == obj.lo else f"{obj.name}+{addr - obj.lo:#x}"
         return None
 
     def describe(self, addr: int) -> str | None:

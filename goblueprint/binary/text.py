@@ -63,6 +63,8 @@ def disasm(listing: dict[str, Any]) -> str:
         ops = ins["operands"]
         if ins.get("target_symbol"):
             ops = f"{ops} <{ins['target_symbol']}>"
+        elif ins.get("data_symbol"):
+            ops = f"{ops} <{ins['data_symbol']}>"
         lines.append(f"    {ins['address']:#x}  {ins['bytes']:<22} {ins['mnemonic']:<7} {ops}")
     return "\n".join(lines)
 

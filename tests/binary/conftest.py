@@ -19,7 +19,9 @@ import pytest
 from goblueprint import toolchain
 
 PROGS = Path(__file__).parent / "goprogs"
-RELEASES = ("1.27", "1.22")
+# Releases the differential tests build with; widen with e.g. GOBLUEPRINT_BINARY_RELEASES=1.27,1.22,1.21
+# (1.21 needs `goblueprint toolchain install 1.21`; the default two keep the suite fast).
+RELEASES = tuple(os.environ.get("GOBLUEPRINT_BINARY_RELEASES", "1.27,1.22").split(","))
 ARCHES = ("amd64", "arm64")
 
 

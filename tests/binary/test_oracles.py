@@ -129,16 +129,22 @@ def objdump(go_tool, go: str, path, func: str) -> list[tuple[str, int, int, str]
 def test_calls_and_lines_match_go_objdump(go_binary, go_tool, go, arch):
     path = go_binary("hello", go, arch)
     opened = open_all(str(path))
-    sites_equal = sites_total = lines_equal = lines_total = 0
+    sites_equal = sites_total = lines_equal = lines_total = data_refs = 0
     for func in FUNCS:
         ref = objdump(go_tool, go, path, func)
         assert ref, f"objdump shows nothing for {func}"
         listing = disassemble(opened.binary, opened.symbols, opened.dwarf, func)
         # Same instruction boundaries as Go's disassembler.
         assert [i["address"] for i in listing["instructions"]] == [r[2] for r in ref], func
-        for ins, (file, line, _addr, _text) in zip(listing["instructions"], ref, strict=True):
+        for ins, (file, line, _addr, text) in zip(listing["instructions"], ref, strict=True):
             lines_total += 1
             lines_equal += ins.get("file", "").rsplit("/", 1)[-1] == file and ins.get("line") == line
+            # RIP-relative data operands name the same symbol+offset as Go's disassembler.
+            sb = re.search(r"(?:^|\s)(\S+?)(?:\+(\d+))?\(SB\)", text)
+            if arch == "amd64" and sb and not text.startswith(("CALL", "JMP")) and "data_symbol" in ins:
+                want = sb.group(1) + (f"+{int(sb.group(2)):#x}" if sb.group(2) else "")
+                assert ins["data_symbol"] == want, (func, hex(ins["address"]), text)
+                data_refs += 1
         want_direct = {}
         want_indirect = set()
         for _file, _line, addr, text in ref:
@@ -157,6 +163,7 @@ def test_calls_and_lines_match_go_objdump(go_binary, go_tool, go, arch):
         assert got_indirect == want_indirect, func
     assert sites_equal == sites_total > 50
     assert lines_equal == lines_total
+    assert data_refs > 20 or arch != "amd64"
 
 
 # readelf prints sizes of 100000 and more in hex; Go names may contain spaces.
