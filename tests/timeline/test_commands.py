@@ -155,3 +155,23 @@ def test_percentile_is_nearest_rank() -> None:
     v = np.arange(1, 101)
     assert [metrics.percentile(v, p) for p in (50, 90, 99, 100)] == [50, 90, 99, 100]
     assert metrics.percentile(np.array([7]), 99) == 7 and metrics.percentile(np.array([]), 50) == 0
+
+
+def test_terminal_output_does_not_interpret_trace_strings(capsys: Any) -> None:
+    # Names come from the traced program: rich markup in them must print literally.
+    from goblueprint.cli import trace_metrics
+
+    evil = "[bold red]main.x[/bold red] [link=http://e]"
+    data = {
+        "trace": {"start_ns": 0, "end_ns": 10, "duration_ns": 10},
+        "goroutines": 1,
+        "groups": [{"name": evil, "count": 1, "exec": 1, "sched_wait": 0, "block_total": 2, "syscall": 0,
+                    "syscall_block": 0, "gc_assist": 0, "sweep": 0, "block": {evil: 2}}],
+        "sched_latency": {"count": 0, "p50": 0, "p90": 0, "p99": 0, "max": 0},
+        "procs": [],
+        "pauses": [{"kind": "stw", "reason": evil, "count": 1, "total": 1, "max": 1, "p99": 1}],
+        "migrations": {"total": 0, "starts": 0, "per_p": []},
+    }  # fmt: skip
+    trace_metrics._print(data, top=5)
+    out = capsys.readouterr().out
+    assert out.count("[bold red]main.x[/bold red]") >= 2 and "[link=http://e]" in out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tl_goref import TRACES
+from tl_goref import MORE_TRACES, TRACES
 
 from goblueprint.timeline.summary import GoroutineSummary, summarize
 
@@ -22,7 +22,7 @@ def as_go(g: GoroutineSummary) -> dict[str, Any]:
     }  # fmt: skip
 
 
-@pytest.mark.parametrize(("prog", "go"), TRACES)
+@pytest.mark.parametrize(("prog", "go"), MORE_TRACES)
 def test_summary_from_our_reader_equals_go(prog: str, go: str, analysed: Any, go_reference: Any) -> None:
     ours = analysed(prog, go).summary.goroutines
     ref = go_reference(prog, go).summaries

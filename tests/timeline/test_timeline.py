@@ -6,7 +6,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from tl_goref import TRACES, FakeEvent, Stack, StackFrame
+from tl_goref import MORE_TRACES, TRACES, FakeEvent, Stack, StackFrame
 
 from goblueprint.timeline._api import EventKind, GoState, ProcState, ResourceKind
 from goblueprint.timeline.builder import TimelineBuilder
@@ -27,7 +27,7 @@ def durations(tl: Timeline, kind: LaneKind) -> pl.DataFrame:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("prog", "go"), TRACES)
+@pytest.mark.parametrize(("prog", "go"), MORE_TRACES)
 def test_goroutine_spans_add_up_to_gos_summary(prog: str, go: str, analysed: Any, go_reference: Any) -> None:
     # Every G state span, summed per goroutine and state, equals Go's own summary
     # (internal/trace.Summarizer run by goref): running = ExecTime, runnable = SchedWaitTime,
@@ -180,3 +180,16 @@ def test_state_table_names_every_state() -> None:
     table = state_table()
     assert sorted(table["state"].to_list()) == sorted(int(s) for s in State)
     assert table["name"].null_count() == 0
+
+
+@pytest.mark.slow
+def test_write_parquet_from_a_timeline(analysed: Any, tmp_path: Any) -> None:
+    # trace export hands us a Timeline when it has one: the timeline tables are written from it.
+    from goblueprint.timeline.tables import write_parquet
+
+    tl = analysed("sched", "1.27").timeline
+    written = {p.stem: p for p in write_parquet(tl, tmp_path)}
+    assert {"intervals", "metrics", "flows", "stacks", "lanes", "states"} <= set(written)
+    back = pl.read_parquet(written["intervals"])
+    assert back.height == tl.spans.height
+    assert set(back["state_name"].unique()) >= {"running", "runnable", "waiting", "syscall", "idle"}

@@ -206,3 +206,5 @@ def reference(trace: Path, tc: toolchain.Toolchain | None = None) -> Reference:
 
 # Traces every differential test runs on: the scheduler mix, in the oldest and the newest format.
 TRACES = [("sched", "1.27"), ("sched", "1.22")]
+# More releases for the cheap comparisons (summary, spans): every trace format change since 1.22.
+MORE_TRACES = [*TRACES, ("sched", "1.23"), ("sched", "1.25"), ("sched", "1.26")]
