@@ -170,6 +170,21 @@ def _site_template(site: dict[str, Any], machine: tables.Machine) -> _Template |
     return _Template(src, dst, known, [], mechanism)
 
 
+def _pin(op: operands.Node | None, guards: operands.Guards, params: list[str]) -> operands.Node | None:
+    """A constant operand that a guard proves equal to a parameter stands for that parameter.
+
+    `casGToPreemptScan(gp, old, new)` throws unless old == _Grunning and new == _Gscan|_Gpreempted,
+    then CASes the constants: it is a wrapper whose callers' arguments are the transition.
+    """
+    if op is None or "v" not in op:
+        return op
+    for index, name in enumerate(params):
+        allowed = operands.const_set(guards.get(name))
+        if allowed == {op["v"]}:
+            return {"p": index, "n": name}
+    return op
+
+
 class _Resolver:
     def __init__(self, facts: dict[str, Any], machine: tables.Machine, states: list[State]):
         self.facts = facts
@@ -228,6 +243,9 @@ class _Resolver:
             if tpl is None:
                 continue
             guards = site.get("guards") or {}
+            fn = self.funcs.get(site["func"])
+            if fn:
+                tpl.src, tpl.dst = (_pin(op, guards, fn["params"]) for op in (tpl.src, tpl.dst))
             if operands.has_params(tpl.src) or operands.has_params(tpl.dst):
                 fn = self.funcs.get(site["func"])
                 params = set(fn["params"]) if fn else set()

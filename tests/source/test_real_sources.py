@@ -93,6 +93,17 @@ def test_syscalling_thread_wrappers_127(real_facts):
 
 
 @pytest.mark.parametrize("release", RELEASES)
+def test_guard_pinned_wrappers(real_facts, release):
+    """casGToPreemptScan/casGFromPreempted throw unless old/new are given constants, then CAS those:
+    their callers' sites are the records, with the wrapper as mechanism."""
+    bp = states.blueprint(real_facts(release), "g")
+    got = {(t.function, t.mechanism, t.src, t.dst) for t in bp.transitions}
+    assert ("preemptPark", "casGToPreemptScan", "_Grunning", "_Gscanpreempted") in got
+    assert ("suspendG", "casGFromPreempted", "_Gpreempted", "_Gwaiting") in got
+    assert not [t for t in bp.transitions if t.function in ("casGToPreemptScan", "casGFromPreempted")]
+
+
+@pytest.mark.parametrize("release", RELEASES)
 def test_suspendg_scan_cas_one_record_per_case(real_facts, release):
     f = real_facts(release)
     text = (goroot_of(f) / "src/runtime/preempt.go").read_text().splitlines()

@@ -60,6 +60,9 @@ def test_g_transitions(synth_facts):
          None, False),
         # a plain store: prior status not stated
         ("*", "_Gdead", "unknownPrior", line_of("gp.atomicstatus.Store(_Gdead)"), "atomicstatus.Store", None, False),
+        # constants a throw-guard pins to the parameters: the caller's call is the record
+        ("_Grunning", "_Gscanrunnable", "preemptPark", line_of("casGToPreemptScan(gp, _Grunning, _Gscanrunnable)"),
+         "casGToPreemptScan", None, False),
         # a parameter nobody calls with a constant: unknown prior status
         ("*", "_Grunnable", "unknownPrior", line_of("casgstatus(gp, s, _Grunnable)"), "casgstatus", None, False),
     }  # fmt: skip

@@ -156,3 +156,16 @@ func goexit0(gp *g) {
 	casgstatus(gp, _Grunning, _Gdead)
 	schedule()
 }
+
+// Constants pinned to parameters by a throw-guard: callers' arguments are the transition.
+func casGToPreemptScan(gp *g, old, new uint32) {
+	if old != _Grunning || new != _Gscan|_Grunnable {
+		throw("bad g transition")
+	}
+	for !gp.atomicstatus.CompareAndSwap(_Grunning, _Gscan|_Grunnable) {
+	}
+}
+
+func preemptPark(gp *g) {
+	casGToPreemptScan(gp, _Grunning, _Gscanrunnable)
+}
