@@ -79,11 +79,13 @@ def parse(text: str, path: str = "diagram") -> list[DiagramEdge]:
     lines = text.splitlines()
     kind = None
     start = 0
+    in_front_matter = False
     for i, raw in enumerate(lines):
         stripped = raw.strip()
-        if not stripped or stripped.startswith("%%") or stripped == "---":
+        if stripped == "---":  # YAML front matter (title, config) between two --- lines
+            in_front_matter = not in_front_matter
             continue
-        if stripped.startswith("---"):
+        if in_front_matter or not stripped or stripped.startswith("%%"):
             continue
         m = _HEADER.match(stripped)
         if not m:

@@ -6,6 +6,7 @@ import re
 from collections import defaultdict, deque
 from typing import Any
 
+from goblueprint.errors import SourceError
 from goblueprint.source.calls import CallGraph
 from goblueprint.source.diagram import DiagramEdge
 from goblueprint.source.states import WILDCARD, Blueprint, Transition
@@ -61,7 +62,7 @@ def _label_functions(label: str, graph: CallGraph) -> list[str]:
     for tok in _FUNC_TOKEN.findall(label):
         try:
             found.append(graph.resolve(tok.rstrip(".")))
-        except Exception:
+        except SourceError:  # a word of the label that is not a function
             continue
     return found
 

@@ -36,6 +36,11 @@ def test_flowchart_forms():
     ]
 
 
+def test_front_matter_and_init_directives_are_skipped():
+    text = "---\ntitle: G states\n---\n%%{init: {'theme': 'dark'}}%%\ngraph TD\n  A[_Gidle] --> B[_Gdead]\n"
+    assert edges(text) == [("_Gidle", "_Gdead", None, 6)]
+
+
 def test_state_diagram_forms():
     text = 'stateDiagram-v2\n  [*] --> _Gidle\n  _Gidle --> _Gdead : newproc1\n  state "running" as R\n  _Gdead --> R'
     got = diagram.parse(text)
