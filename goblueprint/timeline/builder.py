@@ -273,16 +273,15 @@ class TimelineBuilder:
         ctx = self.m_ctx.get(m)
         if ctx is None:
             ctx = self.m_ctx[m] = [NONE, NONE, -1]
-        if ctx[0] == p and ctx[1] == g and ctx[2] >= 0:
-            return
-        ctx[0], ctx[1] = p, g
         if g != NONE and self.g_state.get(g) == G_SYSCALL:
             state = S_M_SYSCALL
         elif p != NONE or g != NONE:
             state = S_M_RUNNING
         else:
             state = S_M_IDLE
-        ctx[2] = state
+        if ctx[0] == p and ctx[1] == g and ctx[2] == state:
+            return
+        ctx[0], ctx[1], ctx[2] = p, g, state
         self._set(L_M, m, t, state, g, p, m)
         if p != NONE:
             self.p_owner[p] = m

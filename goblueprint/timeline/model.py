@@ -38,8 +38,9 @@ Tables
     "network", "system goroutine wait"), G_SYSCALL (p is the P it held when it
     entered, m the thread).  A G's spans tile its life from its first event to
     its exit (or the trace end); not-existing time has no span.
-  * ``P`` (lane_id = proc id): P_RUNNING (g = the G running, or -1 when the P
-    runs without a G, e.g. in the scheduler / GC workers), P_IDLE, P_STOPPED
+  * ``P`` (lane_id = proc id): P_RUNNING (g = the G running, or in a syscall
+    while still holding the P; -1 when the P runs without a G, e.g. in the
+    scheduler), P_IDLE, P_STOPPED
     (idle while a stop-the-world is in progress: "GC-stopped").
   * ``M`` (lane_id = thread id): M_RUNNING (p and g set when known), M_SYSCALL
     (g in a syscall, p = the P it had), M_IDLE (no P).

@@ -80,6 +80,16 @@ def test_invariants(prog: str, go: str, analysed: Any) -> None:
             pl.col("prev") > pl.col("start")
         )
         assert overlap.height == 0, (kind, overlap.head())
+    # Threads: M syscall time is the goroutines' syscall time (a thread per blocked syscall;
+    # the only slack is a syscall already in progress when the trace started).
+    d = pl.col("end") - pl.col("start")
+    m_sys = spans.filter(pl.col("state") == int(State.M_SYSCALL)).select(d.sum()).item()
+    g_sys = spans.filter(pl.col("state") == int(State.G_SYSCALL)).select(d.sum()).item()
+    assert 0.99 * g_sys <= m_sys <= g_sys
+    # P time running a G covers the goroutines' running time (plus syscalls that kept their P).
+    p_g = spans.filter((pl.col("state") == int(State.P_RUNNING)) & (pl.col("g") >= 0)).select(d.sum()).item()
+    g_run = spans.filter(pl.col("state") == int(State.G_RUNNING)).select(d.sum()).item()
+    assert g_run <= p_g <= g_run + g_sys
     # Running G spans say where they ran.
     running = spans.filter(pl.col("state") == int(State.G_RUNNING))
     assert (running["p"] >= 0).all() and (running["m"] >= 0).all()
