@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from goblueprint.trace import spec
+from goblueprint.trace.events import KIND_OF, EventKind
 
 DOC_PATH = Path(__file__).resolve().parents[2] / "docs" / "trace-events.md"
 
@@ -60,6 +61,20 @@ def _traits(es: spec.EventSpec) -> str:
     return "; ".join(traits)
 
 
+def _read_as(typ: int) -> str:
+    """The EventKind the reader surfaces this wire event as, or how it is used otherwise."""
+    kind = KIND_OF[typ]
+    if kind != EventKind.BAD:
+        return f"`{EventKind(kind).name}`"
+    if typ in (spec.EV_EVENT_BATCH, spec.EV_EXPERIMENTAL_BATCH, spec.EV_END_OF_GENERATION):
+        return "framing"
+    if typ in (spec.EV_STACKS, spec.EV_STRINGS, spec.EV_CPU_SAMPLES, spec.EV_SYNC):
+        return "starts a table batch"
+    if typ in (spec.EV_FREQUENCY, spec.EV_CLOCK_SNAPSHOT):
+        return "clock of the generation (in `SYNC`)"
+    return "table entry"
+
+
 def render() -> str:
     """The whole Markdown document, deterministic."""
     lines = [
@@ -73,6 +88,9 @@ def render() -> str:
         "varints. Timed events carry `dt` first, the timestamp delta from the previous",
         "event of the same batch. An event marked *+ data* is followed by a varint length",
         "and that many raw bytes; a stack event by `nframes` groups of four varints.",
+        "The *read as* column is the `EventKind` goblueprint's reader (like Go's) yields for",
+        "the event; structural events feed the per-generation string, stack, CPU-sample and",
+        "clock tables instead. Go's reader also yields one `SYNC` per generation and one at the end.",
         "",
         "## Format versions",
         "",
@@ -94,14 +112,15 @@ def render() -> str:
         "",
         "## Events",
         "",
-        "| type | name | since | arguments | kind |",
-        "| ---: | --- | --- | --- | --- |",
+        "| type | name | since | arguments | kind | read as |",
+        "| ---: | --- | --- | --- | --- | --- |",
     ]
     for typ, es in enumerate(spec.SPECS):
         if not es.name:
             continue
         lines.append(
-            f"| {typ} | {_cell(es.name)} | {_since(typ)} | {_cell(_arg_list(es))} | {_cell(_traits(es))} |"
+            f"| {typ} | {_cell(es.name)} | {_since(typ)} | {_cell(_arg_list(es))} | {_cell(_traits(es))} "
+            f"| {_read_as(typ)} |"
         )
     lines += [
         "",
