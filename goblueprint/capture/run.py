@@ -38,8 +38,8 @@ OVERLAY_DIR = Path(__file__).parent / "overlay"
 # sorts first, so their variable initialisers run before the program's.
 OVERLAY_FILES = {
     "0000_goblueprint_capture_common.go": "capture_common.go",
-    "0000_goblueprint_capture_exithook_go122.go": "capture_exithook_go122.go",
-    "0000_goblueprint_capture_exithook_go124.go": "capture_exithook_go124.go",
+    "0000_goblueprint_capture_exithook_go121.go": "capture_exithook_go121.go",
+    "0000_goblueprint_capture_exithook_go123.go": "capture_exithook_go123.go",
 }
 # The template added to a package under test (package clause filled in).
 TEST_OVERLAY_TEMPLATE = "capture_testpkg.go.txt"

@@ -81,9 +81,15 @@ def test_go_run_of_a_main_package(
     assert sorted(p.name for p in (GOPROGS / "mainpkg").iterdir()) == ["go.mod", "main.go"]
 
 
-def test_os_exit_keeps_the_trace_and_reports_the_failure(tmp_path: Path, go_accepts: Callable) -> None:
+# 1.22 and 1.23 take the two exit-hook variants of the overlay (runtime.addExitHook,
+# internal/runtime/exithook); 1.27 is the bundled release.
+@pytest.mark.parametrize("go", ["1.27", "1.23", "1.22"])
+def test_os_exit_keeps_the_trace_and_reports_the_failure(
+    go: str, tmp_path: Path, go_accepts: Callable, go_toolchain: Callable
+) -> None:
+    go_toolchain(go)  # installed on first use
     out = tmp_path / "cap"
-    proc = _cli(["capture", "-o", str(out), "--", "go", "run", ".", "exit3"], GOPROGS / "mainpkg")
+    proc = _cli(["capture", "-o", str(out), "--go", go, "--", "go", "run", ".", "exit3"], GOPROGS / "mainpkg")
     assert proc.returncode == 1
     assert "exited with status 3" in proc.stderr
     meta = json.loads((out / "meta.json").read_text())

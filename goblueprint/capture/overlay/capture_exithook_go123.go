@@ -1,6 +1,6 @@
-//go:build go1.24
+//go:build go1.23
 
-// From Go 1.24 the exit hooks live in internal/runtime/exithook; runtime.main
+// From Go 1.23 the exit hooks live in internal/runtime/exithook; runtime.main
 // and os.Exit run them as before. The Hook type below mirrors exithook.Hook
 // field by field so the call has the same layout. The linker needs
 // -checklinkname=0 for this reference, which goblueprint passes.

@@ -1,9 +1,8 @@
-//go:build !go1.24
+//go:build !go1.23
 
-// Go 1.21 to 1.23 keep the exit hooks in package runtime (runtime/exithook.go):
+// Go 1.21 and 1.22 keep the exit hooks in package runtime (runtime/exithook.go):
 // runtime.main runs them after main.main returns, os.Exit runs them through
-// os.runtime_beforeExit. Go 1.23's linker needs -checklinkname=0 for this
-// reference, which goblueprint passes.
+// os.runtime_beforeExit. These linkers do not check linknames.
 
 package main
 
