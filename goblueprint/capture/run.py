@@ -136,7 +136,13 @@ def _build(
     """Build the program; returns (executable, working directory, how the trace is taken)."""
     if any(f.lstrip("-").split("=")[0] == "overlay" for f in plan.build_flags):
         raise CaptureError("-overlay is used by capture itself and cannot be given too")
-    directory, name, files = _go_list(tc, plan.target, plan.build_flags, workdir)
+    run_dir = workdir
+    build_dir = workdir
+    target = list(plan.target)
+    if plan.kind == "package" and (workdir / target[0]).is_dir():
+        # A directory may be a module of its own, outside the current one: build it from inside.
+        build_dir, target = (workdir / target[0]).resolve(), ["."]
+    directory, name, files = _go_list(tc, target, plan.build_flags, build_dir)
     if plan.kind == "test":
         exe = out_dir / "program.test"
         exe.unlink(missing_ok=True)
@@ -155,7 +161,7 @@ def _build(
             else:
                 notes.append("test package without non-test files: no GODEBUG restore, no clock anchor")
             proc = tc.run(
-                ["test", "-c", "-o", str(exe), *flags, "--", *plan.target], cwd=str(workdir), check=False
+                ["test", "-c", "-o", str(exe), *flags, "--", *target], cwd=str(build_dir), check=False
             )
         if proc.returncode != 0:
             raise CaptureError(f"go test -c failed: {_first_lines(proc.stderr or proc.stdout)}")
@@ -167,7 +173,6 @@ def _build(
     exe = out_dir / "program"
     exe.unlink(missing_ok=True)
     flags = list(plan.build_flags)
-    target = list(plan.target)
     how = "overlay"
     with tempfile.TemporaryDirectory(prefix="goblueprint-overlay-") as tmp:
         if _calls_trace_start(directory, files):
@@ -183,10 +188,10 @@ def _build(
             if target[0].endswith(".go"):
                 # Packages given as files take only the files listed.
                 target.extend(str(directory / added) for added in OVERLAY_FILES)
-        proc = tc.run(["build", "-o", str(exe), *flags, "--", *target], cwd=str(workdir), check=False)
+        proc = tc.run(["build", "-o", str(exe), *flags, "--", *target], cwd=str(build_dir), check=False)
     if proc.returncode != 0:
         raise CaptureError(f"go build failed: {_first_lines(proc.stderr or proc.stdout)}")
-    return exe, workdir, how
+    return exe, run_dir, how
 
 
 def _binary_go_version(tc: toolchain.Toolchain | None, binary: Path) -> str | None:

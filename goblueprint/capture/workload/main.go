@@ -12,7 +12,7 @@
 //	timers    time.Sleep, time.After, a Ticker and time.AfterFunc
 //	syscalls  blocking syscalls (nanosleep, pipe read/write) that hand off their P
 //	network   a TCP echo server and clients over loopback (the netpoller)
-//	gc        allocation churn and runtime.GC
+//	gc        allocation churn that triggers GC cycles
 //	procs     runtime.GOMAXPROCS lowered to 1 then restored, with work running
 package main
 
@@ -110,7 +110,7 @@ func channelPhase(ctx context.Context) {
 	go func() { // producer
 		defer wg.Done()
 		defer close(src)
-		for i := 0; i < n(5_000); i++ {
+		for i := 0; i < n(2_000); i++ {
 			src <- i
 		}
 	}()
@@ -151,7 +151,7 @@ func mutexPhase(ctx context.Context) {
 		go func(w int) {
 			defer wg.Done()
 			defer trace.StartRegion(ctx, "contend").End()
-			for i := 0; i < n(1_000); i++ {
+			for i := 0; i < n(200); i++ {
 				if i%10 == 0 {
 					rw.Lock()
 					shared[w] = i
@@ -161,8 +161,8 @@ func mutexPhase(ctx context.Context) {
 					_ = shared[w]
 					rw.RUnlock()
 				}
-				mu.Lock()
-				sink += spin(200)
+				mu.Lock() // held long enough that the others park on the mutex
+				sink += spin(4_000)
 				mu.Unlock()
 			}
 		}(w)
@@ -276,7 +276,7 @@ func networkPhase(ctx context.Context) {
 
 func gcPhase(ctx context.Context) {
 	var keep [][]byte
-	for i := 0; i < n(40_000); i++ {
+	for i := 0; i < n(10_000); i++ {
 		b := make([]byte, 1024+i%4096)
 		if i%16 == 0 {
 			keep = append(keep, b)
@@ -285,7 +285,8 @@ func gcPhase(ctx context.Context) {
 			keep = keep[:0]
 		}
 	}
-	runtime.GC()
+	// No runtime.GC(): its sweep loop yields once per span (thousands of Gosched
+	// events); the cycles this allocation rate triggers are the ones worth seeing.
 	sink += uint64(len(keep))
 }
 
@@ -302,7 +303,7 @@ func procsPhase(ctx context.Context) {
 				case <-stop:
 					return
 				default:
-					sink += spin(20_000)
+					sink += spin(4_000)
 				}
 			}
 		}()
