@@ -17,4 +17,6 @@ type goblueprintHook struct {
 //go:linkname goblueprintExithookAdd internal/runtime/exithook.Add
 func goblueprintExithookAdd(h goblueprintHook)
 
-func goblueprintAddExitHook(f func()) { goblueprintExithookAdd(goblueprintHook{F: f, RunOnFailure: true}) }
+func goblueprintAddExitHook(f func()) {
+	goblueprintExithookAdd(goblueprintHook{F: f, RunOnFailure: true})
+}
