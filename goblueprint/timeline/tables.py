@@ -55,6 +55,7 @@ _GO_STATES = [k.name for k in sorted(GoState, key=int)]
 _PROC_STATES = [k.name for k in sorted(ProcState, key=int)]
 _R_PROC = int(ResourceKind.PROC)
 _MAX_I64 = 2**63 - 1
+_EVENT_CHUNK = 1 << 19  # events kept as Python lists before they are packed into a DataFrame chunk
 
 
 def _i64(v: int) -> int:
@@ -88,6 +89,7 @@ class EventRows:
         self.cols: dict[str, list[Any]] = {c: [] for c in self.COLUMNS}
         self.stack_id = stack_id
         self.seq = 0
+        self.chunks: list[pl.DataFrame] = []
 
     def event(self, ev: Any) -> None:
         kind = int(ev.kind)
@@ -144,27 +146,24 @@ class EventRows:
         c["value"].append(value)
         c["task"].append(task)
         c["message"].append(message)
+        if self.seq % _EVENT_CHUNK == 0:
+            self._flush()  # bounded memory: Python objects cost ~10x the packed columns
+
+    def _flush(self) -> None:
+        self.chunks.append(pl.DataFrame(self.cols, schema=_EVENTS_SCHEMA))
+        self.cols = {c: [] for c in self.COLUMNS}
 
     def frame(self) -> pl.DataFrame:
-        schema = {
-            "seq": pl.Int64,
-            "time": pl.Int64,
-            "kind": pl.String,
-            "g": pl.Int64,
-            "p": pl.Int64,
-            "m": pl.Int64,
-            "stack": pl.UInt32,
-            "resource_kind": pl.String,
-            "resource_id": pl.Int64,
-            "old_state": pl.String,
-            "new_state": pl.String,
-            "reason": pl.String,
-            "name": pl.String,
-            "value": pl.Float64,
-            "task": pl.Int64,
-            "message": pl.String,
-        }
-        return pl.DataFrame(self.cols, schema=schema)
+        self._flush()
+        return pl.concat(self.chunks)
+
+
+_EVENTS_SCHEMA = {
+    "seq": pl.Int64, "time": pl.Int64, "kind": pl.String, "g": pl.Int64, "p": pl.Int64, "m": pl.Int64,
+    "stack": pl.UInt32, "resource_kind": pl.String, "resource_id": pl.Int64, "old_state": pl.String,
+    "new_state": pl.String, "reason": pl.String, "name": pl.String, "value": pl.Float64,
+    "task": pl.Int64, "message": pl.String,
+}  # fmt: skip
 
 
 def goroutines_frame(summary: Summary) -> pl.DataFrame:

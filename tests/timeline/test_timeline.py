@@ -203,3 +203,26 @@ def test_write_parquet_from_a_timeline(analysed: Any, tmp_path: Any) -> None:
     back = pl.read_parquet(written["intervals"])
     assert back.height == tl.spans.height
     assert set(back["state_name"].unique()) >= {"running", "runnable", "waiting", "syscall", "idle"}
+
+
+@pytest.mark.slow
+def test_chunked_building_gives_the_same_tables(go_reference: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Large traces are packed into DataFrame chunks as they stream; tiny chunks must change nothing.
+    from goblueprint.timeline import builder, tables
+
+    events = go_reference("sched", "1.27").events
+
+    def build() -> tuple[Timeline, pl.DataFrame]:
+        b = builder.TimelineBuilder()
+        rows = tables.EventRows(b.stack_id)
+        for e in events:
+            b.event(e)
+            rows.event(e)
+        return b.finish(), rows.frame()
+
+    whole, whole_events = build()
+    monkeypatch.setattr(builder, "_CHUNK", 97)
+    monkeypatch.setattr(tables, "_EVENT_CHUNK", 89)
+    chunked, chunked_events = build()
+    assert chunked.spans.equals(whole.spans) and chunked.counters.equals(whole.counters)
+    assert chunked_events.equals(whole_events) and whole_events.height == len(events)
