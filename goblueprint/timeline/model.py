@@ -92,7 +92,8 @@ Tables
     g, p, m    i64  scheduling context of the event
     label      u32  string id: log message, task type, label text
     category   u32  string id: log category, "" otherwise
-    id         i64  task id for task/log events, -1 otherwise
+    id         i64  task id for task/log events, the new value for GOMAXPROCS, the
+                    labelled goroutine for LABEL, -1 otherwise
     stack      u32
 
 ``lanes`` — one row per lane that has any span/instant:
