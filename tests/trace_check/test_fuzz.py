@@ -12,6 +12,7 @@ does not yet (ordering and table-ID validation errors) visible.
 from __future__ import annotations
 
 import functools
+import random
 import signal
 from pathlib import Path
 
@@ -123,3 +124,23 @@ def test_semantic_errors_name_an_offset(small_trace, gohelper, tmp_path):
         mutant = data[: int(len(data) * keep)]
         _, error = assert_agrees_with_go(mutant, tmp_path / "m.trace", gohelper)
         assert_names_offset(error)
+
+
+def _sched_mutant(data: bytes, how: str) -> bytes:
+    rng = random.Random(how)  # seeded by the case name: the same mutant on every run
+    if how.startswith("cut"):
+        return data[: len(data) * int(how[3:]) // 100]
+    if how.startswith("flip"):
+        out = bytearray(data)
+        for _ in range(3):
+            out[rng.randrange(16, len(data))] ^= rng.randrange(1, 256)
+        return bytes(out)
+    return data + bytes(rng.randrange(256) for _ in range(40))
+
+
+@pytest.mark.parametrize("how", ["cut33", "cut67", "flip-a", "flip-b", "flip-c", "trailing"])
+def test_sched_mutants_fail_like_go(how, go_trace, gohelper, tmp_path):
+    # The lead's sched workload has more kinds of events (syscalls, netpoller, GOMAXPROCS
+    # change, GC) than the small trace, so a few fixed mutants of it as well.
+    data = _bytes_of(go_trace("sched", go="1.27"))
+    assert_agrees_with_go(_sched_mutant(data, how), tmp_path / "m.trace", gohelper)
