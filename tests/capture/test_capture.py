@@ -19,6 +19,7 @@ import pytest
 
 from goblueprint.capture import capture, schedtrace
 from goblueprint.capture.crosscheck import compare
+from goblueprint.trace.events import EventKind, GoState, ResourceKind
 from goblueprint.trace.reader import open_trace
 
 GOPROGS = Path(__file__).resolve().parent / "goprogs"
@@ -98,6 +99,23 @@ def test_os_exit_keeps_the_trace_and_reports_the_failure(
     assert go_accepts(out / "trace.out").returncode == 0
 
 
+def _saw_signal_delivery(trace: Path) -> bool:
+    """True if the trace holds os/signal waking a handler: it was flushed after the signal.
+
+    A trace cut by the signal instead ends at the last generation the runtime had
+    flushed (about once a second), which Go's reader accepts too; only a trace
+    stopped by the handler holds the delivery itself.
+    """
+    for ev in open_trace(trace):
+        if ev.kind != EventKind.STATE_TRANSITION:
+            continue
+        st = ev.state_transition()
+        if st.resource.kind == ResourceKind.GOROUTINE and st.new == GoState.RUNNABLE:
+            if any(f.func == "os/signal.process" for f in ev.stack.frames()):
+                return True
+    return False
+
+
 def test_sigterm_on_timeout_flushes_the_trace(tmp_path: Path, go_accepts: Callable) -> None:
     result = capture(["go", "run", ".", "sleep"], tmp_path, timeout=3, cwd=GOPROGS / "mainpkg", quiet=True)
     assert result.meta["timed_out"] is True
@@ -105,6 +123,20 @@ def test_sigterm_on_timeout_flushes_the_trace(tmp_path: Path, go_accepts: Callab
     assert not result.ok and "timed out" in result.meta["error"]
     assert result.trace is not None
     assert go_accepts(result.trace).returncode == 0
+    assert _saw_signal_delivery(result.trace)
+
+
+def test_sigterm_on_timeout_flushes_the_trace_of_a_test(
+    tmp_path: Path, go_accepts: Callable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TESTPKG_SLEEP", "1")
+    result = capture(
+        ["go", "test", "-run", "TestSleep"], tmp_path, timeout=4, cwd=GOPROGS / "testpkg", quiet=True
+    )
+    assert result.meta["timed_out"] is True and result.meta["signal"] == signal.SIGTERM.name
+    assert result.trace is not None
+    assert go_accepts(result.trace).returncode == 0
+    assert _saw_signal_delivery(result.trace)
 
 
 def test_child_process_lines_stay_out_of_the_log(tmp_path: Path) -> None:

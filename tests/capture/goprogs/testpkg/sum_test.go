@@ -33,3 +33,12 @@ func TestSpawn(t *testing.T) {
 	}
 	t.Log("testpkg: child done")
 }
+
+// TestSleep waits to be stopped by a signal; it runs only when asked to.
+func TestSleep(t *testing.T) {
+	if os.Getenv("TESTPKG_SLEEP") == "" {
+		t.Skip("set TESTPKG_SLEEP=1 to run")
+	}
+	ParallelSum(1_000_000, 4)
+	time.Sleep(time.Hour)
+}
