@@ -35,8 +35,8 @@ RESULTS = ROOT / "bench" / "results"
 REFERENCE = ROOT.parent / "shared" / "tools" / "go-reference-parse"
 
 
-def run_child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str, str, int]:
-    """Run CMD to completion: (wall seconds, peak RSS in bytes, stdout, stderr, exit status)."""
+def run_child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str, str, int, float]:
+    """Run CMD to completion: (wall s, peak RSS bytes, stdout, stderr, exit status, CPU s)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     # Read the pipes before reaping so a chatty child cannot block on a full pipe.
@@ -45,7 +45,8 @@ def run_child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float,
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss * 1024, out.decode(), err.decode(), proc.returncode
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, usage.ru_maxrss * 1024, out.decode(), err.decode(), proc.returncode, cpu
 
 
 def produce_trace(scale: int) -> Path:
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # Warm-up: builds Go's reference tool once and fills the page cache for both.
     for cmd in (go_cmd, ours_cmd):
-        _, _, out, err, code = run_child(cmd, env)
+        _, _, out, err, code, _ = run_child(cmd, env)
         if code != 0:
             print(f"failed: {' '.join(cmd)}: {err.strip() or out.strip()}", file=sys.stderr)
             return 1
@@ -112,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         "counts_agree": ours_stats.get("events") == int(go_stats.get("events", -1)),
         "goblueprint": {
             "wall_seconds": round(ours_best[0], 4),
+            "cpu_seconds": round(min(r[5] for r in ours_runs), 4),
             "mb_per_s": round(size / 1e6 / ours_best[0], 2),
             "parse_seconds": ours_stats.get("parse_seconds"),
             "peak_rss_bytes": ours_peak,
@@ -120,11 +122,15 @@ def main(argv: list[str] | None = None) -> int:
         },
         "go": {
             "wall_seconds": round(go_best[0], 4),
+            "cpu_seconds": round(min(r[5] for r in go_runs), 4),
             "mb_per_s": round(size / 1e6 / go_best[0], 2),
             "parse_seconds": go_stats.get("seconds"),
             "peak_rss_bytes": max(r[1] for r in go_runs),
         },
         "throughput_ratio_go_time_over_ours": round(go_best[0] / ours_best[0], 4),
+        # CPU time (user + system) is less disturbed by other load on the machine than wall time.
+        "cpu_ratio_go_over_ours": round(min(r[5] for r in go_runs) / min(r[5] for r in ours_runs), 4),
+        "load_average_1min": round(os.getloadavg()[0], 2),
         "repeat": args.repeat,
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
@@ -134,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         ("", "goblueprint", "Go internal/trace"),
         ("wall time (s)", f"{ours_best[0]:.3f}", f"{go_best[0]:.3f}"),
+        ("CPU time (s)", f"{result['goblueprint']['cpu_seconds']:.3f}", f"{result['go']['cpu_seconds']:.3f}"),
         ("throughput (MB/s)", f"{size / 1e6 / ours_best[0]:.2f}", f"{size / 1e6 / go_best[0]:.2f}"),
         ("events", str(result["events"]["goblueprint"]), str(result["events"]["go"])),
         ("peak RSS (MB)", f"{ours_peak / 1e6:.1f}", f"{result['go']['peak_rss_bytes'] / 1e6:.1f}"),
@@ -142,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         print(f"  {row[0]:<20} {row[1]:>14} {row[2]:>18}")
     print(f"  throughput ratio (Go time / our time): {result['throughput_ratio_go_time_over_ours']}")
+    print(f"  CPU time ratio (Go / ours): {result['cpu_ratio_go_over_ours']}")
+    print(f"  load average (1 min) at the end: {result['load_average_1min']}")
     print(
         "  our peak RSS above interpreter baseline / trace size: "
         f"{result['goblueprint']['rss_above_baseline_per_trace_byte']}"
