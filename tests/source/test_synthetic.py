@@ -63,6 +63,9 @@ def test_g_transitions(synth_facts):
         # constants a throw-guard pins to the parameters: the caller's call is the record
         ("_Grunning", "_Gscanrunnable", "preemptPark", line_of("casGToPreemptScan(gp, _Grunning, _Gscanrunnable)"),
          "casGToPreemptScan", None, False),
+        # s is a parameter nobody calls: the default clause only says s != _Gdead, so `to` is unknown
+        ("_Gwaiting", "*", "defaultCase", line_of("castogscanstatus(gp, _Gwaiting, s)"), "castogscanstatus", None,
+         False),
         # a parameter nobody calls with a constant: unknown prior status
         ("*", "_Grunnable", "unknownPrior", line_of("casgstatus(gp, s, _Grunnable)"), "casgstatus", None, False),
     }  # fmt: skip
@@ -75,8 +78,10 @@ def test_p_transitions(synth_facts):
         # the guard `pp.status != _Pidle -> throw` proves the prior status of a plain store
         ("_Pidle", "_Prunning", "wirep", line_of("pp.status = _Prunning"), "assignment", None, False),
         ("*", "_Pgcstop", "stopP", line_of("pp.status = _Pgcstop"), "assignment", None, False),
-        ("_Prunning", "_Pidle", "handoff", line_of("atomic.Cas(&pp.status"), "atomic.Cas", None, False),
+        ("_Prunning", "_Pidle", "handoff", line_of("atomic.Cas(&pp.status, _Prunning, _Pidle)"), "atomic.Cas", None, False),
         ("*", "_Pdead", "destroy", line_of("atomic.Store(&pp.status, _Pdead)"), "atomic.Store", None, False),
+        # s := pp.status is unknown, but `s == _Prunning &&` holds where the CAS runs
+        ("_Prunning", "_Pidle", "retakeLike", line_of("if s == _Prunning && atomic.Cas"), "atomic.Cas", None, False),
         # wrappers: acquirep always calls wirep, so its callers transition too
         ("_Pidle", "_Prunning", "acquirep", line_of("\twirep(pp)"), "wirep", None, True),
         ("_Pidle", "_Prunning", "startSometimes", _acquirep_line("startSometimes"), "acquirep", None, True),

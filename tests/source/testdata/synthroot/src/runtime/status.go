@@ -169,3 +169,19 @@ func casGToPreemptScan(gp *g, old, new uint32) {
 func preemptPark(gp *g) {
 	casGToPreemptScan(gp, _Grunning, _Gscanrunnable)
 }
+
+// The left side of && holds where the CAS runs; a switch default excludes the other cases.
+func retakeLike(pp *p) {
+	s := pp.status
+	if s == _Prunning && atomic.Cas(&pp.status, s, _Pidle) {
+		return
+	}
+}
+
+func defaultCase(gp *g, s uint32) {
+	switch s {
+	case _Gdead:
+	default:
+		castogscanstatus(gp, _Gwaiting, s)
+	}
+}
