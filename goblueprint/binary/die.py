@@ -268,6 +268,8 @@ class DieReader:
             if off + 8 > len(self.addr):
                 raise BinaryError(f"address index {value[1]} outside .debug_addr")
             return _U64.unpack_from(self.addr, off)[0]
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise BinaryError(f"address attribute has an unexpected form ({type(value).__name__})")
         return value
 
     def pc_ranges(self, unit: Unit, attrs: dict[int, Any], base: int) -> list[list[int]]:
@@ -275,9 +277,13 @@ class DieReader:
             lo = self.address(unit, attrs[AT_LOW_PC])
             hi = attrs[AT_HIGH_PC]
             hi = lo + hi[1] if isinstance(hi, tuple) and hi[0] == "const" else self.address(unit, hi)
+            if hi < lo:
+                raise BinaryError(f"DWARF range {lo:#x}-{hi:#x} ends before it starts")
             return [[lo, hi]]
         if AT_RANGES in attrs:
             off = attrs[AT_RANGES]
+            if not isinstance(off, int):
+                raise BinaryError("DW_AT_ranges has an unexpected form")
             return self._rnglist(unit, off, base) if unit.version >= 5 else self._ranges(off, base)
         return []
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import struct
+import zlib
 from typing import Any
 
 from goblueprint.binary import cache
@@ -42,11 +43,23 @@ _LOCAL_REFS = {"DW_FORM_ref1", "DW_FORM_ref2", "DW_FORM_ref4", "DW_FORM_ref8", "
 # Errors pyelftools raises on malformed DWARF, turned into BinaryError at this boundary.
 try:
     from elftools.common.exceptions import DWARFError, ELFError, ELFParseError
+    from elftools.construct.core import ConstructError
 
-    _PYELF_ERRORS: tuple[type[BaseException], ...] = (DWARFError, ELFError, ELFParseError)
+    _PYELF_ERRORS: tuple[type[BaseException], ...] = (DWARFError, ELFError, ELFParseError, ConstructError)
 except ImportError:  # pragma: no cover - pyelftools is a dependency
     _PYELF_ERRORS = ()
-_PARSE_ERRORS = (*_PYELF_ERRORS, ValueError, KeyError, IndexError, EOFError, UnicodeDecodeError, struct.error)
+_PARSE_ERRORS = (*_PYELF_ERRORS, ValueError, KeyError, IndexError, EOFError, UnicodeDecodeError, struct.error,
+                 zlib.error, OverflowError)  # fmt: skip
+
+
+def _s(value: Any) -> str:
+    """A name attribute, or "" when corrupt input gave it another form."""
+    return value if isinstance(value, str) else ""
+
+
+def _i(value: Any) -> int | None:
+    """An integer attribute, or None when corrupt input gave it another form."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _ref(attr: Any, cu_offset: int) -> int:
@@ -129,8 +142,11 @@ class Dwarf:
         comp_dir = "."
         files = []
         for entry in lp.header.get("file_entry", []):
-            name = _str(entry.name)
-            di = entry.dir_index
+            name = _str(entry.name) if entry.get("name") is not None else "?"
+            di = entry.get("dir_index")
+            if not isinstance(di, int):
+                # Corrupt header or a DWARF 5 format without a directory: no directory.
+                di = 0
             if version >= 5:
                 d = dirs[di] if di < len(dirs) else ""
             else:
@@ -178,8 +194,8 @@ class Dwarf:
                 off, tag, attrs, children = item
                 kind = type_tags.get(tag)
                 if kind is not None:
-                    name = attrs.get(D.AT_NAME, "")
-                    rec = [kind, name, attrs.get(D.AT_BYTE_SIZE), attrs.get(D.AT_TYPE), None]
+                    name = _s(attrs.get(D.AT_NAME))
+                    rec = [kind, name, _i(attrs.get(D.AT_BYTE_SIZE)), _i(attrs.get(D.AT_TYPE)), None]
                     types[str(off)] = rec
                     if name and (name not in type_names or kind != "typedef"):
                         type_names[name] = str(off)
@@ -191,20 +207,20 @@ class Dwarf:
                     loc = attrs.get(D.AT_MEMBER_LOCATION, 0)
                     if isinstance(loc, bytes):
                         # An expression: Go only ever writes DW_OP_plus_uconst N.
-                        loc = D._uleb(loc, 1)[0] if loc[:1] == b"\x23" else 0
-                    struct_rec[4].append([attrs.get(D.AT_NAME, ""), loc, attrs.get(D.AT_TYPE)])
+                        loc = D._uleb(loc, 1)[0] if loc[:1] == b"\x23" and len(loc) > 1 else 0
+                    struct_rec[4].append([_s(attrs.get(D.AT_NAME)), _i(loc) or 0, _i(attrs.get(D.AT_TYPE))])
                 elif tag == D.TAG_SUBRANGE and array is not None:
-                    if D.AT_COUNT in attrs:
+                    if _i(attrs.get(D.AT_COUNT)) is not None:
                         array[4] = attrs[D.AT_COUNT]
-                    elif D.AT_UPPER_BOUND in attrs:
+                    elif _i(attrs.get(D.AT_UPPER_BOUND)) is not None:
                         array[4] = attrs[D.AT_UPPER_BOUND] + 1
                 elif tag == D.TAG_CONSTANT:
-                    name = attrs.get(D.AT_NAME, "")
-                    val = attrs.get(D.AT_CONST_VALUE)
-                    if name and isinstance(val, int) and not isinstance(val, bool):
-                        consts[name] = [val, attrs.get(D.AT_TYPE)]
+                    name = _s(attrs.get(D.AT_NAME))
+                    val = _i(attrs.get(D.AT_CONST_VALUE))
+                    if name and val is not None:
+                        consts[name] = [val, _i(attrs.get(D.AT_TYPE))]
                 elif tag == D.TAG_SUBPROGRAM:
-                    name = attrs.get(D.AT_NAME, "")
+                    name = _s(attrs.get(D.AT_NAME))
                     sub_names[off] = name
                     ranges = reader.pc_ranges(unit, attrs, cu_base)
                     if ranges and name:
@@ -215,10 +231,10 @@ class Dwarf:
                 elif tag == D.TAG_INLINED and current is not None:
                     if files is None:
                         files = self._file_table(info.get_CU_at(cu_off))
-                    origin = attrs.get(D.AT_ABSTRACT_ORIGIN, -1)
-                    cf = attrs.get(D.AT_CALL_FILE, 0)
+                    origin = _i(attrs.get(D.AT_ABSTRACT_ORIGIN))
+                    cf = _i(attrs.get(D.AT_CALL_FILE)) or 0
                     rec = [origin, reader.pc_ranges(unit, attrs, cu_base), files[cf] if cf < len(files) else "?",
-                           attrs.get(D.AT_CALL_LINE, 0), depth - inline_depth_base]  # fmt: skip
+                           _i(attrs.get(D.AT_CALL_LINE)) or 0, depth - inline_depth_base]  # fmt: skip
                     current[3].append(rec)
                     pending_inlines.append((rec, origin))
                 elif tag == D.TAG_COMPILE_UNIT:
@@ -228,7 +244,7 @@ class Dwarf:
                 if children:
                     depth += 1
         for rec, origin in pending_inlines:
-            rec[0] = sub_names.get(origin, "?")
+            rec[0] = sub_names.get(origin, "?") if origin is not None else "?"
         for name, (val, tref) in list(consts.items()):
             t = types.get(str(tref)) if tref is not None else None
             consts[name] = [val, t[1] if t else ""]
