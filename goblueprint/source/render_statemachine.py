@@ -47,7 +47,7 @@ def mermaid(bp: Blueprint, include_indirect: bool = False) -> str:
         "stateDiagram-v2",
     ]
     for name in _used_states(bp, edges):
-        shown = "* (prior status not stated)" if name == WILDCARD else name
+        shown = "* (status not stated by the code)" if name == WILDCARD else name
         lines.append(f'    state "{_mermaid_text(shown)}" as {_node_id(name)}')
     for (src, dst), funcs in edges.items():
         lines.append(f"    {_node_id(src)} --> {_node_id(dst)} : {_mermaid_text(_label(funcs))}")
@@ -63,7 +63,7 @@ def dot(bp: Blueprint, include_indirect: bool = False) -> str:
     edges = _edges(bp, include_indirect)
     lines = [f'digraph "{bp.machine}" {{', "  rankdir=LR;", "  node [shape=box, style=rounded];"]
     for name in _used_states(bp, edges):
-        shown = "* (prior status not stated)" if name == WILDCARD else name
+        shown = "* (status not stated by the code)" if name == WILDCARD else name
         lines.append(f'  "{_dot_text(name)}" [label="{_dot_text(shown)}"];')
     for (src, dst), funcs in edges.items():
         lines.append(f'  "{_dot_text(src)}" -> "{_dot_text(dst)}" [label="{_dot_text(_label(funcs))}"];')
@@ -140,7 +140,7 @@ def svg(bp: Blueprint, include_indirect: bool = False) -> str:
         out.append(f'<text x="{mx:.1f}" y="{my:.1f}" text-anchor="middle" fill="#224">{label}</text>')
     for name in names:
         x, y = pos[name]
-        shown = html.escape("* (unstated)" if name == WILDCARD else name)
+        shown = html.escape("* (not stated)" if name == WILDCARD else name)
         out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="20" fill="#eef" stroke="#336"/>')
         out.append(
             f'<text x="{x:.1f}" y="{y + 34:.1f}" text-anchor="middle" font-weight="bold">{shown}</text>'
