@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from goblueprint.errors import GoblueprintError, TraceError, UsageError
+from goblueprint.errors import TraceError, UsageError
 from goblueprint.timeline._api import K_STATE, K_SYNC
 
 
@@ -84,10 +84,13 @@ def run_pass(
                 progress(n)
     except TraceError as exc:
         error = exc
-    except GoblueprintError:
-        raise
     if error is None:
         valid, valid_last = n, last
+    elif n == 0:
+        raise error  # e.g. not a trace, or an unsupported version: the reader's own words
     elif valid == 0:
-        raise TraceError(f"failed to parse any useful part of the trace: {error.message}") from error
+        raise TraceError(
+            f"failed to parse any useful part of the trace: {error.message}",
+            offset=error.offset, generation=error.generation, m=error.m,
+        ) from error  # fmt: skip
     return PassResult(n, valid, first, last, valid_last, error)

@@ -84,6 +84,8 @@ def test_metrics_terminal_and_one_goroutine(trace_path: Any, go_reference: Any, 
         (["trace", "metrics", "{trace}", "--goroutine", "999999"], "no goroutine 999999"),
         (["trace", "metrics", "{missing}"], "cannot read trace"),
         (["trace", "metrics", "{garbage}"], ""),
+        (["trace", "metrics", "{old}"], "not supported"),
+        (["trace", "sql", "{empty}", "SELECT 1"], "not a Go execution trace"),
         (["trace", "pprof", "--type", "sched", "{garbage}", "-o", "{out}"], ""),
         (["trace", "sql", "{trace}", "SELECT * FROM goroutines WHERE id < 0"], "no rows"),
         (["trace", "sql", "{trace}", "SELEC oops"], "SQL error"),
@@ -93,8 +95,12 @@ def test_metrics_terminal_and_one_goroutine(trace_path: Any, go_reference: Any, 
 def test_one_line_errors(args: list[str], message: str, trace_path: Any, tmp_path: Path, capsys: Any) -> None:
     garbage = tmp_path / "garbage.trace"
     garbage.write_bytes(b"go 1.27 trace\x00\x00\x00" + bytes(range(256)) * 4)
+    old = tmp_path / "old.trace"
+    old.write_bytes(b"go 1.21 trace\x00\x00\x00\x01\x02\x03")
+    empty = tmp_path / "empty.trace"
+    empty.write_bytes(b"")
     subs = {"trace": str(trace_path("sched", "1.27")), "missing": str(tmp_path / "missing.trace"),
-            "garbage": str(garbage), "out": str(tmp_path / "x.pb.gz")}  # fmt: skip
+            "garbage": str(garbage), "out": str(tmp_path / "x.pb.gz"), "old": str(old), "empty": str(empty)}  # fmt: skip
     code, _, err = run_cli(capsys, *(a.format(**subs) for a in args))
     assert code == 1
     lines = err.strip().splitlines()
