@@ -146,3 +146,27 @@ def test_crosscheck_against_same_release_source(capsys, go_binary, go, arch):
     assert mcall and "mcall" in mcall[0]["explanation"]
     unexplained = rec["calls"]["reasons"].get("unexplained", 0)
     assert unexplained <= 0.05 * rec["calls"]["total"]
+
+
+def test_crosscheck_against_other_release_explains_differences(capsys, go_binary):
+    from goblueprint import toolchain
+
+    goroot = toolchain.find("1.27").goroot
+    code, out, _ = run_cli(capsys, "binary", "crosscheck", str(go_binary("hello", "1.22")), "--goroot", str(goroot),
+                           "--json")  # fmt: skip
+    assert code == 0
+    rec = json.loads(out)
+    assert rec["binary_go"].startswith("1.22.") and rec["source_go"].startswith("1.27.")
+    structs = {s["struct"]: s for s in rec["structs"]["structs"]}
+    # gobuf lost its ret field after 1.22; the 1.22 binary still has it.
+    gobuf = structs["gobuf"]
+    assert gobuf["status"] == "different"
+    assert {"field": "ret", "side": "binary"} in [
+        {"field": d["field"], "side": d["side"]} for d in gobuf["differences"]
+    ]
+    assert all(d["explanation"] for s in structs.values() for d in s.get("differences", []))
+    assert rec["structs"]["equal"] < rec["structs"]["total"]
+    code, _, err = run_cli(
+        capsys, "binary", "crosscheck", str(go_binary("hello")), "--goroot", "/nonexistent"
+    )
+    assert "not a GOROOT" in one_line_error(code, err)
