@@ -54,7 +54,8 @@ class CallGraph:
             self.into[e.callee].append(e)
 
     def resolve(self, name: str) -> str:
-        """Accept `newproc`, `(*p).destroy`, `p.destroy` or `destroy` when unambiguous."""
+        """Accept `newproc`, `runtime.newproc`, `(*p).destroy`, `p.destroy` or `destroy` when unambiguous."""
+        name = name.removeprefix("runtime.")
         if name in self.defined or name in self.into:
             return name
         if "." in name and not name.startswith("("):

@@ -109,6 +109,7 @@ def test_call_graph_kinds(synth_facts):
         ("goexit1", "asm", "src/runtime/asm_amd64.s")
     ]
     assert [(e.callee, e.kind) for e in g.callees("mcallish")] == [("schedule", "asm")]
+    assert g.resolve("runtime.park") == "park" and g.resolve("runtime.goexit0") == "goexit0"
     path = g.paths("goexit", "casgstatus")[0]
     assert [(e.caller, e.callee, e.kind) for e in path] == [
         ("goexit", "goexit1", "asm"), ("goexit1", "goexit0", "mcall"), ("goexit0", "casgstatus", "call"),
