@@ -41,6 +41,20 @@ OVERLAY_FILES = {
     "0000_goblueprint_capture_exithook_go121.go": "capture_exithook_go121.go",
     "0000_goblueprint_capture_exithook_go123.go": "capture_exithook_go123.go",
 }
+
+
+def overlay_files(tc: toolchain.Toolchain) -> dict[str, str]:
+    """The added files for this release: the common one and the exit-hook variant.
+
+    The variants carry build constraints too, but go ignores those for files
+    named on the command line (`go run a.go b.go`), so the choice is made here.
+    """
+    variant = "go123" if tc.minor >= (1, 23) else "go121"
+    return {
+        added: ours for added, ours in OVERLAY_FILES.items() if "exithook" not in added or variant in added
+    }
+
+
 # The template added to a package under test (package clause filled in).
 TEST_OVERLAY_TEMPLATE = "capture_testpkg.go.txt"
 TEST_OVERLAY_FILE = "0000_goblueprint_capture_testhook.go"
@@ -180,14 +194,16 @@ def _build(
             notes.append("the program calls trace.Start itself: built without the overlay")
         else:
             replace = {
-                str(directory / added): str(OVERLAY_DIR / ours) for added, ours in OVERLAY_FILES.items()
+                str(directory / added): str(OVERLAY_DIR / ours) for added, ours in overlay_files(tc).items()
             }
             overlay = Path(tmp) / "overlay.json"
             overlay.write_text(json.dumps({"Replace": replace}, sort_keys=True))
             flags = _with_checklinkname([*flags, f"-overlay={overlay}"], tc)
             if target[0].endswith(".go"):
-                # Packages given as files take only the files listed.
-                target.extend(str(directory / added) for added in OVERLAY_FILES)
+                # Packages given as files take only the files listed, all named the same way
+                # (go refuses "." next to an absolute directory).
+                target = [str((build_dir / f).resolve()) for f in target]
+                target.extend(str(directory / added) for added in overlay_files(tc))
         proc = tc.run(["build", "-o", str(exe), *flags, "--", *target], cwd=str(build_dir), check=False)
     if proc.returncode != 0:
         raise CaptureError(f"go build failed: {_first_lines(proc.stderr or proc.stdout)}")

@@ -222,3 +222,17 @@ def test_test_package_given_to_go_run_is_refused(tmp_path: Path) -> None:
     proc = _cli(["capture", "-o", str(tmp_path), "--", "go", "run", "."], GOPROGS / "testpkg")
     assert proc.returncode == 1
     assert proc.stderr.strip() == "goblueprint: error: . is package testpkg, not a main package"
+
+
+def test_go_run_of_files_and_a_package_directory(tmp_path: Path, go_accepts: Callable) -> None:
+    # Files named on the command line: go ignores build constraints there, so only
+    # the exit-hook variant of this release may be added (1.22: runtime.addExitHook).
+    files = capture(
+        ["go", "run", "main.go"], tmp_path / "files", go="1.22", cwd=GOPROGS / "mainpkg", quiet=True
+    )
+    assert files.ok, files.meta["error"]
+    assert files.trace is not None and go_accepts(files.trace).returncode == 0
+    # A main package named by its directory, from outside its module.
+    pkg = capture([str(GOPROGS / "mainpkg"), "exit3"], tmp_path / "dir", cwd=tmp_path, quiet=True)
+    assert pkg.meta["kind"] == "package" and pkg.meta["exit_status"] == 3
+    assert pkg.trace is not None and go_accepts(pkg.trace).returncode == 0
