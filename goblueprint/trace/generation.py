@@ -85,7 +85,8 @@ class Generation:
 
 
 def _stack_repr(pcs) -> str:
-    return "{[" + " ".join(str(pc) for pc in pcs) + "]}"
+    # Go formats a stack with its String method: one "\t%#v\n" line per PC.
+    return "".join(f"\t{pc:#x}\n" for pc in pcs)
 
 
 def _add_strings(g: Generation, buf, b: Batch) -> None:

@@ -220,7 +220,7 @@ class Ordering:
     def proc_status(self, ev, evt, m, gen, g, p):
         a = ev.args
         pid = _i64(a[0])
-        status = a[1]
+        status = a[1] & 0xFF  # tracev2.ProcStatus is a uint8
         if status >= len(_PROC_STATUS_TO_STATE):
             raise _Broken(f"invalid status for proc {pid}: {status}")
         old_state = _PROC_STATUS_TO_STATE[status]
@@ -323,7 +323,7 @@ class Ordering:
         a = ev.args
         gid = _i64(a[0])
         mid = _i64(a[1])
-        status = a[2]
+        status = a[2] & 0xFF  # tracev2.GoStatus is a uint8
         if status >= len(_GO_STATUS_TO_STATE):
             raise _Broken(f"invalid status for goroutine {gid}: {status}")
         old_state = _GO_STATUS_TO_STATE[status]

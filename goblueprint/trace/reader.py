@@ -24,7 +24,7 @@ from goblueprint.trace.events import EV_SYNC_EVENT, NO_GOROUTINE, NO_PROC, NO_TH
 from goblueprint.trace.generation import Generation, read_generation, read_generation_with_spill
 from goblueprint.trace.gosort import sort_func
 from goblueprint.trace.order import Ordering, _Broken
-from goblueprint.trace.wire import WireError, decode_timed_batch, mul, read_header
+from goblueprint.trace.wire import EOF, WireError, decode_timed_batch, mul, read_header
 
 _MAX_TIME = (1 << 63) - 1
 
@@ -209,6 +209,10 @@ class Reader:
             # (2) Next generation, when this one is used up.
             if not frontier and cpu_i >= len(cpu):
                 if pending_err is not None:
+                    if pending_err.message == EOF:
+                        # Go hands back a bare io.EOF here (e.g. a sync or table batch cut
+                        # short), which every ReadEvent caller takes for the end of the trace.
+                        return
                     raise pending_err
                 new_gen = None
                 done = False

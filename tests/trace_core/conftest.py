@@ -60,7 +60,7 @@ def go_parsed(reference_toolchain) -> Callable[[Path], Outcome]:
         if proc.returncode == 0:
             return Outcome(proc.stdout, None)
         # logAndDie prints the error followed by a newline.
-        return Outcome(proc.stdout, proc.stderr.decode("utf-8", "replace").rstrip("\n"))
+        return Outcome(proc.stdout, proc.stderr.decode("utf-8", "surrogateescape").rstrip("\n"))
 
     return run
 
