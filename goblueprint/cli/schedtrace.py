@@ -12,6 +12,9 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the samples as JSON")
     parser.add_argument("--plot", metavar="OUT", help="write a plot: OUT.svg, OUT.png or OUT.html")
     parser.add_argument(
+        "--trace", metavar="TRACE", help="execution trace of the same run: compare runqueue/idleprocs with it"
+    )
+    parser.add_argument(
         "--lenient",
         action="store_true",
         help="skip lines that are not the runtime's (a raw stderr) instead of failing",
@@ -41,9 +44,17 @@ def run(args: argparse.Namespace) -> int:
         from goblueprint.capture import schedtrace_plot
 
         schedtrace_plot.write(parsed, hints, Path(args.plot), title=f"schedtrace: {path.name}")
+    cross = None
+    if args.trace:
+        from goblueprint.capture.crosscheck import compare
+        from goblueprint.trace.reader import open_trace
+
+        cross = compare(open_trace(args.trace), parsed)
     if args.json:
         doc = parsed.to_json()
         doc["hints"] = [h.to_json() for h in hints]
+        if cross is not None:
+            doc["crosscheck"] = cross
         print(json.dumps(doc, sort_keys=True))
         return 0
     frame = schedtrace_analysis.samples_frame(parsed)
@@ -67,6 +78,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"hint: {hint.message}")
     if not hints:
         print("hints: none")
+    if cross is not None:
+        print(
+            f"cross-check with {args.trace} (clocks: {cross['alignment']}): {cross['compared']} samples compared, "
+            f"runnable differs in {cross['runqueue_mismatches']}, idle Ps in {cross['idleprocs_mismatches']}"
+        )
+        for row in cross["rows"]:
+            if (
+                row["sched_runnable"] != row["trace_runnable"]
+                or row["sched_idleprocs"] != row["trace_idleprocs"]
+            ):
+                print(
+                    f"  {row['t_ms']:>7} ms  runnable sched {row['sched_runnable']} trace {row['trace_runnable']}"
+                    f"  ·  idle Ps sched {row['sched_idleprocs']} trace {row['trace_idleprocs']}"
+                )
     if args.plot:
         print(f"plot: {args.plot}")
     return 0
