@@ -208,6 +208,10 @@ def test_crosscheck_against_the_trace(tmp_path: Path) -> None:
     assert cross["idleprocs_mismatches"] == sum(
         r["sched_idleprocs"] != r["trace_idleprocs"] for r in cross["rows"]
     )
+    # The same comparison through `goblueprint schedtrace LOG --trace TRACE --json`.
+    proc = _cli(["schedtrace", "--json", "--trace", str(result.trace), str(result.schedtrace)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["crosscheck"] == json.loads(json.dumps(cross))
 
 
 def test_command_that_does_not_build(tmp_path: Path) -> None:
