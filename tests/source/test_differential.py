@@ -3,6 +3,7 @@ for the file set, and `go tool objdump` for call edges of compiled scheduler fun
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 from pathlib import Path
@@ -59,14 +60,20 @@ def test_file_set_matches_go_list(real_facts, release):
     assert sorted(f["sfiles"]) == sorted(f"src/runtime/{n}" for n in s_files.split())
 
 
+PROG_GO_MOD = "module prog\n\ngo 1.21\n"
+PROG_MAIN = "package main\n\nfunc main() {\n\tgo func() {}()\n}\n"
+
+
 def _binary(tc: toolchain.Toolchain) -> Path:
-    out = toolchain.cache_dir() / "source" / f"objdump-prog-go{tc.version}" / "prog"
+    """A tiny program (the runtime is what we disassemble), cached by its source and the release."""
+    key = hashlib.sha256((PROG_GO_MOD + PROG_MAIN).encode()).hexdigest()[:12]
+    out = toolchain.cache_dir() / "source" / f"objdump-prog-{key}-go{tc.version}" / "prog"
     if out.exists():
         return out
     src = out.parent / "src"
     src.mkdir(parents=True, exist_ok=True)
-    (src / "go.mod").write_text("module prog\n\ngo 1.21\n")
-    (src / "main.go").write_text("package main\n\nfunc main() {\n\tgo func() {}()\n}\n")
+    (src / "go.mod").write_text(PROG_GO_MOD)
+    (src / "main.go").write_text(PROG_MAIN)
     tmp = out.with_name("prog.tmp")
     tc.run(["build", "-o", str(tmp), "."], cwd=src, env={"GOFLAGS": "-mod=mod"})
     tmp.replace(out)
