@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from enum import IntEnum
 from typing import NamedTuple
 
+from goblueprint.errors import TraceError
 from goblueprint.trace import spec
 from goblueprint.trace.wire import mul
 
@@ -254,7 +255,7 @@ class Stack:
         strings = t.strings
         pcs = t.pcs
         out = []
-        for pc in t.stacks[self.id]:
+        for pc in _stack_pcs(t, self.id):
             _, func_id, file_id, line = pcs[pc]
             out.append(StackFrame(pc, strings[func_id], strings[file_id], line))
         return out
@@ -275,6 +276,15 @@ class Stack:
 NO_STACK = Stack(None, 0)
 
 
+def _stack_pcs(table, sid: int) -> tuple[int, ...]:
+    pcs = table.stacks.get(sid)
+    if pcs is None:
+        # Only a CPU sample can name an unknown stack (Go does not check those and
+        # panics when printing one).
+        raise TraceError(f"found invalid stack ID {sid} for event CPUSample")
+    return pcs
+
+
 def _print_stack(prefix: str, stk: Stack) -> str:
     if not stk.id:
         return ""
@@ -282,7 +292,7 @@ def _print_stack(prefix: str, stk: Stack) -> str:
     strings = t.strings
     pcs = t.pcs
     parts = []
-    for pc in t.stacks[stk.id]:
+    for pc in _stack_pcs(t, stk.id):
         _, func_id, file_id, line = pcs[pc]
         parts.append(f"{prefix}{strings[func_id]} @ 0x{pc:x}\n{prefix}\t{strings[file_id]}:{line}\n")
     return "".join(parts)
@@ -385,17 +395,24 @@ def _norm_unix(sec: int, nsec: int) -> tuple[int, int]:
 
 
 def rfc3339nano(sec: int, nsec: int) -> str:
-    """Go's time.Unix(sec, nsec).Format(time.RFC3339Nano) in the local time zone."""
+    """Go's time.Unix(sec, nsec).Format(time.RFC3339Nano) in the local time zone.
+
+    Dates come from integer arithmetic (proleptic Gregorian, any year), not from
+    datetime, which stops at year 9999 where Go does not.
+    """
     sec, nsec = _norm_unix(sec, nsec)
     try:
         offset = _time.localtime(sec).tm_gmtoff
     except (OverflowError, OSError, ValueError):
         offset = 0
-    local = datetime(1970, 1, 1) + timedelta(seconds=sec + offset)
+    local = sec + offset
+    days, rem = divmod(local, 86400)
+    year, month, day = _civil_from_days(days)
+    hh, rem = divmod(rem, 3600)
+    mm, ss = divmod(rem, 60)
+    ytext = f"-{-year:04d}" if year < 0 else f"{year:04d}"
+    text = f"{ytext}-{month:02d}-{day:02d}T{hh:02d}:{mm:02d}:{ss:02d}"
     frac = f"{nsec:09d}".rstrip("0")
-    text = local.strftime("%Y-%m-%dT%H:%M:%S")
-    if local.year < 1000:
-        text = f"{local.year:04d}" + text[text.index("-") :]
     if frac:
         text += "." + frac
     if offset == 0:
@@ -403,6 +420,20 @@ def rfc3339nano(sec: int, nsec: int) -> str:
     sign = "-" if offset < 0 else "+"
     off = abs(offset) // 60
     return f"{text}{sign}{off // 60:02d}:{off % 60:02d}"
+
+
+def _civil_from_days(z: int) -> tuple[int, int, int]:
+    # Howard Hinnant's days -> (year, month, day), exact for any integer.
+    z += 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    return (y + 1 if m <= 2 else y), m, d
 
 
 # ---------------------------------------------------------------------------
