@@ -23,12 +23,16 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import re
+
     import duckdb
 
     from goblueprint.errors import GoblueprintError, UsageError
     from goblueprint.timeline.tables import trace_tables
 
-    tables = trace_tables(args.trace)
+    # The events table costs most of the pass: build it only if the query may name it.
+    wants_events = re.search(r"\bevents\b", args.query, re.IGNORECASE) is not None
+    tables = trace_tables(args.trace, events=wants_events)
     con = duckdb.connect(":memory:")
     try:
         for name, df in tables.items():

@@ -242,18 +242,26 @@ def timeline_tables(tl: Timeline) -> dict[str, pl.DataFrame]:
     }
 
 
-def trace_tables(source: Any, progress: Callable[[int], None] | None = None) -> dict[str, pl.DataFrame]:
-    """Every table of a trace (path, bytes or events), from one pass."""
+def trace_tables(
+    source: Any, progress: Callable[[int], None] | None = None, *, events: bool = True
+) -> dict[str, pl.DataFrame]:
+    """Every table of a trace (path, bytes or events), from one pass.
+
+    ``events=False`` leaves out the events table, the costliest one, when it is not needed.
+    """
     from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.timeline.source import run_pass
     from goblueprint.timeline.summary import Summarizer
 
     builder = TimelineBuilder()
     summarizer = Summarizer()
-    rows = EventRows(builder.stack_id)
-    result = run_pass(source, [summarizer, builder, rows], progress)
+    rows = EventRows(builder.stack_id) if events else None
+    consumers: list[Any] = [summarizer, builder] if rows is None else [summarizer, builder, rows]
+    result = run_pass(source, consumers, progress)
     tl = builder.finish(result.last_time)
-    out = {"events": rows.frame(), "goroutines": goroutines_frame(summarizer.finalize())}
+    out = {"goroutines": goroutines_frame(summarizer.finalize())}
+    if rows is not None:
+        out["events"] = rows.frame()
     out.update(timeline_tables(tl))
     return dict(sorted(out.items()))
 

@@ -142,6 +142,12 @@ def test_parquet_tables_against_go(trace_path: Any, go_reference: Any, tmp_path:
     )
 
 
+def test_sql_events_table(trace_path: Any, go_reference: Any, capsys: Any) -> None:
+    trace = str(trace_path("sched", "1.27"))
+    code, out, _ = run_cli(capsys, "trace", "sql", trace, "SELECT count(*) AS n FROM Events", "--json")
+    assert code == 0 and json.loads(out) == [{"n": len(go_reference("sched", "1.27").events)}]
+
+
 def test_sql_formats(trace_path: Any, capsys: Any) -> None:
     trace = str(trace_path("sched", "1.27"))
     query = "SELECT id, name, exec FROM goroutines ORDER BY id LIMIT 3"
