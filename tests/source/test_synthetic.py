@@ -125,3 +125,13 @@ def test_directives_and_structs(synth_facts):
         ("status", "uint32", "one of _Pidle, ..."), ("m", "*m", ""),
     ]  # fmt: skip
     assert synth_facts["type_errors"] == [] and synth_facts["parse_errors"] == []
+
+
+def test_generic_method_and_new_expr(synth_facts):
+    """modern.go: a generic method (Go 1.27) and new(expr) (Go 1.26) parse, type-check and resolve."""
+    assert synth_facts["type_errors"] == [] and synth_facts["parse_errors"] == []
+    g = calls.CallGraph(synth_facts)
+    assert {(e.callee, e.kind) for e in g.callees("callGeneric")} == {
+        ("(*box).get", "call"),
+        ("useNew", "call"),
+    }
