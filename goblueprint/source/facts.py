@@ -109,13 +109,18 @@ def load(root: Goroot, pkg: str = tables.PACKAGE) -> dict[str, Any]:
             args += ["-tooltags", tags]
         data = helper.run_helper("facts", root.path, args)
         data["go_version"] = root.version
-        text = _read_asm(root.path, data.get("sfiles", []))
+        text = _read_asm(root.path, data.get("sfiles") or [])
         # Assembly is scanned once here, so a warm load does no regex work.
         data["asm_edges"] = [[e.caller, e.callee, e.file, e.line, e.op] for e in asm.edges(text)]
         data["asm_symbols"] = {name: list(where) for name, where in asm.text_symbols(text).items()}
         return data
 
-    return _cached("facts", key, produce)
+    data = _cached("facts", key, produce)
+    if data.get("parse_errors"):
+        # A blueprint of a package with unparsable files would silently miss transitions.
+        errs = data["parse_errors"]
+        raise SourceError(f"{len(errs)} file(s) of {pkg} do not parse, first: {errs[0]}")
+    return data
 
 
 def _read_asm(goroot: Path, sfiles: list[str]) -> dict[str, str]:

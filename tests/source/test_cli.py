@@ -138,3 +138,25 @@ def test_diff_between_releases(capsys, real_facts):
     assert ("*", "_Psyscall", "reentersyscall") in removed
     assert "status" not in {f["name"] for f in d["structs"]["changed"].get("p", {}).get("removed", [])}
     assert set(d) == {"from_version", "to_version", "states", "transitions", "structs", "functions"}
+
+
+@pytest.mark.slow
+def test_broken_goroot_files(capsys, tmp_path):
+    runtime = tmp_path / "src" / "runtime"
+    runtime.mkdir(parents=True)
+    (runtime / "a.go").write_text("package runtime\nfunc x( {\n")
+    msg = one_line_error(capsys, "source", "states", "--machine", "g", "--goroot", str(tmp_path))
+    assert "do not parse" in msg and "a.go:2:" in msg
+    rc, out, _ = run(capsys, "source", "parse", "--goroot", str(tmp_path))
+    assert rc == 1 and "1 files, 1 parse errors" in out
+    (runtime / "a.go").write_text("package runtime\n\nfunc x() {}\n")
+    assert "_Gidle is not declared" in one_line_error(capsys, "source", "states", "--machine", "g", "--goroot",
+                                                      str(tmp_path))  # fmt: skip
+
+
+@pytest.mark.slow
+def test_parse_synthetic_goroot(capsys):
+    rc, out, _ = run(capsys, "source", "parse", "--goroot", SYNTH, "--json")
+    assert rc == 0
+    files = len(list((Path(SYNTH) / "src").rglob("*.go")))
+    assert json.loads(out) == {"go_version": "1.99.0-synthetic", "files": files, "errors": []}

@@ -352,7 +352,7 @@ type factsOut struct {
 
 func factsMode(ctx build.Context, path string, fields []string) factsOut {
 	l := load(ctx, path)
-	out := factsOut{Package: path, Files: l.names, SFiles: l.sfiles,
+	out := factsOut{Package: path, Files: nonNil(l.names), SFiles: nonNil(l.sfiles),
 		ParseErrors: nonNil(l.parseErrs), TypeErrors: nonNil(l.typeErrs),
 		Consts: []constFact{}, Funcs: []funcFact{}, Sites: []siteFact{}, Structs: []structFact{}}
 	want := map[string]bool{}
