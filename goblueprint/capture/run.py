@@ -218,15 +218,34 @@ def _binary_go_version(tc: toolchain.Toolchain | None, binary: Path) -> str | No
     return match.group(1) if match and proc.returncode == 0 else None
 
 
-def _pump_stderr(pipe: IO[bytes], log: IO[bytes], echo: IO[bytes] | None, counts: list[int]) -> None:
+class _TextSink:
+    """Bytes in, text out: the program's stderr onto a text stream without a buffer."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def write(self, data: bytes) -> int:
+        return self.stream.write(data.decode("utf-8", "replace"))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _pump_stderr(
+    pipe: IO[bytes], log: IO[bytes], echo: IO[bytes] | _TextSink | None, counts: list[int]
+) -> None:
     """Split the program's stderr: the runtime's scheduler lines to the log, the rest on."""
     for raw in iter(pipe.readline, b""):
         if is_schedtrace_line(raw.decode("utf-8", "replace")):
             log.write(raw)
             counts[0] += 1
         elif echo is not None:
-            echo.write(raw)
-            echo.flush()
+            try:
+                echo.write(raw)
+                echo.flush()
+            except (OSError, ValueError):
+                # Our stderr went away (closed pipe): keep draining, or the program blocks.
+                echo = None
     log.flush()
 
 
@@ -252,7 +271,7 @@ def capture(
     timeout: float | None = None,
     stdout: IO[bytes] | None = None,
     stderr: IO[bytes] | None = None,
-    quiet: bool = False,
+    no_stdin: bool = False,
     cwd: Path | None = None,
 ) -> CaptureResult:
     """Record COMMAND into OUT_DIR (trace.out, schedtrace.log, meta.json).
@@ -311,6 +330,8 @@ def capture(
         env["GOMAXPROCS"] = str(procs)
 
     echo_err = stderr if stderr is not None else getattr(sys.stderr, "buffer", None)
+    if echo_err is None:  # a text-only stderr (some embedding): pass the bytes on decoded
+        echo_err = _TextSink(sys.stderr)
     started = _dt.datetime.now(_dt.UTC)
     t0 = time.monotonic()
     error: str | None = None
@@ -320,7 +341,7 @@ def capture(
     log_path = out_dir / "schedtrace.log"
     with open(log_path, "wb") as log:
         try:
-            stdin = subprocess.DEVNULL if quiet else None
+            stdin = subprocess.DEVNULL if no_stdin else None
             proc = subprocess.Popen(
                 [str(exe), *args], cwd=run_dir, env=env, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE
             )

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         go=args.go,
         timeout=120,
         cwd=demo.WORKLOAD_DIR,
-        quiet=True,
+        no_stdin=True,
     )
     text = summarize(result)
     print(text)

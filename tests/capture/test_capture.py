@@ -117,7 +117,7 @@ def _saw_signal_delivery(trace: Path) -> bool:
 
 
 def test_sigterm_on_timeout_flushes_the_trace(tmp_path: Path, go_accepts: Callable) -> None:
-    result = capture(["go", "run", ".", "sleep"], tmp_path, timeout=3, cwd=GOPROGS / "mainpkg", quiet=True)
+    result = capture(["go", "run", ".", "sleep"], tmp_path, timeout=3, cwd=GOPROGS / "mainpkg", no_stdin=True)
     assert result.meta["timed_out"] is True
     assert result.meta["signal"] == signal.SIGTERM.name  # re-raised with the default action
     assert not result.ok and "timed out" in result.meta["error"]
@@ -131,7 +131,7 @@ def test_sigterm_on_timeout_flushes_the_trace_of_a_test(
 ) -> None:
     monkeypatch.setenv("TESTPKG_SLEEP", "1")
     result = capture(
-        ["go", "test", "-run", "TestSleep"], tmp_path, timeout=4, cwd=GOPROGS / "testpkg", quiet=True
+        ["go", "test", "-run", "TestSleep"], tmp_path, timeout=4, cwd=GOPROGS / "testpkg", no_stdin=True
     )
     assert result.meta["timed_out"] is True and result.meta["signal"] == signal.SIGTERM.name
     assert result.trace is not None
@@ -141,7 +141,7 @@ def test_sigterm_on_timeout_flushes_the_trace_of_a_test(
 
 def test_child_process_lines_stay_out_of_the_log(tmp_path: Path) -> None:
     result = capture(
-        ["go", "run", ".", "child"], tmp_path, schedtrace_ms=20, cwd=GOPROGS / "mainpkg", quiet=True
+        ["go", "run", ".", "child"], tmp_path, schedtrace_ms=20, cwd=GOPROGS / "mainpkg", no_stdin=True
     )
     assert result.ok, result.meta["error"]
     assert result.schedtrace is not None
@@ -171,19 +171,19 @@ def test_binary_that_starts_its_own_trace(
     tc = go_toolchain("1.27")
     binary = tmp_path / "selftrace"
     tc.run(["build", "-o", str(binary), "."], cwd=GOPROGS / "selftrace")
-    result = capture([str(binary)], tmp_path / "cap", quiet=True)
+    result = capture([str(binary)], tmp_path / "cap", no_stdin=True)
     assert result.ok, result.meta["error"]
     assert result.meta["kind"] == "binary" and result.meta["go_version"] == tc.version
     assert go_accepts(result.trace).returncode == 0
     # Built from source, it is recognised as tracing itself and gets no overlay.
-    again = capture(["go", "run", "."], tmp_path / "cap2", cwd=GOPROGS / "selftrace", quiet=True)
+    again = capture(["go", "run", "."], tmp_path / "cap2", cwd=GOPROGS / "selftrace", no_stdin=True)
     assert again.ok and again.meta["trace_via"] == "program"
 
 
 def test_binary_without_tracing_says_no_trace(tmp_path: Path, go_toolchain: Callable) -> None:
     binary = tmp_path / "plain"
     go_toolchain("1.27").run(["build", "-o", str(binary), "."], cwd=GOPROGS / "mainpkg")
-    result = capture([str(binary)], tmp_path / "cap", schedtrace_ms=20, quiet=True)
+    result = capture([str(binary)], tmp_path / "cap", schedtrace_ms=20, no_stdin=True)
     assert result.meta["exit_status"] == 0
     assert result.trace is None and "no trace was written" in result.meta["error"]
     assert result.schedtrace is not None
@@ -192,7 +192,7 @@ def test_binary_without_tracing_says_no_trace(tmp_path: Path, go_toolchain: Call
 
 def test_crosscheck_against_the_trace(tmp_path: Path) -> None:
     result = capture(
-        ["go", "run", "."], tmp_path, schedtrace_ms=10, procs=2, cwd=GOPROGS / "mainpkg", quiet=True
+        ["go", "run", "."], tmp_path, schedtrace_ms=10, procs=2, cwd=GOPROGS / "mainpkg", no_stdin=True
     )
     assert result.ok and result.trace is not None and result.schedtrace is not None
     parsed = schedtrace.parse(result.schedtrace.read_text())
@@ -232,11 +232,11 @@ def test_go_run_of_files_and_a_package_directory(tmp_path: Path, go_accepts: Cal
     # Files named on the command line: go ignores build constraints there, so only
     # the exit-hook variant of this release may be added (1.22: runtime.addExitHook).
     files = capture(
-        ["go", "run", "main.go"], tmp_path / "files", go="1.22", cwd=GOPROGS / "mainpkg", quiet=True
+        ["go", "run", "main.go"], tmp_path / "files", go="1.22", cwd=GOPROGS / "mainpkg", no_stdin=True
     )
     assert files.ok, files.meta["error"]
     assert files.trace is not None and go_accepts(files.trace).returncode == 0
     # A main package named by its directory, from outside its module.
-    pkg = capture([str(GOPROGS / "mainpkg"), "exit3"], tmp_path / "dir", cwd=tmp_path, quiet=True)
+    pkg = capture([str(GOPROGS / "mainpkg"), "exit3"], tmp_path / "dir", cwd=tmp_path, no_stdin=True)
     assert pkg.meta["kind"] == "package" and pkg.meta["exit_status"] == 3
     assert pkg.trace is not None and go_accepts(pkg.trace).returncode == 0
