@@ -87,3 +87,21 @@ def test_own_mermaid_reads_back(raw):
     for e in parsed:
         want = sorted({fn for s, d, fns in raw if (s, d) == (e.src.split(" ")[0], e.dst) for fn in fns})
         assert e.label.split(", ")[0] == want[0]
+
+
+_mermaid_bits = st.sampled_from(
+    ["graph LR\n", "stateDiagram-v2\n", "A", "[_Gidle]", " --> ", "-->|x|", " -- y --> ", "(", ")", "{", "}",
+     "|", ":", ";", "\n", "[*]", "state ", '"q"', " as ", "%%", "---\n", "==>", "-.->", " ", "note left of A\n"]
+)  # fmt: skip
+
+
+@given(st.lists(_mermaid_bits, max_size=30).map("".join))
+def test_any_text_gives_edges_or_a_source_error(text):
+    try:
+        got = diagram.parse(text, "fuzz.mmd")
+    except SourceError as exc:
+        assert str(exc).startswith("fuzz.mmd:")
+        return
+    lines = text.splitlines()
+    for e in got:
+        assert 1 <= e.line <= len(lines)
