@@ -220,12 +220,20 @@ def _why_source_only(
         return "inlined", "inlined: a DW_TAG_inlined_subroutine of this function"
     if key in INTRINSICS or key.split(".")[-1] in INTRINSICS:
         return "intrinsic", "compiler intrinsic: becomes instructions, not a call"
-    if not any(canon(go_name(f.name)) == key for f in opened.symbols.funcs if f.name.startswith("runtime.")):
+    if key not in _runtime_names(opened):
         return (
             "absent",
             "no such function in the binary: inlined at every site, or dead code the linker dropped",
         )
     return "unexplained", "call not found in the machine code (dead branch for this build, or folded away)"
+
+
+def _runtime_names(opened: Opened) -> set[str]:
+    names = getattr(opened, "_runtime_names", None)
+    if names is None:
+        names = {canon(go_name(f.name)) for f in opened.symbols.funcs if f.name.startswith("runtime.")}
+        opened._runtime_names = names  # type: ignore[attr-defined]
+    return names
 
 
 def _why_binary_only(key: str, site: dict[str, Any]) -> tuple[str, str]:

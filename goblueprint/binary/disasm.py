@@ -48,7 +48,7 @@ def disassemble(binary: Binary, syms: Symbols, dw: Dwarf | None, name: str) -> d
         rec = dw.function(func.name)
         cu = rec[2] if rec is not None else dw.cu_of(func.lo)
         if cu is not None:
-            rows = dw.lines(cu)
+            rows = dw.lines_in(cu, func.lo, func.hi)
         if rec is not None:
             inlines = rec[3]
     row_addrs = [r[0] for r in rows]

@@ -272,10 +272,14 @@ class Dwarf:
         A row with line 0 and file "" marks the end of a sequence.
         """
         part = f"lines-{cu_offset}"
+        if part in self._indexes:
+            return self._indexes[part]
         got = cache.load(self.key, part)
         if got is not None:
             files = got["files"]
-            return [[a, files[f], ln] for a, f, ln in zip(got["addr"], got["file"], got["line"], strict=True)]
+            rows = [[a, files[f], ln] for a, f, ln in zip(got["addr"], got["file"], got["line"], strict=True)]
+            self._indexes[part] = rows
+            return rows
         try:
             rows = self._decode_lines(cu_offset)
         except _PARSE_ERRORS as exc:
@@ -288,7 +292,20 @@ class Dwarf:
             "line": [r[2] for r in rows],
             "files": list(files_idx),
         })  # fmt: skip
+        self._indexes[part] = rows
         return rows
+
+    def lines_in(self, cu_offset: int, lo: int, hi: int) -> list[list]:
+        """The rows covering [lo, hi): the row in force at lo, then every row before hi."""
+        import bisect
+
+        rows = self.lines(cu_offset)
+        key = f"lines-{cu_offset}-addrs"
+        addrs = self._indexes.get(key)
+        if addrs is None:
+            addrs = self._indexes[key] = [r[0] for r in rows]
+        first = max(bisect.bisect_right(addrs, lo) - 1, 0)
+        return rows[first : bisect.bisect_left(addrs, hi)]
 
     def _decode_lines(self, cu_offset: int) -> list[list]:
         from goblueprint.binary.lines import decode_program
