@@ -5,8 +5,8 @@ The runtime prints one ``SCHED`` line every MS milliseconds (runtime/proc.go,
 is followed by one line per P, per M and per G.  The fields differ by release:
 
 * ``needspinning=`` appeared in Go 1.21;
-* the per-P run-queue list is ``[1 0 0]`` up to Go 1.23 and ``[ 1 0 0 ]`` with a
-  ``schedticks=[ … ]`` list after it from Go 1.24 on (non-detailed mode only).
+* the per-P run-queue list is ``[1 0 0]`` in Go 1.21–1.23 and ``[ 1 0 0 ]`` with a
+  ``schedticks=[ … ]`` list after it in 1.25–1.27 (non-detailed mode only).
 
 So the parser reads ``key=value`` pairs and bracketed lists by name rather
 than by position, and every key a release does not print is None.  It does no

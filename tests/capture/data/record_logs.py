@@ -1,7 +1,8 @@
 """Record the schedtrace/scheddetail logs under tests/capture/data/.
 
 Run from the repository root:  .venv/bin/python tests/capture/data/record_logs.py
-It captures tests/capture/goprogs/mainpkg with each release below, GOMAXPROCS=3,
+It captures tests/capture/goprogs/mainpkg (go.mod says go 1.21 so that 1.21 builds it)
+with each release below, GOMAXPROCS=3,
 and keeps the schedtrace.log of each capture as DATA/<kind>-go<version>.log.
 """
 
@@ -17,7 +18,7 @@ from goblueprint.capture import capture
 
 HERE = Path(__file__).resolve().parent
 PROG = HERE.parent / "goprogs" / "mainpkg"
-RELEASES = ("1.22.10", "1.27.3")
+RELEASES = ("1.21.13", "1.22.10", "1.27.3")
 
 
 def main() -> int:

@@ -1,3 +1,3 @@
 module example.local/mainpkg
 
-go 1.22
+go 1.21
