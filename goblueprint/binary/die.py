@@ -36,6 +36,10 @@ AT_TYPE, AT_RANGES, AT_CALL_FILE, AT_CALL_LINE, AT_ADDR_BASE, AT_RNGLISTS_BASE =
     0x74,
 )
 
+# Tags whose attributes the indexes never read: parameters, variables, blocks, ...
+TAG_FORMAL_PARAMETER, TAG_LEXICAL_BLOCK, TAG_VARIABLE = 0x05, 0x0B, 0x34
+SKIPPED_TAGS = frozenset({TAG_FORMAL_PARAMETER, TAG_LEXICAL_BLOCK, TAG_VARIABLE})
+
 TYPE_TAGS = {TAG_STRUCT: "struct", TAG_TYPEDEF: "typedef", TAG_POINTER: "pointer", TAG_BASE: "base",
              TAG_ARRAY: "array", TAG_SUBROUTINE_TYPE: "func", TAG_UNSPECIFIED: "unspecified",
              TAG_UNION: "union", TAG_INTERFACE: "interface"}  # fmt: skip
@@ -170,8 +174,13 @@ class DieReader:
             yield Unit(pos, version, addr_size, self._abbrevs(abbrev_off), start, end)
             pos = end
 
-    def dies(self, unit: Unit) -> Iterator[tuple[int, int, dict[int, Any], bool] | None]:
-        """(offset, tag, {attribute: value}, has_children) per DIE; None closes a children list."""
+    def dies(
+        self, unit: Unit, skip: frozenset[int] | None = None
+    ) -> Iterator[tuple[int, int, dict[int, Any], bool] | None]:
+        """(offset, tag, {attribute: value}, has_children) per DIE; None closes a children list.
+
+        DIEs whose tag is in SKIP are stepped over without decoding (empty attributes).
+        """
         buf, pos, end = self.info, unit.die_start, unit.end
         abbrevs = unit.abbrevs
         cu = unit.offset
@@ -185,6 +194,12 @@ class DieReader:
             if entry is None:
                 raise BinaryError(f"DIE at {die_off} uses unknown abbreviation {code}")
             tag, children, specs = entry
+            if skip is not None and tag in skip:
+                pos = self._skip(specs, pos, die_off)
+                if pos > end:
+                    raise BinaryError(f"DIE at {die_off} runs past its unit")
+                yield die_off, tag, {}, children
+                continue
             attrs: dict[int, Any] = {}
             for at, form, implicit in specs:
                 while form == FORM_INDIRECT:
@@ -254,6 +269,37 @@ class DieReader:
                 if AT_RNGLISTS_BASE in attrs:
                     unit.rnglists_base = attrs[AT_RNGLISTS_BASE]
             yield die_off, tag, attrs, children
+
+    def _skip(self, specs: list[tuple[int, int, int]], pos: int, die_off: int) -> int:
+        """Position after the attributes of one DIE, decoding nothing."""
+        buf = self.info
+        for _at, form, _implicit in specs:
+            while form == FORM_INDIRECT:
+                form, pos = _uleb(buf, pos)
+            size = _FIXED.get(form)
+            if size is not None:
+                pos += size
+            elif form == FORM_STRING:
+                pos = buf.index(b"\0", pos) + 1
+            elif form in (FORM_UDATA, FORM_SDATA, 0x15, FORM_ADDRX, FORM_LOCLISTX, FORM_RNGLISTX, FORM_STRX):
+                while buf[pos] & 0x80:
+                    pos += 1
+                pos += 1
+            elif form == FORM_ADDR:
+                pos += 8
+            elif form in (FORM_REF_ADDR, FORM_SEC_OFFSET, FORM_STRP, FORM_LINE_STRP):
+                pos += 4
+            elif form in (FORM_FLAG_PRESENT, FORM_IMPLICIT):
+                pass
+            elif form in (FORM_EXPRLOC, FORM_BLOCK):
+                n, pos = _uleb(buf, pos)
+                pos += n
+            elif form in (FORM_BLOCK1, FORM_BLOCK2, FORM_BLOCK4):
+                width = {FORM_BLOCK1: 1, FORM_BLOCK2: 2, FORM_BLOCK4: 4}[form]
+                pos += width + int.from_bytes(buf[pos : pos + width], "little")
+            else:
+                raise BinaryError(f"unknown DWARF form {form:#x} in DIE at {die_off}")
+        return pos
 
     @staticmethod
     def _cstr(buf: bytes, off: int) -> str:

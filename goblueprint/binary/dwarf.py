@@ -185,7 +185,7 @@ class Dwarf:
             inline_depth_base = 0
             array: list | None = None
             struct_rec: list | None = None
-            for item in reader.dies(unit):
+            for item in reader.dies(unit, D.SKIPPED_TAGS):
                 if item is None:
                     depth -= 1
                     if current is not None and depth <= current_depth:
