@@ -131,3 +131,37 @@ def test_compiled_calls_are_in_the_call_graph(real_facts, release):
             assert graph.reaches(current, target, depth=4), (current, target, file, lineno)
             inlined += 1
     assert exact > 100 and inlined > 10, (exact, inlined)
+
+
+def _dwarf_constants(binary: Path, prefixes: tuple[str, ...]) -> dict[str, int]:
+    """Package-level constants the Go linker recorded in DWARF (DW_TAG_constant of the runtime unit)."""
+    from elftools.elf.elffile import ELFFile
+
+    found: dict[str, int] = {}
+    with open(binary, "rb") as fh:
+        dwarf = ELFFile(fh).get_dwarf_info()
+        for cu in dwarf.iter_CUs():
+            top = cu.get_top_DIE()
+            name = top.attributes.get("DW_AT_name")
+            if name is None or name.value != b"runtime":
+                continue
+            for die in top.iter_children():
+                if die.tag != "DW_TAG_constant":
+                    continue
+                const = die.attributes["DW_AT_name"].value.decode()
+                if const.startswith(prefixes):
+                    found[const.removeprefix("runtime.")] = die.attributes["DW_AT_const_value"].value
+    return found
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_state_values_match_dwarf(real_facts, release):
+    """The compiler's own constant values (DWARF of a built binary) agree with the states we read."""
+    from goblueprint.source import states
+
+    tc = _installed(release)
+    dwarf = _dwarf_constants(_binary(tc), ("runtime._G", "runtime._P"))
+    for machine in ("g", "p"):
+        ours = {s.name: s.value for s in states.blueprint(real_facts(release), machine).states}
+        assert ours.keys() <= dwarf.keys(), sorted(ours.keys() - dwarf.keys())
+        assert {n: dwarf[n] for n in ours} == ours
