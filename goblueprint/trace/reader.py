@@ -166,9 +166,25 @@ class Reader:
     def __iter__(self) -> Iterator[Event]:
         return self._events()
 
+    def close(self) -> None:
+        """Release the file mapping of open_trace (a no-op for in-memory data)."""
+        buf = self._buf
+        if isinstance(buf, mmap.mmap) and not buf.closed:
+            try:
+                buf.close()
+            except BufferError:
+                pass  # a live iterator still reads it; the mapping goes when that does
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # The body is one long generator so that the hot state lives in locals.
     def _events(self) -> Iterator[Event]:
-        buf = self._buf
+        # A view pins the mapping: close() during iteration then leaves it alone.
+        buf = memoryview(self._buf) if isinstance(self._buf, mmap.mmap) else self._buf
         end = self._end
         version = self.version
         decode, dbuf = _choose_decoder(buf)
