@@ -45,7 +45,7 @@ WRITE_METHODS: dict[str, str] = {
 # Closures passed to these run on another stack; sites inside them carry the name as context.
 CONTEXTS = ("systemstack", "mcall")
 
-# Functions whose name says they leave the scheduler: used to spot "scheduler functions" for diff.
+# Files whose functions count as "scheduler functions" when `source diff` lists added, removed and renamed ones.
 SCHED_FILES = (
     "proc.go",
     "runtime2.go",
