@@ -83,14 +83,19 @@ def disassemble(binary: Binary, syms: Symbols, dw: Dwarf | None, name: str) -> d
             i = bisect.bisect_right(row_addrs, addr) - 1
             if i >= 0 and rows[i][2] != 0:
                 ins["file"], ins["line"] = rows[i][1], rows[i][2]
-        chain = [
-            {"function": callee, "call_file": cfile, "call_line": cline, "depth": depth}
-            for callee, ranges, cfile, cline, depth in inlines
-            if any(lo <= addr < hi for lo, hi in ranges)
-        ]
-        if chain:
-            ins["inlined"] = sorted(chain, key=lambda c: c["depth"])
         out.append(ins)
+    # Inlining chains: mark the instructions each inlined range covers (bisect, not a scan per instruction).
+    addrs = [ins["address"] for ins in out]
+    for callee, ranges, cfile, cline, depth in inlines:
+        link = {"function": callee, "call_file": cfile, "call_line": cline, "depth": depth}
+        for lo, hi in ranges:
+            i = bisect.bisect_left(addrs, lo)
+            while i < len(addrs) and addrs[i] < hi:
+                out[i].setdefault("inlined", []).append(link)
+                i += 1
+    for ins in out:
+        if "inlined" in ins:
+            ins["inlined"].sort(key=lambda c: c["depth"])
     return {
         "function": func.name,
         "address": func.lo,
