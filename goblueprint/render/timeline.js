@@ -340,7 +340,6 @@
       st.merged++;
       rx0 = -1;
     };
-    const labelsOn = true;
     while (i < n) {
       const s = lane.start[i];
       if (s > b) break;
@@ -357,13 +356,16 @@
         }
         if (skip) {
           // Jump past every span that starts inside this pixel column: they merge anyway.
-          const next = a + (Math.floor(x1 - LABEL_W) + 1) / scale;
+          // Spans are disjoint here, so only the last of them can reach past the column;
+          // that one is drawn normally next.
+          const colEnd = LABEL_W + Math.floor(x1 - LABEL_W) + 1;
+          const next = a + (colEnd - LABEL_W) / scale;
+          const from = i;
           const j = lowerBound(lane.start, next, i + 1, n);
           i = j > i + 1 && lane.end[j - 1] > next ? j - 1 : j;
-          if (i > 0 && lane.end[i - 1] > rx1 / 1) {
-            // the last skipped span ends later than the column: extend the run to cover it
+          if (i - 1 > from) {
             const xe = LABEL_W + (lane.end[i - 1] - a) * scale;
-            if (xe > rx1) rx1 = Math.min(xe, Math.floor(x1) + 1);
+            if (xe > rx1) rx1 = Math.min(xe, colEnd);
           }
           continue;
         }
@@ -376,7 +378,7 @@
       ctx.fillRect(cx0, y0, cx1 - cx0, h);
       st.rects++;
       // In-span text only when it says more than the colour does (not a bare "running").
-      if (labelsOn && cx1 - cx0 > 40 && lane.label[i] >= 0 && S.strings[lane.label[i]] !== S.hdr.states[col]) {
+      if (cx1 - cx0 > 40 && lane.label[i] >= 0 && S.strings[lane.label[i]] !== S.hdr.states[col]) {
         ctx.fillStyle = "#fff";
         ctx.font = "10px system-ui, sans-serif";
         ctx.textBaseline = "middle";

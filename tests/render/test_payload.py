@@ -1,0 +1,98 @@
+"""The data embedded in the HTML page, decoded in Python: exactly the Timeline, safe to embed, deterministic."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+import synth
+
+from goblueprint.render.timeline_html import embed_json, render_timeline_html
+from goblueprint.timeline.model import STATE_NAMES
+
+
+def decode(page: str) -> tuple[dict, bytes]:
+    head = re.search(r'<script type="application/json" id="gbp-header">(.*?)</script>', page, re.S).group(1)
+    blob = re.search(
+        r'<script type="application/octet-stream" id="gbp-blob">(.*?)</script>', page, re.S
+    ).group(1)
+    header = json.loads(head)
+    raw = base64.b64decode(blob)
+    if header["blob"]["codec"] == "gzip":
+        raw = gzip.decompress(raw)
+    assert len(raw) == header["blob"]["size"]
+    return header, raw
+
+
+def column(header, raw, table, name, dtype):
+    t = header[table]
+    return np.frombuffer(raw, dtype=np.dtype(dtype).newbyteorder("<"), count=t["n"], offset=t["arrays"][name])
+
+
+def check_spans(tl, page):
+    header, raw = decode(page)
+    start = column(header, raw, "spans", "start", "f8")
+    end = column(header, raw, "spans", "end", "f8")
+    state = column(header, raw, "spans", "state", "u1")
+    label = column(header, raw, "spans", "label", "i4")
+    got = []
+    for lane in header["lanes"]:
+        lo, hi = lane["spans"]
+        assert np.all(np.diff(start[lo:hi]) >= 0), f"{lane['name']}: starts not sorted"
+        for k in range(lo, hi):
+            got.append((lane["name"], int(start[k]), int(end[k]), header["states"][state[k]]))
+        assert label[lo:hi].min(initial=0) >= 0
+    names = {(k, i): n for k, i, n in tl.lanes.select("lane_kind", "lane_id", "label").iter_rows()}
+    want = [
+        (names.get((k, i)) or "", s - tl.start_ns, e - tl.start_ns, STATE_NAMES[st])
+        for k, i, s, e, st in tl.spans.select("lane_kind", "lane_id", "start", "end", "state").iter_rows()
+    ]
+    # Lanes without a name in the lanes table get a default one; compare those by position only.
+    got_cmp = sorted((n if n in {w[0] for w in want} else "", s, e, st) for n, s, e, st in got)
+    assert got_cmp == sorted(want)
+    return header
+
+
+def test_spans_round_trip(synthetic_timeline):
+    header = check_spans(synthetic_timeline, render_timeline_html(synthetic_timeline, "x"))
+    assert header["strings"][: len(synthetic_timeline.strings)] == synthetic_timeline.strings
+    assert header["flows"]["n"] == synth.drawable_flows(synthetic_timeline)
+
+
+def test_uncompressed_equals_compressed(synthetic_timeline):
+    a = decode(render_timeline_html(synthetic_timeline, "x", compress=False))
+    b = decode(render_timeline_html(synthetic_timeline, "x", compress=True))
+    assert a[1] == b[1]
+
+
+def test_deterministic(synthetic_timeline):
+    assert render_timeline_html(synthetic_timeline, "x") == render_timeline_html(synthetic_timeline, "x")
+
+
+def test_embedded_json_cannot_close_the_script(hostile_timeline):
+    page = render_timeline_html(hostile_timeline, "</script><script>alert(1)</script>")
+    head = re.search(r'id="gbp-header">(.*?)</script>', page, re.S).group(1)
+    assert "<" not in head and ">" not in head and "&" not in head
+    assert json.loads(head)["title"] == "</script><script>alert(1)</script>"
+    assert "<title></script>" not in page
+    assert json.loads(embed_json({"s": "\u2028</script>&"})) == {"s": "\u2028</script>&"}
+
+
+def test_no_network_references(synthetic_timeline):
+    page = render_timeline_html(synthetic_timeline, "x")
+    assert not re.search(r"(?i)\b(src|href)\s*=", page)
+    assert "http://" not in page and "https://" not in page
+    assert "default-src 'none'" in page
+
+
+@pytest.mark.slow
+def test_real_trace_round_trip(sched_timeline):
+    check_spans(sched_timeline, render_timeline_html(sched_timeline, "sched"))
+    counters = decode(render_timeline_html(sched_timeline, "sched"))[0]["counters"]
+    assert sum(c["samples"][1] - c["samples"][0] for c in counters) == sched_timeline.counters.height
+    assert pl.Series([c["name"] for c in counters]).is_unique().all()
