@@ -12,6 +12,7 @@ traced by the testing package's own ``-test.trace``; a binary runs as it is
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -237,6 +239,8 @@ def _pump_stderr(
     """Split the program's stderr: the runtime's scheduler lines to the log, the rest on."""
     for raw in iter(pipe.readline, b""):
         if is_schedtrace_line(raw.decode("utf-8", "replace")):
+            if raw.startswith(b"SCHED ") and counts[0]:
+                log.flush()  # the previous sample is complete: let `tail -f` see it
             log.write(raw)
             counts[0] += 1
         elif echo is not None:
@@ -247,6 +251,32 @@ def _pump_stderr(
                 # Our stderr went away (closed pipe): keep draining, or the program blocks.
                 echo = None
     log.flush()
+
+
+@contextlib.contextmanager
+def _forwarding_signals(proc: subprocess.Popen[bytes], seen: list[int]) -> Iterator[None]:
+    """Pass SIGTERM/SIGHUP sent to goblueprint on to the program while it runs.
+
+    Dying at once would leave the program running unobserved; passed on, it
+    flushes its trace (overlay handler) and exits, and what was recorded is kept.
+    """
+
+    def forward(signum: int, _frame: object) -> None:
+        seen.append(signum)
+        with contextlib.suppress(OSError):
+            proc.send_signal(signum)
+
+    previous = {}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, forward)
+    except ValueError:  # not the main thread: signals cannot be caught here
+        pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _stop(proc: subprocess.Popen[bytes], sig: int) -> None:
@@ -352,16 +382,22 @@ def capture(
             target=_pump_stderr, args=(proc.stderr, log, echo_err, sched_lines), daemon=True
         )
         pump.start()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            # SIGTERM first: the overlay and the testing package flush the trace on it.
-            _stop(proc, signal.SIGTERM)
-        except KeyboardInterrupt:
-            interrupted = True
-            _stop(proc, signal.SIGINT)
+        forwarded: list[int] = []
+        with _forwarding_signals(proc, forwarded):
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                # SIGTERM first: the overlay and the testing package flush the trace on it.
+                _stop(proc, signal.SIGTERM)
+            except KeyboardInterrupt:
+                interrupted = True
+                _stop(proc, signal.SIGINT)
         pump.join()
+        if forwarded:
+            notes.append(
+                f"goblueprint got {signal.Signals(forwarded[0]).name} and passed it on to the program"
+            )
     wall = time.monotonic() - t0
     rc = proc.returncode
 

@@ -240,3 +240,36 @@ def test_go_run_of_files_and_a_package_directory(tmp_path: Path, go_accepts: Cal
     pkg = capture([str(GOPROGS / "mainpkg"), "exit3"], tmp_path / "dir", cwd=tmp_path, no_stdin=True)
     assert pkg.meta["kind"] == "package" and pkg.meta["exit_status"] == 3
     assert pkg.trace is not None and go_accepts(pkg.trace).returncode == 0
+
+
+def test_sigterm_to_goblueprint_reaches_the_program(tmp_path: Path, go_accepts: Callable) -> None:
+    out = tmp_path / "cap"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "goblueprint", "capture", "-o", str(out), "--schedtrace", "20", "--", "go", "run",
+         ".", "sleep"],
+        cwd=GOPROGS / "mainpkg", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        # Wait until the program has run its main (it says so on stderr), then stop goblueprint.
+        assert proc.stderr is not None
+        seen = []
+        for line in iter(proc.stderr.readline, ""):
+            seen.append(line)
+            if "mainpkg stderr: mode sleep" in line:
+                break
+        assert proc.poll() is None, seen
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=120)
+        err = "".join(seen) + rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1
+    assert "killed by signal SIGTERM" in err
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["signal"] == "SIGTERM"  # the program ended before goblueprint wrote this
+    assert any("passed it on" in note for note in meta["notes"])
+    trace = out / "trace.out"
+    assert go_accepts(trace).returncode == 0
+    assert _saw_signal_delivery(trace)
