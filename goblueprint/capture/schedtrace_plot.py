@@ -44,6 +44,10 @@ def _figure(trace: Schedtrace, hints: list[Hint], title: str):  # returns a matp
     targets = {"runq-with-idle-procs": ax1, "spinning": ax3, "stuck-p": ax2}
     for hint in hints:
         targets[hint.kind].axvspan(hint.start_ms, hint.end_ms, color=colors[hint.kind], alpha=0.15)
+    from matplotlib.ticker import MaxNLocator
+
+    for ax in (ax1, ax2, ax3):
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of goroutines, Ps, Ms
     fig.suptitle(title)
     fig.tight_layout()
     return fig
