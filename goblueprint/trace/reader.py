@@ -32,12 +32,19 @@ _MAX_TIME = (1 << 63) - 1
 _STACK_ARGS: tuple[tuple[int, ...], ...] = tuple(tuple(i - 1 for i in s.stack_ids) for s in spec.SPECS)
 _STRING_ARGS: tuple[tuple[int, ...], ...] = tuple(tuple(i - 1 for i in s.string_ids) for s in spec.SPECS)
 _CHECK_IDS = tuple(bool(a or b) for a, b in zip(_STACK_ARGS, _STRING_ARGS, strict=True))
+# For the inline check: the index of the only stack ID / string ID, -1 when there
+# is none or more than one (those events take the general path).
+_ONE_STACK = tuple(
+    a[0] if len(a) == 1 and len(b) <= 1 else -1 for a, b in zip(_STACK_ARGS, _STRING_ARGS, strict=True)
+)
+_ONE_STRING = tuple(b[0] if len(b) == 1 else -1 for b in _STRING_ARGS)
 
 
 class _Cursor:
     """Go's batchCursor: the next event of one M (typ, time, args are the 'baseEvent')."""
 
     __slots__ = (
+        "argl",
         "args",
         "batches",
         "bidx",
@@ -46,12 +53,14 @@ class _Cursor:
         "eidx",
         "err",
         "err_off",
-        "evs",
         "freq",
         "m",
         "ms",
+        "n",
         "time",
+        "times",
         "typ",
+        "typs",
     )
 
     def __init__(self, m: int, batches, freq: float, buf, decode) -> None:
@@ -60,7 +69,11 @@ class _Cursor:
         self.ms = None  # the ordering's state of this M, cached once it exists
         self.batches = batches
         self.bidx = -1
-        self.evs: tuple[list, list, list] = ([], [], [])
+        # The decoded current batch: parallel lists, n events.
+        self.typs: list[int] = []
+        self.times: list[int] = []
+        self.argl: list[list[int]] = []
+        self.n = 0
         self.eidx = 0
         self.err: str | None = None
         self.err_off = 0
@@ -72,22 +85,22 @@ class _Cursor:
 
     def next_event(self) -> bool:
         """Move to the next event; False at the end; raises WireError where Go's cursor fails."""
-        while self.eidx >= len(self.evs[0]):
+        while self.eidx >= self.n:
             if self.err is not None:
                 raise WireError(self.err, self.err_off)
             self.bidx += 1
             if self.bidx >= len(self.batches):
                 return False
             b = self.batches[self.bidx]
-            self.evs, self.err, self.err_off = self.decode(
+            (self.typs, self.times, self.argl), self.err, self.err_off = self.decode(
                 self.buf, b.start, b.end, self.freq, mul(self.freq, b.time)
             )
+            self.n = len(self.typs)
             self.eidx = 0
         i = self.eidx
-        evs = self.evs
-        self.typ = evs[0][i]
-        self.time = evs[1][i]
-        self.args = evs[2][i]
+        self.typ = self.typs[i]
+        self.time = self.times[i]
+        self.args = self.argl[i]
         self.eidx = i + 1
         return True
 
@@ -195,6 +208,8 @@ class Reader:
         dispatch = order.dispatch
         m_state = order.m_state
         check_ids = _CHECK_IDS
+        one_stack = _ONE_STACK
+        one_string = _ONE_STRING
         pos = self._pos
         last_ts = 0
         syncs = 0
@@ -307,6 +322,8 @@ class Reader:
             # time order.  The inner loop stays here (and drains the queue itself)
             # until the frontier is used up or a CPU sample is due.
             table = gen.table
+            stacks = table.stacks
+            strings = table.strings
             g_no = gen.gen
             if not order.initial_gen:
                 order.initial_gen = g_no
@@ -330,11 +347,10 @@ class Reader:
                         ok = advance(bc, table, m, g_no)
                     if ok:
                         i = bc.eidx
-                        evs = bc.evs
-                        if i < len(evs[0]):
-                            bc.typ = evs[0][i]
-                            bc.time = evs[1][i]
-                            bc.args = evs[2][i]
+                        if i < bc.n:
+                            bc.typ = bc.typs[i]
+                            bc.time = bc.times[i]
+                            bc.args = bc.argl[i]
                             bc.eidx = i + 1
                             n = len(frontier)
                             if n > 1:
@@ -366,7 +382,12 @@ class Reader:
                         ev = popleft()
                         typ = ev.typ
                         if check_ids[typ]:
-                            _check_ids(ev, fail)
+                            # Common case inline: one stack ID and at most one string ID.
+                            a = ev.args
+                            i = one_stack[typ]
+                            j = one_string[typ]
+                            if i < 0 or a[i] not in stacks or (j >= 0 and a[j] not in strings):
+                                _check_ids(ev, fail)
                         if ev.ts <= last_ts:
                             ev.ts = last_ts + 1
                         last_ts = ev.ts
