@@ -8,6 +8,7 @@ gets the build flags and the program (or test binary) gets the rest.
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -167,6 +168,9 @@ def plan_command(command: list[str], cwd: Path | None = None) -> Plan:
         if not os.access(path, os.X_OK):
             raise CaptureError(f"{head} is not executable")
         return Plan("binary", command, binary=path.resolve(), program_args=command[1:])
+    on_path = shutil.which(head) if os.sep not in head else None
+    if on_path:
+        return Plan("binary", command, binary=Path(on_path).resolve(), program_args=command[1:])
     raise CaptureError(
         f"unknown command {head!r}: expected go test …, go run …, a main package directory, .go files or a binary"
     )

@@ -74,3 +74,13 @@ def test_directory_file_and_binary(tmp_path: Path) -> None:
     exe.chmod(0o755)
     plan = plan_command(["prog", "x"], tmp_path)
     assert plan.kind == "binary" and plan.binary == exe and plan.program_args == ["x"]
+
+
+def test_binary_found_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    exe = tmp_path / "bin" / "mytool"
+    exe.parent.mkdir()
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", str(exe.parent))
+    plan = plan_command(["mytool", "-x"], tmp_path / "elsewhere")
+    assert plan.kind == "binary" and plan.binary == exe and plan.program_args == ["-x"]
