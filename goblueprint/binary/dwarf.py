@@ -266,46 +266,51 @@ class Dwarf:
                 return int(off)
         return None
 
+    def _line_columns(self, cu_offset: int) -> dict[str, list]:
+        """One CU's line table as columns (addr, file index, line) plus its file names.
+
+        Cached in this shape: ints load ~5x faster than rows, and a function's
+        slice can be cut by bisect before any row is built.
+        """
+        part = f"lines-{cu_offset}"
+        cols = self._indexes.get(part)
+        if cols is not None:
+            return cols
+        cols = cache.load(self.key, part)
+        if cols is None:
+            try:
+                rows = self._decode_lines(cu_offset)
+            except _PARSE_ERRORS as exc:
+                raise BinaryError(f"{self.binary.path}: malformed line table: {exc}") from exc
+            files_idx: dict[str, int] = {}
+            cols = {
+                "addr": [r[0] for r in rows],
+                "file": [files_idx.setdefault(r[1], len(files_idx)) for r in rows],
+                "line": [r[2] for r in rows],
+                "files": list(files_idx),
+            }
+            cache.save(self.key, part, cols)
+        self._indexes[part] = cols
+        return cols
+
     def lines(self, cu_offset: int) -> list[list]:
         """Rows [address, file, line] of one CU's line program, address-sorted.
 
         A row with line 0 and file "" marks the end of a sequence.
         """
-        part = f"lines-{cu_offset}"
-        if part in self._indexes:
-            return self._indexes[part]
-        got = cache.load(self.key, part)
-        if got is not None:
-            files = got["files"]
-            rows = [[a, files[f], ln] for a, f, ln in zip(got["addr"], got["file"], got["line"], strict=True)]
-            self._indexes[part] = rows
-            return rows
-        try:
-            rows = self._decode_lines(cu_offset)
-        except _PARSE_ERRORS as exc:
-            raise BinaryError(f"{self.binary.path}: malformed line table: {exc}") from exc
-        # Cached as columns of ints with one file table: ~5x faster to load than rows.
-        files_idx: dict[str, int] = {}
-        cache.save(self.key, part, {
-            "addr": [r[0] for r in rows],
-            "file": [files_idx.setdefault(r[1], len(files_idx)) for r in rows],
-            "line": [r[2] for r in rows],
-            "files": list(files_idx),
-        })  # fmt: skip
-        self._indexes[part] = rows
-        return rows
+        cols = self._line_columns(cu_offset)
+        files = cols["files"]
+        return [[a, files[f], ln] for a, f, ln in zip(cols["addr"], cols["file"], cols["line"], strict=True)]
 
     def lines_in(self, cu_offset: int, lo: int, hi: int) -> list[list]:
         """The rows covering [lo, hi): the row in force at lo, then every row before hi."""
         import bisect
 
-        rows = self.lines(cu_offset)
-        key = f"lines-{cu_offset}-addrs"
-        addrs = self._indexes.get(key)
-        if addrs is None:
-            addrs = self._indexes[key] = [r[0] for r in rows]
+        cols = self._line_columns(cu_offset)
+        addrs, files, fidx, lines = cols["addr"], cols["files"], cols["file"], cols["line"]
         first = max(bisect.bisect_right(addrs, lo) - 1, 0)
-        return rows[first : bisect.bisect_left(addrs, hi)]
+        last = bisect.bisect_left(addrs, hi)
+        return [[addrs[i], files[fidx[i]], lines[i]] for i in range(first, last)]
 
     def _decode_lines(self, cu_offset: int) -> list[list]:
         from goblueprint.binary.lines import decode_program
