@@ -140,16 +140,25 @@ def run_steps(
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures.process import BrokenProcessPool
 
-        # forkserver/spawn: the parent may hold threads; children import what they need.
+        # spawn: the parent may hold threads; children import what they need.
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = {pool.submit(run_step, step, out_dir, values): step for step in steps}
-            for future in as_completed(futures):
-                result = future.result()
-                results[futures[future]] = result
-                if progress is not None:
-                    progress(result)
+        try:
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                futures = {pool.submit(run_step, step, out_dir, values): step for step in steps}
+                for future in as_completed(futures):
+                    result = future.result()
+                    results[futures[future]] = result
+                    if progress is not None:
+                        progress(result)
+        except (OSError, BrokenProcessPool):
+            # No worker processes here (or one died): the remaining steps run in this process.
+            for step in steps:
+                if step not in results:
+                    results[step] = run_step(step, out_dir, values)
+                    if progress is not None:
+                        progress(results[step])
     return [results[s] for s in steps]
 
 
