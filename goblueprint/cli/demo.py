@@ -113,4 +113,6 @@ def run(args: argparse.Namespace) -> int:
     failed = sum(r.status == "failed" for r in results)
     print(f"{ok} views written, {skipped} skipped, {failed} failed")
     print(f"open {index}")
-    return 0 if result.ok else 1
+    if failed:
+        print(f"goblueprint: {failed} views failed; see {index}", file=sys.stderr)
+    return 0 if result.ok and not failed else 1
