@@ -62,18 +62,13 @@ def check_file(path: Path) -> tuple[str, bool, str | None]:
     if golden is None:
         from goblueprint.trace.reader import open_trace
 
-        reader = None
         error = None
         try:
-            reader = open_trace(path)
-            for _ in reader:
-                pass
+            with open_trace(path) as reader:
+                for _ in reader:
+                    pass
         except TraceError as exc:
             error = exc
-        finally:
-            close = getattr(reader, "close", None)
-            if close is not None:
-                close()
         if error is None:
             return "SUCCESS", True, None
         return f"FAILURE {go_quote(str(error))}", False, None

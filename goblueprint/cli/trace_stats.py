@@ -43,7 +43,7 @@ def collect(path: Path) -> dict:
     n = 0
     first = last = None
     tick = _TICK
-    with progress(f"reading {path.name}", unit="events") as advance:
+    with reader, progress(f"reading {path.name}", unit="events") as advance:
         for ev in reader:
             # KIND_OF[typ] is what ev.kind wraps in an enum; the plain int keeps the loop cheap.
             kinds[KIND_OF[ev.typ]] += 1

@@ -255,13 +255,8 @@ class EventStore:
     def open(cls, path: str | Path, *, strict: bool = True) -> EventStore:
         from goblueprint.trace.reader import open_trace
 
-        reader = open_trace(path)
-        try:
+        with open_trace(path) as reader:
             return cls.from_events(reader, strict=strict)
-        finally:
-            close = getattr(reader, "close", None)
-            if close is not None:
-                close()
 
     def __len__(self) -> int:
         return sum(len(g) for g in self.generations)
