@@ -174,7 +174,7 @@ def parse_text(data: bytes, *, first_line: int = 1) -> TextTrace:
     minor = gover[4:]
     if not _DIGITS.match(minor) or int(minor) >= _U64:
         raise TraceError(f"failed to parse header Go version {gover!r} (line {lineno})")
-    version = int(minor)
+    version = int(minor) & 0xFFFFFFFF  # Go keeps the parsed uint64 as a uint32 version
     if not spec.version_valid(version):
         raise TraceError(f"unknown or unsupported Go version 1.{version} (line {lineno})")
     if any(ch not in _GO_SPACE for ch in rest):

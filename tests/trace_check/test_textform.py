@@ -251,3 +251,14 @@ def test_random_text_traces_encode_like_go(gohelper, tmp_path):
     # Both outcomes occur in the sample, so the comparison means something either way.
     print(f"{accepted} of {len(paths)} accepted")
     assert 40 < accepted < 360, accepted
+
+
+@pytest.mark.slow
+def test_header_version_wraps_to_uint32_like_go(gohelper, tmp_path):
+    # Go parses the number as a uint64 and keeps it as a uint32 trace version.
+    data = f"-- expect --\nSUCCESS\n-- trace --\nTrace Go1.{(1 << 32) + 22}\n".encode()
+    path = tmp_path / "wrap.test"
+    path.write_bytes(data)
+    assert "PARSEERROR" not in gohelper.golden(tmp_path, [path])["wrap.test"]
+    golden = textform.parse_test_file(data)
+    assert golden.version == 22 and golden.wire == (tmp_path / "wrap.test.wire").read_bytes()
