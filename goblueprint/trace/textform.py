@@ -258,8 +258,8 @@ def _scan_lines(data: bytes, first_line: int) -> list[tuple[int, str]]:
         raw.pop()
     out = []
     for n, line in enumerate(raw, start=first_line):
-        if len(line) > _MAX_LINE:
-            raise TraceError(f"line {n}: token too long (over {_MAX_LINE} bytes)")
+        if len(line) >= _MAX_LINE:  # the line and its newline must fit in the 64 KiB buffer
+            raise TraceError(f"line {n}: token too long ({_MAX_LINE} bytes or more)")
         if line.endswith(b"\r"):
             line = line[:-1]
         # surrogateescape keeps invalid UTF-8 bytes distinct from U+FFFD and never a space.

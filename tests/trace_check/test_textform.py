@@ -262,3 +262,17 @@ def test_header_version_wraps_to_uint32_like_go(gohelper, tmp_path):
     assert "PARSEERROR" not in gohelper.golden(tmp_path, [path])["wrap.test"]
     golden = textform.parse_test_file(data)
     assert golden.version == 22 and golden.wire == (tmp_path / "wrap.test.wire").read_bytes()
+
+
+@pytest.mark.slow
+def test_line_length_limit_of_bufio_scanner(gohelper, tmp_path):
+    paths = []
+    for n in (65535, 65536):
+        path = tmp_path / f"line{n}.test"
+        path.write_bytes(b"-- expect --\nSUCCESS\n-- trace --\nTrace Go1.22\n#" + b"x" * (n - 1) + b"\n")
+        paths.append(path)
+    go = gohelper.golden(tmp_path, paths)
+    assert "PARSEERROR" not in go["line65535.test"] and "token too long" in go["line65536.test"]
+    textform.parse_test_file(paths[0].read_bytes())
+    with pytest.raises(TraceError, match=r"line 5: token too long"):
+        textform.parse_test_file(paths[1].read_bytes())
