@@ -273,3 +273,22 @@ def test_sigterm_to_goblueprint_reaches_the_program(tmp_path: Path, go_accepts: 
     trace = out / "trace.out"
     assert go_accepts(trace).returncode == 0
     assert _saw_signal_delivery(trace)
+
+
+def test_scheddetail_capture(tmp_path: Path) -> None:
+    result = capture(
+        ["go", "run", "."],
+        tmp_path,
+        schedtrace_ms=20,
+        scheddetail=True,
+        procs=3,
+        cwd=GOPROGS / "mainpkg",
+        no_stdin=True,
+    )
+    assert result.ok and result.meta["scheddetail"] is True and result.meta["gomaxprocs"] == 3
+    assert result.schedtrace is not None
+    parsed = _check_log(result.schedtrace)
+    for sample in parsed.samples:
+        assert sample.procs is not None and [p["id"] for p in sample.procs] == [0, 1, 2]
+        assert sample.ms and sample.gs
+        assert any(g["id"] == 1 for g in sample.gs)  # the main goroutine is listed while main runs
