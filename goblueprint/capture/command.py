@@ -31,7 +31,7 @@ TEST_VALUE_FLAGS = frozenset(
 )
 TEST_BOOL_FLAGS = frozenset("benchmem failfast fullpath short v".split())
 # Flags of go test itself that make no sense when goblueprint builds and runs the binary.
-TEST_REFUSED = frozenset("c o i exec vet json trace cpuprofile".split())
+TEST_REFUSED = frozenset("c o i exec vet json trace".split())
 
 
 @dataclass

@@ -23,7 +23,7 @@ def test_go_run_files() -> None:
     assert plan.target == ["a.go", "b.go"] and plan.program_args == ["arg.go.txt"]
 
 
-@pytest.mark.parametrize("flag", sorted(TEST_VALUE_FLAGS - {"trace", "cpuprofile"}))
+@pytest.mark.parametrize("flag", sorted(TEST_VALUE_FLAGS - {"trace"}))
 def test_go_test_value_flags_become_test_flags(flag: str) -> None:
     for form in ([f"-{flag}", "V"], [f"-{flag}=V"], [f"--{flag}", "V"]):
         plan = plan_command(["go", "test", *form, "./pkg"])
