@@ -466,6 +466,7 @@ class _Translator:
         self.deferred: list[str] = []
         self.flags_since_repeat = False
         self._pending = ""
+        self._pending_neg = False
 
     def _is_repeat(self) -> bool:
         c = self.p[self.i]
@@ -685,7 +686,8 @@ class _Translator:
     def _class(self) -> str:
         p = self.p
         self.i += 1
-        items: list[str] = []
+        items: list[str] = []  # members, as Python class text
+        negs: list[str] = []  # negated members ([:^alpha:], \D, \W, \S), as the class they exclude
         negate = p.startswith("^", self.i)
         if negate:
             self.i += 1
@@ -704,11 +706,10 @@ class _Translator:
                 neg = name.startswith("^")
                 key = name[1:] if neg else name
                 if end >= 0 and key in _POSIX_CLASSES:
-                    if neg:
-                        raise ValueError("negated POSIX class inside brackets is not supported")
-                    items.append(_POSIX_CLASSES[key])
+                    (negs if neg else items).append(_POSIX_CLASSES[key])
                     self.i = end + 2
                     continue
+            self._pending_neg = False
             lo = self._class_char()
             if p.startswith("-", self.i) and self.i + 1 < len(p) and p[self.i + 1] != "]":
                 self.i += 1
@@ -721,8 +722,16 @@ class _Translator:
             elif lo is not None:
                 items.append(f"\\U{ord(lo):08x}")
             else:
-                items.append(self._pending)
-        return "[" + ("^" if negate else "") + "".join(items) + "]"
+                (negs if self._pending_neg else items).append(self._pending)
+        pos = "".join(items)
+        if not negs:
+            return "[" + ("^" if negate else "") + pos + "]"
+        # Python classes cannot hold a negated member: spell the set out with one-character
+        # lookaheads.  [P¬N1¬N2] is P ∪ ¬N1 ∪ ¬N2; its negation is ¬P ∩ N1 ∩ N2.
+        if not negate:
+            return "(?:" + "|".join(([f"[{pos}]"] if pos else []) + [f"[^{n}]" for n in negs]) + ")"
+        guard = f"(?![{pos}])" if pos else ""
+        return "(?:" + guard + "".join(f"(?=[{n}])" for n in negs[:-1]) + f"[{negs[-1]}])"
 
     def _class_char(self) -> str | None:
         """One class member: a character, or None with self._pending set for a class escape."""
@@ -735,6 +744,10 @@ class _Translator:
             raise ValueError("trailing backslash at end of expression")
         e = p[self.i + 1]
         self.i += 2
+        if e in "DWS":
+            self._pending = _ASCII_CLASSES[e.lower()]
+            self._pending_neg = True
+            return None
         if e.lower() in _ASCII_CLASSES or e in "pPC":
             self._pending = self._escape_atom(e, in_class=True)
             return None
