@@ -31,7 +31,7 @@ TEST_VALUE_FLAGS = frozenset(
 )
 TEST_BOOL_FLAGS = frozenset("benchmem failfast fullpath short v".split())
 # Flags of go test itself that make no sense when goblueprint builds and runs the binary.
-TEST_REFUSED = frozenset("c o i exec vet json trace".split())
+TEST_REFUSED = frozenset("c o i exec json trace".split())
 
 
 @dataclass
@@ -111,6 +111,9 @@ def plan_go_test(command: list[str]) -> Plan:
             i += 1
             continue
         key, value = _split_flag(arg)
+        if key == "vet":  # go test's vet step: the build here runs no vet, so nothing to pass on
+            i += 1 if value is not None else 2
+            continue
         if key in TEST_REFUSED:
             raise CaptureError(
                 f"go test: flag -{key} is not supported by capture (goblueprint runs the test binary)"

@@ -84,3 +84,9 @@ def test_binary_found_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("PATH", str(exe.parent))
     plan = plan_command(["mytool", "-x"], tmp_path / "elsewhere")
     assert plan.kind == "binary" and plan.binary == exe and plan.program_args == ["-x"]
+
+
+def test_go_test_vet_flag_is_dropped() -> None:
+    for form in (["-vet=off"], ["-vet", "off"]):
+        plan = plan_command(["go", "test", *form, "-v", "./pkg"])
+        assert plan.program_args == ["-test.v"] and plan.build_flags == [] and plan.target == ["./pkg"]
