@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     for name in args.files:
         path = Path(name)
         if not path.is_file():
-            raise UsageError(f"no such file: {name}")
+            raise UsageError(f"{'not a regular file' if path.exists() else 'no such file'}: {name}")
         line, ok, why = check_file(path)
         print(f"{name}: {line}" if many else line)
         if why:

@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
 
     path = Path(args.trace)
     if not path.is_file():
-        raise UsageError(f"no such file: {args.trace}")
+        raise UsageError(f"{'not a regular file' if path.exists() else 'no such file'}: {args.trace}")
     stats = collect(path)
     if args.json:
         print(json.dumps(stats, sort_keys=True, indent=2))
