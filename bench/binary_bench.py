@@ -35,11 +35,20 @@ COMMANDS = {
 }
 
 
+CPU: list[float] = []  # CPU seconds (user+sys) of the last timed child, less sensitive to machine load
+
+
 def timed(argv: list[str], env: dict[str, str]) -> float:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "goblueprint", "binary", *argv], env=env, check=True,
                    stdout=subprocess.DEVNULL)  # fmt: skip
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall
 
 
 def agreement() -> None:
@@ -104,18 +113,22 @@ def main() -> None:
     subprocess.run([sys.executable, "-c", "import goblueprint.cli"], check=True)
     print(f"python + import goblueprint.cli: {time.perf_counter() - base:.3f} s")
     print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
-    print(f"{'command':<30} {'cold (s)':>9} {'warm median (s)':>16} {'in-process warm (s)':>20}")
+    print("medians; wall seconds, with the process's CPU seconds in brackets")
+    print(f"{'command':<28} {'cold':>16} {'warm':>16} {'in-process warm':>16}")
     for name, template in COMMANDS.items():
         argv = [a.replace("{bin}", str(binary)) for a in template]
-        colds, warms, inproc = [], [], []
+        colds, warms, inproc, cold_cpu, warm_cpu = [], [], [], [], []
         for _ in range(args.repeat):
             with tempfile.TemporaryDirectory() as cache:
                 env = dict(os.environ, GOBLUEPRINT_CACHE=cache)
                 colds.append(timed(argv, env))
+                cold_cpu.append(CPU[-1])
                 warms.append(timed(argv, env))
+                warm_cpu.append(CPU[-1])
                 inproc.append(in_process(argv, cache))
-        print(f"{name:<30} {statistics.median(colds):>9.3f} {statistics.median(warms):>16.3f}"
-              f" {statistics.median(inproc):>20.3f}")  # fmt: skip
+        cold = f"{statistics.median(colds):.2f} ({statistics.median(cold_cpu):.2f})"
+        warm = f"{statistics.median(warms):.2f} ({statistics.median(warm_cpu):.2f})"
+        print(f"{name:<28} {cold:>16} {warm:>16} {statistics.median(inproc):>16.3f}")
 
 
 def in_process(argv: list[str], cache: str) -> float:
