@@ -11,6 +11,7 @@ Each runs on binaries built by two Go releases for amd64 and arm64.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -170,6 +171,9 @@ def test_calls_and_lines_match_go_objdump(go_binary, go_tool, go, arch):
 _READELF = re.compile(r"^\s*\d+:\s+([0-9a-f]+)\s+(0x[0-9a-f]+|\d+)\s+(FUNC|OBJECT)\s+\w+\s+\w+\s+\S+\s(.+)$")
 
 
+@pytest.mark.skipif(
+    shutil.which("readelf") is None, reason="readelf not installed (apt-get install binutils)"
+)
 @pytest.mark.parametrize(("go", "arch"), BUILDS)
 def test_symbols_match_readelf(go_binary, go, arch):
     path = go_binary("hello", go, arch)
