@@ -1,17 +1,19 @@
 """DWARF of a Go binary as plain, cacheable indexes.
 
-One pass over every DIE (pyelftools, which handles DWARF 4 and 5 and
-SHF_COMPRESSED sections) yields three indexes, each cached as JSON per binary:
+One pass over every DIE (our walker in ``die.py``; pyelftools supplies the
+sections, decompressing SHF_COMPRESSED ones, and line-program headers) yields
+the indexes, each cached as JSON per binary:
 
 * ``types``: DIE offset -> [kind, name, byte size, element/target offset, extra]
   where extra is the member list of a struct ([name, offset, type DIE]) or the
-  element count of an array;
+  element count of an array; ``typenames``: name -> DIE offset;
 * ``consts``: DW_TAG_constant name -> [value, type name];
-* ``funcs``: subprogram name -> [low, high, CU offset, inlined subroutines as
-  [callee, [[lo, hi], ...], call file, call line, depth]].
+* ``funcdir``: subprogram name -> [low, high, CU offset]; ``inlines-<cu>``:
+  subprogram name -> inlined subroutines as [callee, [[lo, hi], ...], call
+  file, call line, depth]; ``cus``: CU offset -> address ranges.
 
 Line tables are decoded by our own state machine (pyelftools' is ~10x slower on
-the runtime's 100k-row program) per compilation unit, on demand, and cached.
+the runtime's 100k-entry program) per compilation unit, on demand, and cached.
 """
 
 from __future__ import annotations
@@ -24,21 +26,6 @@ from typing import Any
 from goblueprint.binary import cache
 from goblueprint.binary.elf import Binary
 from goblueprint.errors import BinaryError
-
-_TYPE_TAGS = {
-    "DW_TAG_structure_type": "struct",
-    "DW_TAG_typedef": "typedef",
-    "DW_TAG_pointer_type": "pointer",
-    "DW_TAG_base_type": "base",
-    "DW_TAG_array_type": "array",
-    "DW_TAG_subroutine_type": "func",
-    "DW_TAG_unspecified_type": "unspecified",
-    "DW_TAG_union_type": "union",
-    "DW_TAG_interface_type": "interface",
-}
-_CONST_FORMS = {"DW_FORM_data1", "DW_FORM_data2", "DW_FORM_data4", "DW_FORM_data8", "DW_FORM_udata",
-                "DW_FORM_sdata", "DW_FORM_implicit_const"}  # fmt: skip
-_LOCAL_REFS = {"DW_FORM_ref1", "DW_FORM_ref2", "DW_FORM_ref4", "DW_FORM_ref8", "DW_FORM_ref_udata"}
 
 # Errors pyelftools raises on malformed DWARF, turned into BinaryError at this boundary.
 try:
@@ -60,10 +47,6 @@ def _s(value: Any) -> str:
 def _i(value: Any) -> int | None:
     """An integer attribute, or None when corrupt input gave it another form."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _ref(attr: Any, cu_offset: int) -> int:
-    return attr.value + cu_offset if attr.form in _LOCAL_REFS else attr.value
 
 
 def _str(value: Any) -> str:

@@ -9,7 +9,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from goblueprint.binary.dwarf import _CONST_FORMS, _TYPE_TAGS, Dwarf, _ref, _str
+from goblueprint.binary.dwarf import Dwarf, _str
+
+_TYPE_TAGS = {
+    "DW_TAG_structure_type": "struct",
+    "DW_TAG_typedef": "typedef",
+    "DW_TAG_pointer_type": "pointer",
+    "DW_TAG_base_type": "base",
+    "DW_TAG_array_type": "array",
+    "DW_TAG_subroutine_type": "func",
+    "DW_TAG_unspecified_type": "unspecified",
+    "DW_TAG_union_type": "union",
+    "DW_TAG_interface_type": "interface",
+}
+_CONST_FORMS = {"DW_FORM_data1", "DW_FORM_data2", "DW_FORM_data4", "DW_FORM_data8", "DW_FORM_udata",
+                "DW_FORM_sdata", "DW_FORM_implicit_const"}  # fmt: skip
+_LOCAL_REFS = {"DW_FORM_ref1", "DW_FORM_ref2", "DW_FORM_ref4", "DW_FORM_ref8", "DW_FORM_ref_udata"}
+
+
+def _ref(attr: Any, cu_offset: int) -> int:
+    return attr.value + cu_offset if attr.form in _LOCAL_REFS else attr.value
 
 
 class ReferenceDwarf(Dwarf):
