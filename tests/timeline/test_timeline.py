@@ -226,3 +226,33 @@ def test_chunked_building_gives_the_same_tables(go_reference: Any, monkeypatch: 
     chunked, chunked_events = build()
     assert chunked.spans.equals(whole.spans) and chunked.counters.equals(whole.counters)
     assert chunked_events.equals(whole_events) and whole_events.height == len(events)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("prog", "go"), TRACES)
+def test_migrations_recounted_from_gos_events(prog: str, go: str, analysed: Any, go_reference: Any) -> None:
+    # Independently of the builder: from Go's own event stream, a goroutine made runnable
+    # on P a (unblock, creation, preemption) that next starts running on P b != a migrated.
+    made_runnable_on: dict[int, int] = {}
+    per_p_in: dict[int, int] = {}
+    for e in go_reference(prog, go).events:
+        if e.kind != EventKind.STATE_TRANSITION:
+            continue
+        s = e.state_transition()
+        if s.resource.kind != ResourceKind.GOROUTINE or s.old == s.new:
+            continue
+        gid = s.resource.id
+        if s.new == GoState.RUNNABLE and s.old in (GoState.WAITING, GoState.NOT_EXIST, GoState.RUNNING):
+            made_runnable_on[gid] = e.proc
+        elif s.new == GoState.RUNNABLE:
+            made_runnable_on[gid] = -1  # a blocked syscall returned: no P made it runnable
+        elif s.new == GoState.RUNNING and gid in made_runnable_on:
+            src = made_runnable_on.pop(gid)
+            if src >= 0 and e.proc >= 0 and src != e.proc:
+                per_p_in[e.proc] = per_p_in.get(e.proc, 0) + 1
+        elif s.new in (GoState.NOT_EXIST, GoState.WAITING):
+            made_runnable_on.pop(gid, None)
+    tl = analysed(prog, go).timeline
+    mig = tl.flows.filter(pl.col("migrated")).group_by("to_p").len()
+    assert {p: n for p, n in mig.iter_rows()} == per_p_in
+    assert sum(per_p_in.values()) > 0
