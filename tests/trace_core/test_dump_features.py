@@ -1,5 +1,6 @@
-"""Event types the scheduler workload does not produce: CPU samples, coroutine switches
-(GoSwitch/GoSwitchDestroy, Go 1.23+) and the experimental alloc/free events."""
+"""Traces the scheduler workload does not produce: CPU samples, coroutine switches
+(GoSwitch/GoSwitchDestroy, Go 1.23+), the experimental alloc/free events, and
+flight-recorder windows (Go 1.25+): snapshots cut from a running trace."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ CASES = [
     ("coro", "1.23", {"GODEBUG": "traceallocfree=1"}),
     ("coro", "1.25", {"GODEBUG": "traceallocfree=1"}),
     ("coro", "1.27", {"GODEBUG": "traceallocfree=1"}),
+    ("flight", "1.25", {}),
+    ("flight", "1.27", {}),
 ]
 
 
@@ -33,6 +36,8 @@ def test_same_as_go(prog, go, env, own_trace, go_parsed):
     kinds = {ev.kind for ev in Reader(path.read_bytes())}
     if prog == "cpusample":
         assert EventKind.STACK_SAMPLE in kinds
+    elif prog == "flight":
+        assert EventKind.TASK_BEGIN in kinds and EventKind.REGION_BEGIN in kinds
     else:
         assert EventKind.EXPERIMENTAL in kinds
 

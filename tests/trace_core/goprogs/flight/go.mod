@@ -1,0 +1,3 @@
+module goblueprint.test/flight
+
+go 1.25
