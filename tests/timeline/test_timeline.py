@@ -256,3 +256,30 @@ def test_migrations_recounted_from_gos_events(prog: str, go: str, analysed: Any,
     mig = tl.flows.filter(pl.col("migrated")).group_by("to_p").len()
     assert {p: n for p, n in mig.iter_rows()} == per_p_in
     assert sum(per_p_in.values()) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("prog", "go"), TRACES)
+def test_stw_pauses_equal_gos_range_pairs(prog: str, go: str, analysed: Any, go_reference: Any) -> None:
+    from goblueprint.timeline.metrics import pauses
+
+    open_at: dict[str, int] = {}
+    totals: dict[str, list[int]] = {}
+    for e in go_reference(prog, go).events:
+        if e.kind not in (EventKind.RANGE_BEGIN, EventKind.RANGE_END):
+            continue
+        name = e.range().name
+        if not name.startswith("stop-the-world"):
+            continue
+        if e.kind == EventKind.RANGE_BEGIN:
+            open_at[name] = e.time
+        else:
+            totals.setdefault(name, []).append(e.time - open_at.pop(name))
+    rows = {r["reason"]: r for r in pauses(analysed(prog, go).timeline) if r["kind"] == "stw"}
+    assert set(rows) == set(totals)
+    for name, durations in totals.items():
+        assert (rows[name]["count"], rows[name]["total"], rows[name]["max"]) == (
+            len(durations),
+            sum(durations),
+            max(durations),
+        )
