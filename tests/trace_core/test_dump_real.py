@@ -58,10 +58,10 @@ def _cut_points(data: bytes) -> list[int]:
     # Inside the header, just after it, spread over the body, and at (and one byte
     # past) the first batch boundaries and every EndOfGeneration/generation change.
     size = len(data)
-    points = {3, 16, 17, 40} | {size * k // 11 for k in range(1, 11)} | {size - 1}
+    points = {3, 16, 17, 40} | {size * k // 7 for k in range(1, 7)} | {size - 1}
     bounds = _batch_bounds(data)
     for i, off in enumerate(bounds):
-        if i < 6 or data[off] == 52 or (i and _gen_at(data, off) != _gen_at(data, bounds[i - 1])):
+        if i < 4 or data[off] == 52 or (i and _gen_at(data, off) != _gen_at(data, bounds[i - 1])):
             points |= {off, off + 1}
     return sorted(p for p in points if p < size)
 
