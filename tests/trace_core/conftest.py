@@ -136,3 +136,35 @@ def _trace_own_prog(prog: str, go: str, env: dict[str, str] | None = None) -> Pa
 def own_trace() -> Callable[..., Path]:
     """Factory: own_trace("coro", "1.27", {"GODEBUG": "traceallocfree=1"}) -> trace path."""
     return _trace_own_prog
+
+
+def batch_bounds(data: bytes) -> list[int]:
+    """Offsets where batches start: where the generation logic (spill, EndOfGeneration) acts."""
+    from goblueprint.trace import wire
+
+    _, pos = wire.read_header(data)
+    out = []
+    while True:
+        b, _, pos = wire.read_batch(data, pos, len(data))
+        if b is None:
+            return out
+        out.append(b.offset)
+
+
+def cut_points(data: bytes) -> list[int]:
+    # Inside the header, just after it, spread over the body, and at (and one byte
+    # past) the first batch boundaries and every EndOfGeneration/generation change.
+    size = len(data)
+    points = {3, 16, 17, 40} | {size * k // 7 for k in range(1, 7)} | {size - 1}
+    bounds = batch_bounds(data)
+    for i, off in enumerate(bounds):
+        if i < 4 or data[off] == 52 or (i and _gen_at(data, off) != _gen_at(data, bounds[i - 1])):
+            points |= {off, off + 1}
+    return sorted(p for p in points if p < size)
+
+
+def _gen_at(data: bytes, off: int) -> int:
+    from goblueprint.trace import wire
+
+    _, gen, _ = wire.read_batch(data, off, len(data))
+    return gen

@@ -1,6 +1,8 @@
 """Traces the scheduler workload does not produce: CPU samples, coroutine switches
-(GoSwitch/GoSwitchDestroy, Go 1.23+), the experimental alloc/free events, and
-flight-recorder windows (Go 1.25+): snapshots cut from a running trace."""
+(GoSwitch/GoSwitchDestroy, Go 1.23+), the experimental alloc/free events,
+flight-recorder windows (Go 1.25+): snapshots cut from a running trace, and traces
+of several generations (state carried across them; split by generation number
+before Go 1.26, by EndOfGeneration after)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 from goblueprint.trace.events import EventKind
 from goblueprint.trace.reader import Reader
 
-from .conftest import our_parsed, same_error
+from .conftest import batch_bounds, cut_points, our_parsed, same_error
 
 pytestmark = pytest.mark.slow
 
@@ -27,6 +29,9 @@ CASES = [
     ("coro", "1.27", {"GODEBUG": "traceallocfree=1"}),
     ("flight", "1.25", {}),
     ("flight", "1.27", {}),
+    ("gens", "1.22", {}),
+    ("gens", "1.25", {}),
+    ("gens", "1.27", {}),
 ]
 
 
@@ -44,6 +49,8 @@ def test_same_as_go(prog, go, env, own_trace, go_parsed):
         assert EventKind.STACK_SAMPLE in kinds
     elif prog == "flight":
         assert EventKind.TASK_BEGIN in kinds and EventKind.REGION_BEGIN in kinds
+    elif prog == "gens":
+        assert got.text.count(b" Sync Time=") >= 4  # at least 3 generations
     else:
         assert EventKind.EXPERIMENTAL in kinds
 
@@ -66,3 +73,18 @@ def test_experimental_event_api(own_trace):
                 assert all(b.data for b in s.experimental_batches["AllocFree"])
     assert {"HeapObjectAlloc", "SpanAlloc"} <= names
     assert syncs >= 1
+
+
+@pytest.mark.parametrize("go", ["1.22", "1.27"])
+def test_multi_generation_truncated_like_go(go, own_trace, go_parsed, tmp_path):
+    data = own_trace("gens", go).read_bytes()
+    bounds = set(batch_bounds(data))
+    for cut in cut_points(data):
+        path = tmp_path / f"cut-{cut}.trace"
+        path.write_bytes(data[:cut])
+        want = go_parsed(path)
+        got = our_parsed(data[:cut])
+        assert got.text == want.text, f"cut at {cut}"
+        assert same_error(got.error, want.error), f"cut at {cut}"
+        if 16 < cut and cut not in bounds:
+            assert want.error is not None, f"Go accepted a trace cut at {cut}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import our_parsed, run_cli, same_error
+from .conftest import batch_bounds, cut_points, our_parsed, run_cli, same_error
 
 pytestmark = pytest.mark.slow
 
@@ -41,43 +41,11 @@ def test_trace_has_the_interesting_events(go, go_trace):
     assert "preempted" in reasons
 
 
-def _batch_bounds(data: bytes) -> list[int]:
-    """Offsets where batches start: where the generation logic (spill, EndOfGeneration) acts."""
-    from goblueprint.trace import wire
-
-    _, pos = wire.read_header(data)
-    out = []
-    while True:
-        b, _, pos = wire.read_batch(data, pos, len(data))
-        if b is None:
-            return out
-        out.append(b.offset)
-
-
-def _cut_points(data: bytes) -> list[int]:
-    # Inside the header, just after it, spread over the body, and at (and one byte
-    # past) the first batch boundaries and every EndOfGeneration/generation change.
-    size = len(data)
-    points = {3, 16, 17, 40} | {size * k // 7 for k in range(1, 7)} | {size - 1}
-    bounds = _batch_bounds(data)
-    for i, off in enumerate(bounds):
-        if i < 4 or data[off] == 52 or (i and _gen_at(data, off) != _gen_at(data, bounds[i - 1])):
-            points |= {off, off + 1}
-    return sorted(p for p in points if p < size)
-
-
-def _gen_at(data: bytes, off: int) -> int:
-    from goblueprint.trace import wire
-
-    _, gen, _ = wire.read_batch(data, off, len(data))
-    return gen
-
-
 @pytest.mark.parametrize("go", RELEASES)
 def test_truncated_traces_fail_like_go(go, go_trace, go_parsed, tmp_path):
     data = go_trace("sched", go=go).read_bytes()
-    bounds = set(_batch_bounds(data))
-    for cut in _cut_points(data):
+    bounds = set(batch_bounds(data))
+    for cut in cut_points(data):
         path = tmp_path / f"cut-{cut}.trace"
         path.write_bytes(data[:cut])
         want = go_parsed(path)

@@ -1,0 +1,3 @@
+module goblueprint.test/gens
+
+go 1.22
