@@ -38,6 +38,7 @@ def test_golden_expectation(path: Path):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.stem)
 def test_golden_same_as_go(path: Path, go_parsed, tmp_path):
     wire = parse_test_file(path.read_bytes()).wire
@@ -58,6 +59,7 @@ def fuzz_input(path: Path) -> bytes:
     return go_unquote(lit[len("[]byte(") : -1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", FUZZ, ids=lambda p: p.name)
 def test_fuzz_corpus_same_as_go(path: Path, go_parsed, tmp_path):
     data = fuzz_input(path)
