@@ -480,14 +480,11 @@ class TimelineBuilder:
             else:
                 self._m_update(m, t, p, ev.goroutine)
 
-    def _last_block_reason(self, gid: int) -> str:
-        return self.block_reason.pop(gid, "")
-
     def _p_running(self, p: int, t: int, g: int, m: int) -> None:
         cur = self.open.get((L_P, p))
         if cur is not None and cur.state == S_P_RUNNING and cur.g == g:
             return
-        self._set(L_P, p, t, (S_P_RUNNING), g, p, m)
+        self._set(L_P, p, t, S_P_RUNNING, g, p, m)
 
     def _p_transition(self, ev: Any, st: Any, t: int) -> None:
         pid = st.resource.id
@@ -496,7 +493,7 @@ class TimelineBuilder:
         if old == new and (L_P, pid) in self.open:
             return
         if new == P_RUNNING:
-            self._set(L_P, pid, t, (S_P_RUNNING), NONE, pid, ev.thread)
+            self._set(L_P, pid, t, S_P_RUNNING, NONE, pid, ev.thread)
             if ev.thread != NONE:
                 self._m_update(ev.thread, t, pid, NONE if old != P_RUNNING else ev.goroutine)
         elif new == P_IDLE:
