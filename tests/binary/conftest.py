@@ -85,5 +85,7 @@ def gdb_batch(binary: Path, *commands: str) -> str:
     argv = ["gdb", "-batch", "-nx", "-iex", "set auto-load no"]
     for c in commands:
         argv += ["-ex", c]
-    proc = subprocess.run([*argv, str(binary)], capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run([*argv, str(binary)], capture_output=True, text=True, timeout=300, check=False)
+    if proc.returncode != 0:
+        raise AssertionError(f"gdb failed ({proc.returncode}): {proc.stderr[-2000:]}")
     return proc.stdout

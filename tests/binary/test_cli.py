@@ -110,7 +110,7 @@ def test_layout_expand_paths_match_gdb_offsetof(capsys, go_binary, go):
     exprs = [f"print (long)&((struct 'runtime.g' *)0)->{f['name']}" for f in nested]
     gdb_out = gdb_batch(path, "set language c", *exprs)
     values = [int(v) for v in re.findall(r"^\$\d+ = (-?\d+)$", gdb_out, re.M)]
-    assert values == [f["offset"] for f in nested]
+    assert values == [f["offset"] for f in nested], gdb_out[-3000:]
     # Holes: every byte of the struct is a leaf field or a hole, exactly once.
     top = [f for f in rec["fields"] if f["depth"] == 0]
     covered = sum(f["size"] for f in top) + sum(h["size"] for h in rec["holes"] if "." not in h["after"])
