@@ -117,25 +117,24 @@ def _sift_up(heap: list[_Cursor], i: int) -> int:
     return i
 
 
-def _min3(heap: list[_Cursor], i0: int, i1: int, i2: int) -> int:
-    n = len(heap)
-    min_idx = i0
-    min_t = heap[i0].time if i0 < n else _MAX_TIME
-    if i1 < n:
-        t = heap[i1].time
-        if t < min_t:
-            min_t = t
-            min_idx = i1
-    if i2 < n:
-        t = heap[i2].time
-        if t < min_t:
-            min_idx = i2
-    return min_idx
-
-
 def _sift_down(heap: list[_Cursor], i: int) -> int:
+    # Go's heapSiftDown with min3 inlined: the parent stays unless a child is
+    # strictly earlier; between children the right one wins only if strictly earlier.
+    n = len(heap)
+    if i >= n:
+        return i  # empty heap (Go's min3 treats a missing parent as maxTime)
     while True:
-        m = _min3(heap, i, 2 * i + 1, 2 * i + 2)
+        m = i
+        t = heap[i].time
+        c = 2 * i + 1
+        if c < n:
+            tc = heap[c].time
+            if tc < t:
+                t = tc
+                m = c
+            c += 1
+            if c < n and heap[c].time < t:
+                m = c
         if m == i:
             return i
         heap[i], heap[m] = heap[m], heap[i]
