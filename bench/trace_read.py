@@ -26,6 +26,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,8 +36,19 @@ RESULTS = ROOT / "bench" / "results"
 REFERENCE = ROOT.parent / "shared" / "tools" / "go-reference-parse"
 
 
+# GNU time reports the peak RSS of the command alone.  wait4() on a direct child of this
+# process would not: Linux starts a forked child's peak at the parent's RSS and keeps it
+# across exec, so every child would seem to need at least what this script holds.
+GNU_TIME = Path("/usr/bin/time")
+
+
 def run_child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str, str, int, float]:
     """Run CMD to completion: (wall s, peak RSS bytes, stdout, stderr, exit status, CPU s)."""
+    report = None
+    if GNU_TIME.exists():
+        fd, report = tempfile.mkstemp(prefix="trace_read-", suffix=".time")
+        os.close(fd)
+        cmd = [str(GNU_TIME), "-f", "%M %U %S", "-o", report, *cmd]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     # Read the pipes before reaping so a chatty child cannot block on a full pipe.
@@ -45,8 +57,15 @@ def run_child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float,
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
+    rss = usage.ru_maxrss * 1024
     cpu = usage.ru_utime + usage.ru_stime
-    return wall, usage.ru_maxrss * 1024, out.decode(), err.decode(), proc.returncode, cpu
+    if report is not None:
+        fields = Path(report).read_text().split()
+        os.unlink(report)
+        if len(fields) >= 3:
+            rss = int(fields[-3]) * 1024
+            cpu = float(fields[-2]) + float(fields[-1])
+    return wall, rss, out.decode(), err.decode(), proc.returncode, cpu
 
 
 def produce_trace(scale: int) -> Path:
@@ -134,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
+        "rss_source": "GNU time" if GNU_TIME.exists() else "wait4 (floored at this script's RSS)",
         "when": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
 
