@@ -75,7 +75,11 @@ def parse_record(line: str) -> tuple[str, str, str, dict[str, Any]] | None:
     if not rest or rest[0] not in "^*=":
         return None
     cls, _, results = rest[1:].partition(",")
-    return token, rest[0], cls, parse_results(results)
+    try:
+        return token, rest[0], cls, parse_results(results)
+    except (ValueError, IndexError, CaptureError):
+        # Not an MI record after all (e.g. stray program output): ignore the line.
+        return None
 
 
 class Gdb:
@@ -100,7 +104,8 @@ class Gdb:
         threading.Thread(target=self._pump, daemon=True).start()
 
     def _pump(self) -> None:
-        assert self.proc.stdout is not None
+        if self.proc.stdout is None:
+            return
         for line in self.proc.stdout:
             self.lines.put(line.rstrip("\n"))
         self.lines.put(None)
@@ -119,9 +124,13 @@ class Gdb:
     def command(self, cmd: str, timeout: float = 60) -> dict[str, Any]:
         self._token += 1
         token = str(self._token)
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(f"{token}{cmd}\n")
-        self.proc.stdin.flush()
+        if self.proc.stdin is None:
+            raise CaptureError("gdb has no input pipe")
+        try:
+            self.proc.stdin.write(f"{token}{cmd}\n")
+            self.proc.stdin.flush()
+        except OSError as exc:
+            raise CaptureError(f"gdb exited before {cmd.split()[0]}: {exc}") from exc
         while True:
             rec = parse_record(self._next(timeout))
             if rec and rec[0] == token and rec[1] == "^":
@@ -142,7 +151,8 @@ class Gdb:
     def close(self) -> None:
         if self.proc.poll() is None:
             try:
-                assert self.proc.stdin is not None
+                if self.proc.stdin is None:
+                    raise OSError("no stdin")
                 self.proc.stdin.write("-interpreter-exec console kill\n-gdb-exit\n")
                 self.proc.stdin.flush()
                 self.proc.wait(timeout=10)

@@ -22,7 +22,8 @@ def run(args: argparse.Namespace) -> int:
     from goblueprint.errors import UsageError
 
     opened = open_all(args.binary, need_dwarf=True)
-    assert opened.dwarf is not None
+    if opened.dwarf is None:  # open_all raised already; this keeps the type checker informed
+        return 1
     rows = opened.dwarf.consts
     if args.grep:
         try:

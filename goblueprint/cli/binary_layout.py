@@ -20,7 +20,8 @@ def run(args: argparse.Namespace) -> int:
     from goblueprint.binary.session import open_all
 
     opened = open_all(args.binary, need_dwarf=True)
-    assert opened.dwarf is not None  # need_dwarf raised otherwise
+    if opened.dwarf is None:  # open_all raised already; this keeps the type checker informed
+        return 1
     rec = layout(opened.dwarf, args.type, expand=args.expand)
     print(text.dumps(rec) if args.json else text.layout(rec))
     return 0
