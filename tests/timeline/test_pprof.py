@@ -91,3 +91,21 @@ def pprof_frame(pc: int, func: str, file: str, line: int) -> Any:
     from tl_goref import StackFrame
 
     return StackFrame(pc, func, file, line)
+
+
+@pytest.mark.slow
+def test_truncated_trace_profiles_complete_generations_like_go(
+    go_trace: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A trace cut in its last generation: go tool trace profiles the events up to the
+    # last Sync it read and still succeeds; so must we (with a warning, exit 0).
+    whole = go_trace("sched", go="1.27", scale=3)  # long enough for several generations
+    data = whole.read_bytes()
+    cut = tmp_path / "cut.trace"
+    cut.write_bytes(data[: len(data) * 7 // 10])
+    out = tmp_path / "cut.pb.gz"
+    assert main(["trace", "pprof", "--type", "sched", str(cut), "-o", str(out)]) == 0
+    assert "complete generations" in capsys.readouterr().err
+    ours = pprof.decode(out.read_bytes())
+    assert ours.samples
+    assert_same_profile(ours, go_profile(cut, "sched"))
