@@ -1,59 +1,18 @@
-"""The Event API constants the timeline code switches on.
+"""The Event API constants the timeline code switches on, as plain ints.
 
-They come from ``goblueprint.trace.events`` (Go's values, in Go's order).  The
-fallback definitions below carry the same values and exist only so this package
-imports while the trace reader is being written; once that module exists it is
-the single source of these numbers.
+The values come from ``goblueprint.trace.events`` (Go's values, in Go's order),
+the single source of them; the hot loops compare plain ints because IntEnum
+comparisons and hashing go through Python-level methods.
 """
 
 from __future__ import annotations
 
-import enum
-
-try:  # pragma: no cover - depends on which parts of the tree are present
-    from goblueprint.trace.events import EventKind, GoState, ProcState, ResourceKind
-except ImportError:  # pragma: no cover
-
-    class EventKind(enum.IntEnum):  # type: ignore[no-redef]
-        BAD = 0
-        SYNC = 1
-        METRIC = 2
-        LABEL = 3
-        STACK_SAMPLE = 4
-        RANGE_BEGIN = 5
-        RANGE_ACTIVE = 6
-        RANGE_END = 7
-        TASK_BEGIN = 8
-        TASK_END = 9
-        REGION_BEGIN = 10
-        REGION_END = 11
-        LOG = 12
-        STATE_TRANSITION = 13
-        EXPERIMENTAL = 14
-
-    class ResourceKind(enum.IntEnum):  # type: ignore[no-redef]
-        NONE = 0
-        GOROUTINE = 1
-        PROC = 2
-        THREAD = 3
-
-    class GoState(enum.IntEnum):  # type: ignore[no-redef]
-        UNDETERMINED = 0
-        NOT_EXIST = 1
-        RUNNABLE = 2
-        RUNNING = 3
-        WAITING = 4
-        SYSCALL = 5
-
-    class ProcState(enum.IntEnum):  # type: ignore[no-redef]
-        UNDETERMINED = 0
-        NOT_EXIST = 1
-        RUNNING = 2
-        IDLE = 3
-
-
-NO_GOROUTINE = NO_PROC = NO_THREAD = -1
-NO_TASK = 2**64 - 1
+# Re-exported: the timeline modules take every Event API name from here.
+from goblueprint.trace.events import NO_GOROUTINE as NO_GOROUTINE
+from goblueprint.trace.events import NO_PROC as NO_PROC
+from goblueprint.trace.events import NO_TASK as NO_TASK
+from goblueprint.trace.events import NO_THREAD as NO_THREAD
+from goblueprint.trace.events import EventKind, GoState, ProcState, ResourceKind
 
 # Plain ints for the hot loops (IntEnum comparisons cost a method call each).
 K_SYNC = int(EventKind.SYNC)
