@@ -53,7 +53,8 @@ def check_spans(tl, page):
         for k, i, s, e, st in tl.spans.select("lane_kind", "lane_id", "start", "end", "state").iter_rows()
     ]
     # Lanes without a name in the lanes table get a default one; compare those by position only.
-    got_cmp = sorted((n if n in {w[0] for w in want} else "", s, e, st) for n, s, e, st in got)
+    known = {w[0] for w in want}
+    got_cmp = sorted((n if n in known else "", s, e, st) for n, s, e, st in got)
     assert got_cmp == sorted(want)
     return header
 
