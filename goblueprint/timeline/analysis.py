@@ -44,4 +44,6 @@ def analyse(
     result = run_pass(source, consumers, progress)
     summary = summarizer.finalize()
     tl = builder.finish(result.last_time) if builder is not None else None
+    if tl is not None:
+        tl.go_version = result.go_version
     return Analysis(summary, tl, stays, result)

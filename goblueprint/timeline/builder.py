@@ -648,4 +648,6 @@ def build(source: Any, progress: Callable[[int], None] | None = None) -> Timelin
 
     builder = TimelineBuilder()
     result = run_pass(source, [builder], progress)
-    return builder.finish(result.last_time)
+    tl = builder.finish(result.last_time)
+    tl.go_version = result.go_version
+    return tl

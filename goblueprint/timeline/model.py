@@ -289,7 +289,7 @@ class Timeline:
     instants: pl.DataFrame = field(default_factory=lambda: empty_frame("instants"))
     lanes: pl.DataFrame = field(default_factory=lambda: empty_frame("lanes"))
     stack_frames: pl.DataFrame = field(default_factory=lambda: empty_frame("stack_frames"))
-    # Go version of the trace format ("1.22" ... "1.27") when known.
+    # Trace format version from the file header ("1.22" ... "1.26"; Go 1.27 writes "1.26"), "" if unknown.
     go_version: str = ""
 
     def string(self, sid: int) -> str:

@@ -47,6 +47,7 @@ class PassResult:
     last_time: int  # time of the last delivered event
     valid_last_time: int  # time of the last valid event
     error: TraceError | None
+    go_version: str = ""  # trace format version, "1.22" ... (from the reader's header), "" if unknown
 
 
 def run_pass(
@@ -66,7 +67,9 @@ def run_pass(
     valid = 0
     first = last = valid_last = 0
     error: TraceError | None = None
-    events: Iterator[Any] = iter(open_events(source))
+    opened = open_events(source)
+    version = getattr(opened, "version", None)
+    events: Iterator[Any] = iter(opened)
     # The pass allocates millions of small objects and makes no cycles worth collecting;
     # the cyclic GC would rescan all live ones again and again (quadratic on big traces).
     gc_was_enabled = gc.isenabled()
@@ -101,4 +104,5 @@ def run_pass(
             f"failed to parse any useful part of the trace: {error.message}",
             offset=error.offset, generation=error.generation, m=error.m,
         ) from error  # fmt: skip
-    return PassResult(n, valid, first, last, valid_last, error)
+    go_version = f"1.{version}" if isinstance(version, int) else ""
+    return PassResult(n, valid, first, last, valid_last, error, go_version)

@@ -67,9 +67,11 @@ def test_ranges_match_gos_range_events(prog: str, go: str, analysed: Any, go_ref
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("prog", "go"), TRACES)
-def test_invariants(prog: str, go: str, analysed: Any) -> None:
+def test_invariants(prog: str, go: str, analysed: Any, trace_path: Any) -> None:
     tl = analysed(prog, go).timeline
     tl.validate()
+    # The trace format version of the file header (Go 1.27 still writes format 1.26).
+    assert trace_path(prog, go).read_bytes().startswith(f"go {tl.go_version} trace\x00".encode())
     assert tl.start_ns < tl.end_ns
     spans = tl.spans
     assert spans["start"].min() >= tl.start_ns and spans["end"].max() <= tl.end_ns
