@@ -289,13 +289,22 @@ def _print_stack(prefix: str, stk: Stack) -> str:
     if not stk.id:
         return ""
     t = stk.table
+    cache = getattr(t, "stack_text", None)
+    key = (prefix, stk.id)
+    if cache is not None:
+        text = cache.get(key)
+        if text is not None:
+            return text
     strings = t.strings
     pcs = t.pcs
     parts = []
     for pc in _stack_pcs(t, stk.id):
         _, func_id, file_id, line = pcs[pc]
         parts.append(f"{prefix}{strings[func_id]} @ 0x{pc:x}\n{prefix}\t{strings[file_id]}:{line}\n")
-    return "".join(parts)
+    text = "".join(parts)
+    if cache is not None:
+        cache[key] = text
+    return text
 
 
 class Metric(NamedTuple):
@@ -678,7 +687,25 @@ class Event:
     # -- text -----------------------------------------------------------------
     def string(self) -> str:
         """Exactly Go's Event.String()."""
-        kind = KIND_OF[self.typ]
+        typ = self.typ
+        fast = _FAST_TRANSITIONS.get(typ)
+        if fast is not None:
+            # The common transitions, formatted directly (same text as the general path).
+            src, label, reason, tstack = fast
+            rid = self.g if src == 0 else self.p if src == 1 else _i64(self.args[0])
+            text = f"M={self.m} P={self.p} G={self.g} StateTransition Time={self.ts} {label.format(rid)}"
+            if reason:
+                text += f" Reason={go_quote(self.table.strings[self.args[0]])}"
+            else:
+                text += ' Reason=""'
+            stk = self.stack
+            if stk.table is None:
+                return text
+            printed = _print_stack("\t", stk)
+            if tstack:
+                return f"{text}\nTransitionStack=\n{printed}\nStack=\n{printed}"
+            return f"{text}\nStack=\n{printed}"
+        kind = KIND_OF[typ]
         head = f"M={self.m} P={self.p} G={self.g} {_KIND_NAMES[kind]} Time={self.ts}"
         parts = [head]
         if kind == EventKind.STATE_TRANSITION:
@@ -742,6 +769,24 @@ _I64MAX = (1 << 63) - 1
 def _i64(x: int) -> int:
     """Go's int64(uint64) conversion of an ID argument."""
     return x - _U64 if x > _I64MAX else x
+
+
+# Transitions whose text needs no table lookups beyond the event's own stack:
+# type -> (resource ID from: 0 = G, 1 = P, 2 = first argument; the "ID old->new" text;
+# whether the reason is the string of the first argument; whether the transition
+# stack is the event's stack).
+_FAST_TRANSITIONS: dict[int, tuple[int, str, bool, bool]] = {
+    spec.EV_GO_START: (2, "GoID={} Runnable->Running", False, False),
+    spec.EV_GO_UNBLOCK: (2, "GoID={} Waiting->Runnable", False, False),
+    spec.EV_GO_DESTROY: (0, "GoID={} Running->NotExist", False, False),
+    spec.EV_GO_STOP: (0, "GoID={} Running->Runnable", True, True),
+    spec.EV_GO_BLOCK: (0, "GoID={} Running->Waiting", True, True),
+    spec.EV_GO_SYSCALL_BEGIN: (0, "GoID={} Running->Syscall", False, True),
+    spec.EV_GO_SYSCALL_END: (0, "GoID={} Syscall->Running", False, False),
+    spec.EV_GO_SYSCALL_END_BLOCKED: (0, "GoID={} Syscall->Runnable", False, False),
+    spec.EV_PROC_START: (2, "ProcID={} Idle->Running", False, False),
+    spec.EV_PROC_STOP: (1, "ProcID={} Running->Idle", False, False),
+}
 
 
 def _st(kind, rid, old, new, reason: str = "", stack: Stack = NO_STACK) -> StateTransition:

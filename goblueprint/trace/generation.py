@@ -39,6 +39,7 @@ class EvTable:
         "snap_nsec",
         "snap_sec",
         "snap_time",
+        "stack_text",
         "stacks",
         "strings",
     )
@@ -57,6 +58,8 @@ class EvTable:
         self.extra_strings: list[str] = []
         self.extra_string_ids: dict[str, int] = {}
         self.exp_batches: dict[int, list] = {}
+        # Printed stacks (Event.string), by (prefix, stack ID): stacks repeat a lot.
+        self.stack_text: dict[tuple[str, int], str] = {}
 
     def add_extra_string(self, s: str) -> int:
         if s == "":
