@@ -67,7 +67,7 @@ def _print(data: dict[str, Any], top: int) -> None:
     console.print(f"trace: {_ms(tr['duration_ns'])} ms, {data['goroutines']} goroutines")
 
     t = Table(title="goroutines by start function (ms)", title_justify="left")
-    for col in ("start function", "count", "exec", "sched wait", "block", "syscall", "syscall block",
+    for col in ("start function", "count", "exec", "exec %", "sched wait", "block", "syscall", "syscall block",
                 "GC assist", "sweep", "top block reason"):  # fmt: skip
         t.add_column(col, justify="left" if col in ("start function", "top block reason") else "right")
     for grp in data["groups"][:top]:
@@ -75,6 +75,7 @@ def _print(data: dict[str, Any], top: int) -> None:
         top_reason = f"{reasons[0][0] or '(none)'} {_ms(reasons[0][1])}" if reasons else ""
         t.add_row(
             escape(grp["name"] or "(inactive, no stack)"), str(grp["count"]), _ms(grp["exec"]),
+            f"{100 * grp['exec_share']:.2f}",
             _ms(grp["sched_wait"]), _ms(grp["block_total"]), _ms(grp["syscall"]), _ms(grp["syscall_block"]),
             _ms(grp["gc_assist"]), _ms(grp["sweep"]), escape(top_reason),
         )  # fmt: skip

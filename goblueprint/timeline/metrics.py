@@ -72,8 +72,13 @@ def goroutine_stats(g: GoroutineSummary) -> dict[str, Any]:
 
 
 def goroutine_groups(summary: Summary) -> list[dict[str, Any]]:
-    """Goroutines grouped by start function, sorted like go tool trace (exec time, descending)."""
+    """Goroutines grouped by start function, sorted like go tool trace (exec time, descending).
+
+    Each group carries its ``members``: every goroutine's breakdown, by total time
+    descending as Go's per-group page lists them.
+    """
     groups: dict[str, dict[str, Any]] = {}
+    total_exec = sum(g.stats.exec_time for g in summary.goroutines.values())
     for g in summary.goroutines.values():
         st = goroutine_stats(g)
         grp = groups.get(g.name)
@@ -85,6 +90,7 @@ def goroutine_groups(summary: Summary) -> list[dict[str, Any]]:
                 **{k: 0 for k in ("exec", "sched_wait", "syscall", "syscall_block", "gc_assist", "sweep",
                                   "unknown", "total")},
             }  # fmt: skip
+        grp.setdefault("members", []).append(st)
         grp["count"] += 1
         for k in ("exec", "sched_wait", "syscall", "syscall_block", "gc_assist", "sweep", "unknown", "total"):
             grp[k] += st[k]
@@ -94,6 +100,9 @@ def goroutine_groups(summary: Summary) -> list[dict[str, Any]]:
     for grp in groups.values():
         grp["block"] = dict(sorted(grp["block"].items()))
         grp["block_total"] = sum(grp["block"].values())
+        # Go's goroutine page: the share of all execution time, members by total time.
+        grp["exec_share"] = round(grp["exec"] / total_exec, 6) if total_exec else 0.0
+        grp["members"].sort(key=lambda m: (-m["total"], m["id"]))
         out.append(grp)
     out.sort(key=lambda g: (-g["exec"], g["name"]))
     return out
