@@ -111,9 +111,9 @@ def _digest(prog_dir: Path, extra: str) -> str:
     return h.hexdigest()[:16]
 
 
-def _trace_own_prog(prog: str, go: str, env: dict[str, str] | None = None) -> Path:
+def _trace_own_prog(prog: str, go: str, env: dict[str, str] | None = None, find=toolchain.find) -> Path:
     """Build and run tests/trace_core/goprogs/PROG with Go release GO (cached by content)."""
-    tc = toolchain.find(go)
+    tc = find(go)
     prog_dir = GOPROGS / prog
     env = env or {}
     key = f"trace_core-{prog}-go{tc.version}-{_digest(prog_dir, repr(sorted(env.items())))}"
@@ -133,9 +133,15 @@ def _trace_own_prog(prog: str, go: str, env: dict[str, str] | None = None) -> Pa
 
 
 @pytest.fixture(scope="session")
-def own_trace() -> Callable[..., Path]:
-    """Factory: own_trace("coro", "1.27", {"GODEBUG": "traceallocfree=1"}) -> trace path."""
-    return _trace_own_prog
+def own_trace(go_toolchain) -> Callable[..., Path]:
+    """Factory: own_trace("coro", "1.27", {"GODEBUG": "traceallocfree=1"}) -> trace path.
+
+    Toolchains come from the shared go_toolchain fixture (installed on first use)."""
+
+    def run(prog: str, go: str, env: dict[str, str] | None = None) -> Path:
+        return _trace_own_prog(prog, go, env, find=go_toolchain)
+
+    return run
 
 
 def batch_bounds(data: bytes) -> list[int]:
