@@ -24,7 +24,7 @@ from goblueprint.trace.events import EV_SYNC_EVENT, NO_GOROUTINE, NO_PROC, NO_TH
 from goblueprint.trace.generation import Generation, read_generation, read_generation_with_spill
 from goblueprint.trace.gosort import sort_func
 from goblueprint.trace.order import Ordering, _Broken
-from goblueprint.trace.wire import EOF, WireError, decode_timed_batch, mul, read_header
+from goblueprint.trace.wire import EOF, WireError, decode_timed_batch, event_offsets, mul, read_header
 
 _MAX_TIME = (1 << 63) - 1
 
@@ -230,7 +230,10 @@ class Reader:
                 ev = popleft()
                 typ = ev.typ
                 if check_ids[typ]:
-                    _check_ids(ev, fail)
+                    msg = _check_ids(ev)
+                    if msg is not None:
+                        # No cursor produced this event here; the generation is the best place.
+                        raise fail(msg, gen.offset if gen is not None else pos, ev.m)
                 if ev.ts <= last_ts:
                     ev.ts = last_ts + 1
                 last_ts = ev.ts
@@ -372,6 +375,9 @@ class Reader:
                                     _heap_remove(frontier, i)
                                 break
                         else:
+                            # No single event is at fault: report the front event of
+                            # the earliest stuck M (the first one Go tried).
+                            bc = frontier[0]
                             raise _Broken(
                                 f"broken trace: failed to advance: frontier:\n[gen={g_no}]\n\n"
                                 f"{_dump_frontier(frontier)}\n{order.dump()}\n"
@@ -386,7 +392,11 @@ class Reader:
                             i = one_stack[typ]
                             j = one_string[typ]
                             if i < 0 or a[i] not in stacks or (j >= 0 and a[j] not in strings):
-                                _check_ids(ev, fail)
+                                msg = _check_ids(ev)
+                                if msg is not None:
+                                    # bc is the cursor that was just advanced: the
+                                    # event at fault is the one before its front.
+                                    raise fail(msg, _event_offset(bc, True), ev.m)
                         if ev.ts <= last_ts:
                             ev.ts = last_ts + 1
                         last_ts = ev.ts
@@ -397,22 +407,53 @@ class Reader:
                     if next_cpu is not None and next_cpu < bc.time:
                         break
             except _Broken as err:
-                raise fail(str(err), m=bc.m) from None
+                # The ordering engine only ever rejects the front event of bc.
+                raise fail(str(err), _event_offset(bc, False), bc.m) from None
             except WireError as err:
                 raise fail(err.message, err.offset, bc.m) from None
 
 
-def _check_ids(ev: Event, fail) -> None:
-    """Go's validateTableIDs: every stack and string ID the event names must exist."""
+def _check_ids(ev: Event) -> str | None:
+    """Go's validateTableIDs: the error message if a stack or string ID the event names is missing."""
     typ = ev.typ
     t = ev.table
     a = ev.args
     for i in _STACK_ARGS[typ]:
         if a[i] not in t.stacks:
-            raise fail(f"found invalid stack ID {a[i]} for event {spec.SPECS[typ].name}", m=ev.m)
+            return f"found invalid stack ID {a[i]} for event {spec.SPECS[typ].name}"
     for i in _STRING_ARGS[typ]:
         if a[i] not in t.strings:
-            raise fail(f"found invalid string ID {a[i]} for event {spec.SPECS[typ].name}", m=ev.m)
+            return f"found invalid string ID {a[i]} for event {spec.SPECS[typ].name}"
+    return None
+
+
+def _event_offset(bc: _Cursor, advanced: bool) -> int:
+    """File offset of bc's front event, or (advanced) of the event before it.
+
+    Computed lazily, only when an error is raised: the hot path keeps no
+    per-event offsets.  The M's batches are re-walked up to the current one
+    (wire.event_offsets stops exactly where the decoder stops), and the
+    cursor's position (bidx, eidx) indexes into the flattened list.  A cursor
+    that ran off its last batch (bidx == len) still holds its last event, which
+    is then the one meant either way.
+    """
+    batches = bc.batches
+    last = min(bc.bidx, len(batches) - 1)
+    offs: list[int] = []
+    before = 0
+    for j in range(last + 1):
+        b = batches[j]
+        if j == bc.bidx:
+            before = len(offs)
+        offs.extend(event_offsets(bc.buf, b.start, b.end))
+    if not offs:
+        # Nothing decodable (cannot happen for a cursor that holds an event): the batch.
+        return batches[max(last, 0)].offset
+    if bc.bidx >= len(batches):
+        k = len(offs) - 1
+    else:
+        k = before + bc.eidx - 1 - (1 if advanced else 0)
+    return offs[min(max(k, 0), len(offs) - 1)]
 
 
 def _cursor_time(c: _Cursor) -> int:

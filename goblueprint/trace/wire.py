@@ -299,3 +299,32 @@ def decode_timed_batch(
 
 
 _PAD = tuple((0,) * (4 - n) for n in range(5))
+
+
+def event_offsets(buf, start: int, end: int) -> list[int]:
+    """File offsets of the timed events of one batch, as decode_timed_batch walks them.
+
+    Only used to say where an error is (never on the hot path): it re-walks the
+    batch, skipping varints, and stops where the decoder would stop (at the end
+    or at the first malformed event), so index i is the decoder's event i.
+    Works on any indexable byte buffer (bytes, memoryview, uint8 numpy array).
+    """
+    offs: list[int] = []
+    nargs_of = _NARGS
+    pos = start
+    while pos < end:
+        typ = int(buf[pos])
+        if typ >= _NSPECS or nargs_of[typ] < 0:
+            break
+        evpos = pos
+        pos += 1
+        for _ in range(nargs_of[typ] + 1):
+            k = 0
+            while pos < end and k < 10 and buf[pos] >= 0x80:
+                pos += 1
+                k += 1
+            if pos >= end or k == 10 or (k == 9 and buf[pos] > 1):
+                return offs  # a bad varint: the decoder stops before this event
+            pos += 1
+        offs.append(evpos)
+    return offs

@@ -4,9 +4,8 @@ Real traces are mutated (byte flips, truncations, insertions, trailing garbage).
 For each mutant, Go's reader (tests/trace_check/gohelper) gives the number of
 events it yields and its verdict; ours must give the same number and the same
 verdict, fail only with a TraceError, and finish within a time budget (a hang is
-a failure, not a stuck suite).  A TraceError that carries a byte offset must show
-it in its message; ordering and table-ID validation errors do not carry one yet
-(they name the generation and M), see test_semantic_errors_say_where.
+a failure, not a stuck suite).  Every TraceError must name a byte offset inside
+the file in its message, ordering and table-ID validation errors included.
 """
 
 from __future__ import annotations
@@ -59,13 +58,15 @@ def assert_agrees_with_go(data: bytes, path: Path, gohelper) -> tuple[int, Trace
     count, error = read_ours(data)
     assert (error is None) == (go_error is None), f"ours: {error}; Go: {go_error}"
     assert count == go_count, f"events before the verdict: ours {count}, Go {go_count} (Go: {go_error})"
-    if error is not None and error.offset is not None:
-        assert f"offset {error.offset}" in str(error) and 0 <= error.offset <= len(data), str(error)
+    if error is not None:
+        assert_names_offset(error)
+        assert 0 <= error.offset <= len(data), str(error)
     return count, error
 
 
 def assert_names_offset(error: TraceError | None) -> None:
     assert error is not None
+    assert "offset " in str(error), str(error)
     assert error.offset is not None and f"offset {error.offset}" in str(error), str(error)
 
 
@@ -115,19 +116,16 @@ SEMANTIC = [
 
 
 def test_semantic_errors_say_where(small_trace, gohelper, tmp_path):
-    # The brief asks for a byte offset in every TraceError.  Errors found while decoding
-    # bytes have one; ordering and table-ID errors so far name the generation (and M)
-    # instead, so this checks that each error says where in one way or the other, and
-    # that an offset, when given, is right in the message.
+    # Ordering and table-ID errors are found after decoding, yet must still name the byte
+    # offset of an event inside the kept bytes, besides the generation and the M.
     for go, keep in (p.values for p in SEMANTIC):
         data = _bytes_of(small_trace(go))
         mutant = data[: int(len(data) * keep)]
         _, error = assert_agrees_with_go(mutant, tmp_path / "m.trace", gohelper)
         assert error is not None
-        if error.offset is not None:
-            assert_names_offset(error)
-        else:
-            assert error.generation is not None and f"generation {error.generation}" in str(error)
+        assert_names_offset(error)
+        assert error.offset < len(mutant), str(error)
+        assert error.generation is not None and f"generation {error.generation}" in str(error)
 
 
 def _sched_mutant(data: bytes, how: str) -> bytes:
