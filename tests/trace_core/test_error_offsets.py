@@ -144,3 +144,24 @@ def test_flipped_type_byte_names_that_event(go_trace, go_parsed, tmp_path):
                     assert same_error(err.message, go_parsed(trace).error)
                     go_checked = True
     assert checked and exact, f"{checked} rejected mutants, one at its own event: {exact}"
+
+
+@pytest.mark.parametrize("decoder", ["python", "numba"])
+def test_invalid_stack_id_names_that_event(decoder: str, go_parsed, tmp_path, monkeypatch):
+    # The table-ID check runs on an event after its cursor moved on: it must still point at
+    # that event, not at the cursor's new front.  Go's create-syscall-with-p trace with the
+    # first GoSyscallBegin naming stack 7 (no stacks exist; same byte length).
+    monkeypatch.setenv("GOBLUEPRINT_DECODER", decoder)
+    text = (_TESTS / "go122-create-syscall-with-p.test").read_bytes()
+    old = b"GoSyscallBegin dt=1 p_seq=2 stack=0"
+    assert text.count(old) == 1
+    wire = parse_test_file(text.replace(old, old[:-1] + b"7")).wire
+    err = read_error(wire)
+    _, _, off, _ = assert_points_into_batch(wire, err)
+    b, _, _ = read_batch(wire, off, len(wire))
+    begins = [o for o, t in _timed_events(wire, b.start, b.end) if spec.SPECS[t].name == "GoSyscallBegin"]
+    assert err.offset == begins[0], str(err)
+    trace = tmp_path / "stack7.trace"
+    trace.write_bytes(wire)
+    assert same_error(err.message, go_parsed(trace).error)
+    assert "invalid stack ID 7" in err.message
