@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from goblueprint.errors import TraceError
 from goblueprint.trace.reader import Reader
+from goblueprint.trace.wire import WireError, read_batch, read_header
 
 pytestmark = pytest.mark.slow
 
@@ -124,8 +125,25 @@ def test_semantic_errors_say_where(small_trace, gohelper, tmp_path):
         _, error = assert_agrees_with_go(mutant, tmp_path / "m.trace", gohelper)
         assert error is not None
         assert_names_offset(error)
-        assert error.offset < len(mutant), str(error)
         assert error.generation is not None and f"generation {error.generation}" in str(error)
+        # The offset is inside a batch of the M and generation named (for "failed to
+        # advance", the front event of the earliest stuck M), walked here independently.
+        assert (error.generation, error.m) in _batches_around(mutant, error.offset), str(error)
+
+
+def _batches_around(data: bytes, offset: int) -> list[tuple[int, int]]:
+    """(generation, M) of each cleanly readable batch whose bytes hold ``offset``."""
+    _, pos = read_header(data)
+    out = []
+    while True:
+        try:
+            b, gen, pos = read_batch(data, pos, len(data))
+        except WireError:
+            return out
+        if b is None:
+            return out
+        if b.offset <= offset < b.end:
+            out.append((gen, b.m))
 
 
 def _sched_mutant(data: bytes, how: str) -> bytes:
