@@ -15,6 +15,7 @@ from goblueprint import toolchain
 from goblueprint.cli import main
 from goblueprint.errors import TraceError
 from goblueprint.timeline import pprof
+from goblueprint.trace.wire import read_batch, read_header
 
 TYPES = ["sched", "sync", "syscall", "net"]
 
@@ -99,10 +100,26 @@ def test_truncated_trace_profiles_complete_generations_like_go(
 ) -> None:
     # A trace cut in its last generation: go tool trace profiles the events up to the
     # last Sync it read and still succeeds; so must we (with a warning, exit 0).
-    whole = go_trace("sched", go="1.27", scale=3)  # long enough for several generations
+    # gens runs for about 2.5 s, so the runtime (a new generation every second) writes several.
+    whole = go_trace(
+        "gens", go="1.27", prog_root=Path(__file__).resolve().parents[1] / "trace_core" / "goprogs"
+    )
     data = whole.read_bytes()
     cut = tmp_path / "cut.trace"
-    cut.write_bytes(data[: len(data) * 7 // 10])
+    # Cut halfway into the last generation: a fixed fraction of the file may land in the
+    # first generation of a run whose generations happen to be laid out differently.
+    gen_starts: dict[int, int] = {}
+    _, pos = read_header(data)
+    while True:
+        batch, gen, next_pos = read_batch(data, pos, len(data))
+        if batch is None:
+            break
+        if gen:
+            gen_starts.setdefault(gen, pos)
+        pos = next_pos
+    assert len(gen_starts) >= 2, "the gens trace should span several generations"
+    last_start = gen_starts[max(gen_starts)]
+    cut.write_bytes(data[: (last_start + len(data)) // 2])
     out = tmp_path / "cut.pb.gz"
     assert main(["trace", "pprof", "--type", "sched", str(cut), "-o", str(out)]) == 0
     assert "complete generations" in capsys.readouterr().err
