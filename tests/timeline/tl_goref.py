@@ -21,6 +21,20 @@ from typing import Any, NamedTuple
 
 from goblueprint import toolchain
 
+# The value types are the reader's own (plain NamedTuples); only the events come from Go.
+from goblueprint.trace.events import (
+    Label,
+    Log,
+    Metric,
+    Range,
+    RangeAttribute,
+    Region,
+    ResourceID,
+    StackFrame,
+    StateTransition,
+    Task,
+)
+
 HERE = Path(__file__).parent
 SOURCE = HERE / "goref" / "main.go"
 
@@ -49,13 +63,6 @@ def goref_binary(tc: toolchain.Toolchain | None = None) -> Path:
     return out
 
 
-class StackFrame(NamedTuple):
-    pc: int
-    func: str
-    file: str
-    line: int
-
-
 @dataclass(frozen=True)
 class Stack:
     id: int
@@ -66,56 +73,6 @@ class Stack:
 
     def __bool__(self) -> bool:
         return bool(self._frames)
-
-
-class ResourceID(NamedTuple):
-    kind: int
-    id: int
-
-
-class StateTransition(NamedTuple):
-    resource: ResourceID
-    reason: str
-    stack: Stack
-    old: int
-    new: int
-
-
-class Range(NamedTuple):
-    name: str
-    scope: ResourceID
-
-
-class RangeAttribute(NamedTuple):
-    name: str
-    value: Any
-
-
-class Task(NamedTuple):
-    id: int
-    parent: int
-    type: str
-
-
-class Region(NamedTuple):
-    task: int
-    type: str
-
-
-class Log(NamedTuple):
-    task: int
-    category: str
-    message: str
-
-
-class Metric(NamedTuple):
-    name: str
-    value: Any
-
-
-class Label(NamedTuple):
-    label: str
-    resource: ResourceID
 
 
 class Sync(NamedTuple):

@@ -110,18 +110,18 @@ def test_mutants_fail_like_go(data, small_trace, gohelper, tmp_path_factory):
 # Truncated Go 1.22 traces (no end-of-generation marker) whose errors are found by
 # the ordering engine or the table-ID checks, not while decoding bytes:
 # (Go release of the trace, fraction of it kept).
-def _batch_ends(data: bytes) -> list[int]:
-    """Offsets just past each cleanly readable batch: cutting there leaves whole batches only."""
+def _batches(data: bytes) -> list[tuple[int, int, int, int]]:
+    """(generation, M, offset, end) of each cleanly readable batch, walked independently."""
     _, pos = read_header(data)
-    ends = []
+    out = []
     while True:
         try:
-            b, _, pos = read_batch(data, pos, len(data))
+            b, gen, pos = read_batch(data, pos, len(data))
         except WireError:
-            return ends
+            return out
         if b is None:
-            return ends
-        ends.append(pos)
+            return out
+        out.append((gen, b.m, b.offset, b.end))
 
 
 # Go 1.22's format has no end-of-generation marker, so a prefix of whole batches is read as
@@ -135,7 +135,8 @@ def test_semantic_errors_say_where(go, small_trace, gohelper, tmp_path):
     # depends on how the runtime laid out this run's batches, so many cuts are tried and
     # at least one must give an error that names its M.
     data = _bytes_of(small_trace(go))
-    ends = _batch_ends(data)[:-1]
+    # Offsets just past each batch but the last: cutting there leaves whole batches only.
+    ends = [end for _, _, _, end in _batches(data)][:-1]
     assert len(ends) >= 4, "the small trace should have several batches"
     step = max(1, len(ends) // 12)
     located = 0
@@ -156,17 +157,7 @@ def test_semantic_errors_say_where(go, small_trace, gohelper, tmp_path):
 
 def _batches_around(data: bytes, offset: int) -> list[tuple[int, int]]:
     """(generation, M) of each cleanly readable batch whose bytes hold ``offset``."""
-    _, pos = read_header(data)
-    out = []
-    while True:
-        try:
-            b, gen, pos = read_batch(data, pos, len(data))
-        except WireError:
-            return out
-        if b is None:
-            return out
-        if b.offset <= offset < b.end:
-            out.append((gen, b.m))
+    return [(gen, m) for gen, m, start, end in _batches(data) if start <= offset < end]
 
 
 def _sched_mutant(data: bytes, how: str) -> bytes:
