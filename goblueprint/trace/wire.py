@@ -130,6 +130,26 @@ class Batch:
         return self.first == spec.EV_SYNC
 
 
+def batch_layout(buf) -> list[tuple[int, Batch]]:
+    """(generation, batch) of every batch that reads cleanly, in file order.
+
+    Stops quietly at the end of the buffer or at the first malformed batch: this
+    is a map of what the bytes hold (for tools and tests that cut or point into
+    a trace), not a validator.  Raises WireError only for a bad header.
+    """
+    _, pos = read_header(buf)
+    end = len(buf)
+    out: list[tuple[int, Batch]] = []
+    while True:
+        try:
+            b, gen, pos = read_batch(buf, pos, end)
+        except WireError:
+            return out
+        if b is None:
+            return out
+        out.append((gen, b))
+
+
 def read_batch(buf, pos: int, end: int) -> tuple[Batch | None, int, int]:
     """Go's readBatch at ``pos``: returns (batch, gen, new pos); (None, 0, pos) at a clean EOF.
 

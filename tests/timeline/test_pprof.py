@@ -15,7 +15,7 @@ from goblueprint import toolchain
 from goblueprint.cli import main
 from goblueprint.errors import TraceError
 from goblueprint.timeline import pprof
-from goblueprint.trace.wire import read_batch, read_header
+from goblueprint.trace.wire import batch_layout
 
 TYPES = ["sched", "sync", "syscall", "net"]
 
@@ -109,14 +109,9 @@ def test_truncated_trace_profiles_complete_generations_like_go(
     # Cut halfway into the last generation: a fixed fraction of the file may land in the
     # first generation of a run whose generations happen to be laid out differently.
     gen_starts: dict[int, int] = {}
-    _, pos = read_header(data)
-    while True:
-        batch, gen, next_pos = read_batch(data, pos, len(data))
-        if batch is None:
-            break
+    for gen, batch in batch_layout(data):
         if gen:
-            gen_starts.setdefault(gen, pos)
-        pos = next_pos
+            gen_starts.setdefault(gen, batch.offset)
     assert len(gen_starts) >= 2, "the gens trace should span several generations"
     last_start = gen_starts[max(gen_starts)]
     cut.write_bytes(data[: (last_start + len(data)) // 2])

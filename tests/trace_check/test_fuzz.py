@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from goblueprint.errors import TraceError
 from goblueprint.trace.reader import Reader
-from goblueprint.trace.wire import WireError, read_batch, read_header
+from goblueprint.trace.wire import batch_layout
 
 pytestmark = pytest.mark.slow
 
@@ -111,17 +111,8 @@ def test_mutants_fail_like_go(data, small_trace, gohelper, tmp_path_factory):
 # the ordering engine or the table-ID checks, not while decoding bytes:
 # (Go release of the trace, fraction of it kept).
 def _batches(data: bytes) -> list[tuple[int, int, int, int]]:
-    """(generation, M, offset, end) of each cleanly readable batch, walked independently."""
-    _, pos = read_header(data)
-    out = []
-    while True:
-        try:
-            b, gen, pos = read_batch(data, pos, len(data))
-        except WireError:
-            return out
-        if b is None:
-            return out
-        out.append((gen, b.m, b.offset, b.end))
+    """(generation, M, offset, end) of each cleanly readable batch."""
+    return [(gen, b.m, b.offset, b.end) for gen, b in batch_layout(data)]
 
 
 # Go 1.22's format has no end-of-generation marker, so a prefix of whole batches is read as

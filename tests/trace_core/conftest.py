@@ -148,13 +148,7 @@ def batch_bounds(data: bytes) -> list[int]:
     """Offsets where batches start: where the generation logic (spill, EndOfGeneration) acts."""
     from goblueprint.trace import wire
 
-    _, pos = wire.read_header(data)
-    out = []
-    while True:
-        b, _, pos = wire.read_batch(data, pos, len(data))
-        if b is None:
-            return out
-        out.append(b.offset)
+    return [b.offset for _, b in wire.batch_layout(data)]
 
 
 def cut_points(data: bytes) -> list[int]:

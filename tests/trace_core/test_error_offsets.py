@@ -17,7 +17,7 @@ from goblueprint.errors import TraceError
 from goblueprint.trace import spec
 from goblueprint.trace.reader import Reader
 from goblueprint.trace.textform import parse_test_file
-from goblueprint.trace.wire import WireError, read_batch, read_header
+from goblueprint.trace.wire import batch_layout, read_batch
 
 from .conftest import GO_TRACE_TESTDATA, same_error
 
@@ -42,17 +42,8 @@ def read_error(data: bytes) -> TraceError:
 
 
 def batches(data: bytes) -> list[tuple[int, int, int, int]]:
-    """(gen, M, header offset, end) of every batch that reads cleanly, walked independently."""
-    _, pos = read_header(data)
-    out = []
-    while True:
-        try:
-            b, gen, pos = read_batch(data, pos, len(data))
-        except WireError:
-            return out
-        if b is None:
-            return out
-        out.append((gen, b.m, b.offset, b.end))
+    """(gen, M, header offset, end) of every batch that reads cleanly."""
+    return [(gen, b.m, b.offset, b.end) for gen, b in batch_layout(data)]
 
 
 def assert_points_into_batch(data: bytes, err: TraceError) -> tuple[int, int, int, int]:
