@@ -50,6 +50,12 @@ def decode_program(
             if b < 0x80:
                 return result, p
 
+    def sleb(p: int) -> tuple[int, int]:
+        value, end = uleb(p)
+        bits = 7 * (end - p)
+        # The sign is the top bit of the last 7-bit group.
+        return (value - (1 << bits) if value & (1 << (bits - 1)) else value), end
+
     while pos < n:
         op = prog[pos]
         pos += 1
@@ -78,19 +84,8 @@ def decode_program(
             v, pos = uleb(pos)
             addr += v * min_inst
         elif op == DW_LNS_advance_line:
-            result = shift = 0
-            while True:
-                if pos >= n:
-                    raise BinaryError("line program truncated inside a LEB128")
-                b = prog[pos]
-                pos += 1
-                result |= (b & 0x7F) << shift
-                shift += 7
-                if b < 0x80:
-                    if b & 0x40:
-                        result -= 1 << shift
-                    break
-            line += result
+            delta, pos = sleb(pos)
+            line += delta
         elif op == DW_LNS_set_file:
             file, pos = uleb(pos)
         elif op == DW_LNS_const_add_pc:
