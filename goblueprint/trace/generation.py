@@ -10,9 +10,14 @@ batch of the next generation being "spilled" over.
 
 from __future__ import annotations
 
-from goblueprint.trace import spec
+import numpy as np
+
+from goblueprint.trace import spec, tables
 from goblueprint.trace.gosort import sort_func
 from goblueprint.trace.wire import (
+    EOF,
+    OVERFLOW,
+    UNEXPECTED_EOF,
     Batch,
     WireError,
     freq_from_hz,
@@ -26,21 +31,43 @@ _INT64_MAX = (1 << 63) - 1
 
 
 class EvTable:
-    """Per-generation lookup tables (Go's evTable, including its sync data)."""
+    """Per-generation lookup tables (Go's evTable, including its sync data).
+
+    Stacks are numpy arrays (built by the compiled loops of tables.py):
+    ``stack_ids`` is every stack ID of the generation sorted, 0 included, and
+    stack ``stack_ids[k]`` has the frames ``[stack_lo[k], stack_hi[k])`` of
+    ``frame_pc`` / ``frame_func`` / ``frame_file`` / ``frame_line``.  The
+    frame arrays are in file order and every frame carries the funcID, fileID
+    and line of the first frame with its PC, as Go's pcs map keeps the first.
+    ``string_ids`` is every string ID, sorted, 0 included.  ``stacks`` (ID ->
+    tuple of PCs, in ID order) and ``pcs`` (PC -> (pc, funcID, fileID, line))
+    are dict views of those arrays, built on first use: a reader that never
+    looks at a stack never pays for them.
+    """
 
     __slots__ = (
+        "_pc_first",
+        "_pcs",
+        "_stack_chunks",
+        "_stacks",
         "exp_batches",
         "extra_string_ids",
         "extra_strings",
+        "frame_file",
+        "frame_func",
+        "frame_line",
+        "frame_pc",
         "freq",
         "has_clock_snapshot",
-        "pcs",
         "snap_mono",
         "snap_nsec",
         "snap_sec",
         "snap_time",
+        "stack_hi",
+        "stack_ids",
+        "stack_lo",
         "stack_text",
-        "stacks",
+        "string_ids",
         "strings",
     )
 
@@ -53,13 +80,58 @@ class EvTable:
         self.snap_nsec = 0
         # ID 0 is always present and means "no string / no stack".
         self.strings: dict[int, str] = {0: ""}
-        self.stacks: dict[int, tuple[int, ...]] = {0: ()}
-        self.pcs: dict[int, tuple[int, int, int, int]] = {}  # pc -> (pc, funcID, fileID, line)
+        self.string_ids = np.zeros(1, np.uint64)
+        self.stack_ids = np.zeros(1, np.uint64)
+        self.stack_lo = np.zeros(1, np.int64)
+        self.stack_hi = np.zeros(1, np.int64)
+        self.frame_pc = self.frame_func = self.frame_file = self.frame_line = _NO_U64
+        self._pc_first = _NO_I64  # index of the first frame of each PC
+        self._stacks: dict[int, tuple[int, ...]] | None = None
+        self._pcs: dict[int, tuple[int, int, int, int]] | None = None
+        # The stacks batches read so far, as scan_stacks returned them (until _finish).
+        self._stack_chunks: list[tuple] | None = []
         self.extra_strings: list[str] = []
         self.extra_string_ids: dict[str, int] = {}
         self.exp_batches: dict[int, list] = {}
         # Printed stacks (Event.string), by (prefix, stack ID): stacks repeat a lot.
         self.stack_text: dict[tuple[str, int], str] = {}
+
+    @property
+    def stacks(self) -> dict[int, tuple[int, ...]]:
+        """Stack ID -> its PCs (0 -> ()); built from the arrays on first use."""
+        d = self._stacks
+        if d is None:
+            pcs = self.frame_pc.tolist()
+            ids = self.stack_ids.tolist()
+            d = {
+                sid: tuple(pcs[lo:hi])
+                for sid, lo, hi in zip(ids, self.stack_lo.tolist(), self.stack_hi.tolist(), strict=True)
+            }
+            self._stacks = d
+        return d
+
+    @property
+    def pcs(self) -> dict[int, tuple[int, int, int, int]]:
+        """PC -> (pc, funcID, fileID, line) of its first frame; built on first use."""
+        d = self._pcs
+        if d is None:
+            first = self._pc_first  # in order of first appearance, as the dict used to be filled
+            pcs = self.frame_pc[first].tolist()
+            d = dict(
+                zip(
+                    pcs,
+                    zip(
+                        pcs,
+                        self.frame_func[first].tolist(),
+                        self.frame_file[first].tolist(),
+                        self.frame_line[first].tolist(),
+                        strict=True,
+                    ),
+                    strict=True,
+                )
+            )
+            self._pcs = d
+        return d
 
     def add_extra_string(self, s: str) -> int:
         if s == "":
@@ -72,6 +144,10 @@ class EvTable:
 
     def get_extra_string(self, i: int) -> str:
         return self.extra_strings[i - 1] if i else ""
+
+
+_NO_U64 = np.zeros(0, np.uint64)
+_NO_I64 = np.zeros(0, np.int64)
 
 
 class Generation:
@@ -92,89 +168,111 @@ def _stack_repr(pcs) -> str:
     return "".join(f"\t{pc:#x}\n" for pc in pcs)
 
 
+def _as_u8(buf) -> np.ndarray:
+    """A zero-copy uint8 view for the compiled loops (not kept: the tables own their arrays)."""
+    return np.frombuffer(buf, dtype=np.uint8)
+
+
+# Go's binary.ReadUvarint errors, by tables.V_* outcome.
+_VARINT_MSG = {tables.V_EOF: EOF, tables.V_UNEXPECTED_EOF: UNEXPECTED_EOF, tables.V_OVERFLOW: OVERFLOW}
+_FRAME_FIELDS = ("PC", "funcID", "fileID", "line")
+
+
+def _decode(buf, start: int, end: int) -> str:
+    # surrogateescape keeps arbitrary bytes (Go strings are bytes) and lets
+    # the quoting reproduce Go's \x escapes for invalid UTF-8.
+    return str(buf[start:end], "utf-8", "surrogateescape")
+
+
 def _add_strings(g: Generation, buf, b: Batch) -> None:
-    strings = g.table.strings
-    pos, end = b.start + 1, b.end  # skip the EvStrings byte
-    while pos < end:
-        ev = buf[pos]
-        pos += 1
-        if ev != spec.EV_STRING:
-            raise WireError(f"expected string event, got {ev}", pos - 1)
-        sid, pos = read_uvarint(buf, pos, end)
-        n, pos = read_uvarint(buf, pos, end)
-        if n > spec.MAX_EVENT_TRAILER_DATA_SIZE:
-            raise WireError(f"invalid string size {n}, maximum is {spec.MAX_EVENT_TRAILER_DATA_SIZE}", pos)
-        if pos + n > end:
-            raise WireError(f"failed to read full string: read {end - pos} but wanted {n}", pos)
-        # surrogateescape keeps arbitrary bytes (Go strings are bytes) and lets
-        # the quoting reproduce Go's \x escapes for invalid UTF-8.
-        s = bytes(buf[pos : pos + n]).decode("utf-8", "surrogateescape")
-        pos += n
-        if sid in strings:
-            raise WireError(
-                f"multiple strings with the same ID: id={sid}, new={s}, existing={strings[sid]}", pos
-            )
-        strings[sid] = s
+    t = g.table
+    ids, offs, ends, ascii, code, off, a, c, u, repeat, known = tables.scan_strings(
+        _as_u8(buf), b.start + 1, b.end, spec.MAX_EVENT_TRAILER_DATA_SIZE, spec.EV_STRING, t.string_ids
+    )  # b.start + 1: skip the EvStrings byte
+    strings = t.strings
+    if repeat >= 0:
+        # Go inserts as it reads: this string fails before anything after it.
+        sid = int(ids[repeat])
+        new = _decode(buf, int(offs[repeat]), int(ends[repeat]))
+        existing = strings.get(sid)
+        if existing is None:
+            j = int(np.flatnonzero(ids[:repeat] == ids[repeat])[0])
+            existing = _decode(buf, int(offs[j]), int(ends[j]))
+        raise WireError(
+            f"multiple strings with the same ID: id={sid}, new={new}, existing={existing}", int(ends[repeat])
+        )
+    if code != tables.E_NONE:
+        off = int(off)
+        if code == tables.E_EVENT:
+            raise WireError(f"expected string event, got {a}", off)
+        if code == tables.E_VARINT:
+            raise WireError(_VARINT_MSG[c], off)
+        if code == tables.E_SIZE:
+            raise WireError(f"invalid string size {u}, maximum is {spec.MAX_EVENT_TRAILER_DATA_SIZE}", off)
+        raise WireError(f"failed to read full string: read {a} but wanted {u}", off)
+    if ascii:
+        # The common case: one decode of the batch, then str slices (a quarter of
+        # the cost of decoding each string).  Latin-1 maps the varint bytes
+        # around the strings one to one, so positions stay byte offsets.
+        base = b.start
+        text = str(buf[base : b.end], "latin-1")
+        new = [text[o:e] for o, e in zip((offs - base).tolist(), (ends - base).tolist(), strict=True)]
+    else:
+        new = [_decode(buf, o, e) for o, e in zip(offs.tolist(), ends.tolist(), strict=True)]
+    strings.update(zip(ids.tolist(), new, strict=True))
+    t.string_ids = known
 
 
 def _add_stacks(g: Generation, buf, b: Batch) -> None:
-    stacks = g.table.stacks
-    pcs = g.table.pcs
-    pos, end = b.start + 1, b.end  # skip the EvStacks byte
-    while pos < end:
-        ev = buf[pos]
-        pos += 1
-        if ev != spec.EV_STACK:
-            raise WireError(f"expected stack event, got {ev}", pos - 1)
-        sid, pos = read_uvarint(buf, pos, end)
-        nframes, pos = read_uvarint(buf, pos, end)
-        if nframes > spec.MAX_FRAMES_PER_STACK:
-            raise WireError(f"invalid stack size {nframes}, maximum is {spec.MAX_FRAMES_PER_STACK}", pos)
-        frames = []
-        for i in range(1, nframes + 1):
-            what = "PC"
-            try:
-                pc, pos = read_uvarint(buf, pos, end)
-                what = "funcID"
-                func_id, pos = read_uvarint(buf, pos, end)
-                what = "fileID"
-                file_id, pos = read_uvarint(buf, pos, end)
-                what = "line"
-                line, pos = read_uvarint(buf, pos, end)
-            except WireError as err:
-                raise WireError(
-                    f"reading frame {i}'s {what} for stack {sid}: {err.message}", err.offset
-                ) from None
-            frames.append(pc)
-            if pc not in pcs:
-                pcs[pc] = (pc, func_id, file_id, line)
-        if sid in stacks:
-            raise WireError(
-                f"multiple trace.stacks with the same ID: id={sid}, new={_stack_repr(frames)}, "
-                f"existing={_stack_repr(stacks[sid])}",
-                pos,
-            )
-        stacks[sid] = tuple(frames)
+    t = g.table
+    chunk = tables.scan_stacks(
+        _as_u8(buf), b.start + 1, b.end, spec.MAX_FRAMES_PER_STACK, spec.EV_STACK, t.stack_ids
+    )  # b.start + 1: skip the EvStacks byte
+    ids, starts, ends, pcs, _funcs, _files, _lines, code, off, a, fld, c, u, repeat, known = chunk
+    if repeat >= 0:
+        sid = int(ids[repeat])
+        new = pcs[starts[repeat] : starts[repeat + 1]].tolist()
+        raise WireError(
+            f"multiple trace.stacks with the same ID: id={sid}, new={_stack_repr(new)}, "
+            f"existing={_stack_repr(_find_stack([*t._stack_chunks, chunk], sid))}",
+            int(ends[repeat]),
+        )
+    if code != tables.E_NONE:
+        off = int(off)
+        if code == tables.E_EVENT:
+            raise WireError(f"expected stack event, got {a}", off)
+        if code == tables.E_VARINT:
+            raise WireError(_VARINT_MSG[c], off)
+        if code == tables.E_SIZE:
+            raise WireError(f"invalid stack size {u}, maximum is {spec.MAX_FRAMES_PER_STACK}", off)
+        raise WireError(f"reading frame {a}'s {_FRAME_FIELDS[fld]} for stack {u}: {_VARINT_MSG[c]}", off)
+    t._stack_chunks.append(chunk)
+    t.stack_ids = known
+
+
+def _find_stack(chunks: list[tuple], sid: int) -> list[int]:
+    """The PCs of the first stack with ID sid in the chunks ([] for ID 0: Go's zero stack)."""
+    if sid == 0:
+        return []
+    for chunk in chunks:
+        ids, starts, pcs = chunk[0], chunk[1], chunk[3]
+        hit = np.flatnonzero(ids == np.uint64(sid))
+        if hit.size:
+            i = int(hit[0])
+            return pcs[starts[i] : starts[i + 1]].tolist()
+    return []
 
 
 def _add_cpu_samples(g: Generation, buf, b: Batch) -> None:
-    samples = g.cpu_samples
-    pos, end = b.start + 1, b.end  # skip the EvCPUSamples byte
-    while pos < end:
-        ev = buf[pos]
-        pos += 1
-        if ev != spec.EV_CPU_SAMPLE:
-            raise WireError(f"expected CPU sample event, got {ev}", pos - 1)
-        ts, pos = read_uvarint(buf, pos, end)
-        m, pos = read_uvarint(buf, pos, end)
-        p, pos = read_uvarint(buf, pos, end)
-        gid, pos = read_uvarint(buf, pos, end)
-        stk, pos = read_uvarint(buf, pos, end)
-        # IDs are int64 in Go; goroutine 0 means "no goroutine".
-        m = m - _U64 if m > _INT64_MAX else m
-        p = p - _U64 if p > _INT64_MAX else p
-        gid = -1 if gid == 0 else (gid - _U64 if gid > _INT64_MAX else gid)
-        samples.append((ts, m, p, gid, stk))
+    ts, ms, ps, gs, stks, code, off, a, c = tables.scan_cpu_samples(
+        _as_u8(buf), b.start + 1, b.end, spec.EV_CPU_SAMPLE
+    )  # b.start + 1: skip the EvCPUSamples byte
+    if code == tables.E_EVENT:
+        raise WireError(f"expected CPU sample event, got {a}", int(off))
+    if code == tables.E_VARINT:
+        raise WireError(_VARINT_MSG[c], int(off))
+    # Raw timestamps for now: _finish converts them once the frequency is known.
+    g.cpu_samples.extend(zip(ts.tolist(), ms.tolist(), ps.tolist(), gs.tolist(), stks.tolist(), strict=True))
 
 
 def _set_sync(g: Generation, buf, b: Batch, version: int) -> None:
@@ -240,23 +338,44 @@ def _finish(g: Generation, version: int, check_snapshot: bool) -> None:
         raise WireError("no frequency event found", g.offset, g.gen)
     if check_snapshot and not t.has_clock_snapshot:
         raise WireError("no clock snapshot event found", g.offset, g.gen)
-    # validateStackStrings (Go walks the compacted table in ID order).
-    strings = t.strings
-    pcs = t.pcs
-    for sid in sorted(t.stacks):
-        for pc in t.stacks[sid]:
-            fr = pcs.get(pc)
-            if fr is None:
-                raise WireError(f"found unknown pc {pc:x} for stack {sid}", g.offset, g.gen)
-            if fr[1] not in strings:
-                raise WireError(f"found invalid func string ID {fr[1]} for stack {sid}", g.offset, g.gen)
-            if fr[2] not in strings:
-                raise WireError(f"found invalid file string ID {fr[2]} for stack {sid}", g.offset, g.gen)
+    _index_stacks(g)
     # Convert CPU sample timestamps and sort them by time (Go's fixUpCPUSamples).
     freq = t.freq
     samples = [(mul(freq, ts), m, p, gid, stk) for ts, m, p, gid, stk in g.cpu_samples]
     sort_func(samples, key=_sample_time)  # Go's unstable sort: ties end up where Go puts them
     g.cpu_samples = samples
+
+
+def _index_stacks(g: Generation) -> None:
+    """Lay out the generation's stacks (tables.finish_stacks) and run Go's validateStackStrings.
+
+    Go also reports a stack PC missing from its pcs map ("found unknown pc"),
+    which cannot happen here: every PC of a stack comes with its frame.
+    """
+    t = g.table
+    chunks = t._stack_chunks or []
+    if len(chunks) == 1:
+        ids, starts, _, pcs, funcs, files, lines = chunks[0][:7]
+    elif chunks:
+        ids = np.concatenate([ch[0] for ch in chunks])
+        base = np.cumsum([0] + [ch[3].shape[0] for ch in chunks])
+        starts = np.concatenate([ch[1][:-1] + base[k] for k, ch in enumerate(chunks)] + [base[-1:]])
+        pcs, funcs, files, lines = (np.concatenate([ch[k] for ch in chunks]) for k in (3, 4, 5, 6))
+    else:
+        ids, starts = _NO_U64, np.zeros(1, np.int64)
+        pcs = funcs = files = lines = _NO_U64
+    sids, lo, hi, funcs, files, lines, first, code, bad_stack, bad_id = tables.finish_stacks(
+        ids, starts, pcs, funcs, files, lines, t.string_ids
+    )
+    t._stack_chunks = None
+    t.stack_ids, t.stack_lo, t.stack_hi = sids, lo, hi
+    t.frame_pc, t.frame_func, t.frame_file, t.frame_line = pcs, funcs, files, lines
+    t._pc_first = first
+    t._stacks = t._pcs = None
+    if code == tables.E_FUNC_ID:
+        raise WireError(f"found invalid func string ID {bad_id} for stack {bad_stack}", g.offset, g.gen)
+    if code == tables.E_FILE_ID:
+        raise WireError(f"found invalid file string ID {bad_id} for stack {bad_stack}", g.offset, g.gen)
 
 
 def _sample_time(s: tuple[int, int, int, int, int]) -> int:
