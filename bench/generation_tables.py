@@ -74,7 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     buf = path.read_bytes()
 
     gens = read_all(buf)  # warm-up: numba cache loads, page cache
-    stacks = sum(len(g.table.stack_ids) - 1 for g in gens)
+    # (stacks counted from the dict view on trees older than the array layout, for before/after runs)
+    stacks = sum(
+        len(g.table.stack_ids if hasattr(g.table, "stack_ids") else g.table.stacks) - 1 for g in gens
+    )
     strings = sum(len(g.table.strings) - 1 for g in gens)
     batches = sum(len(v) for g in gens for v in g.batches.values())
     print(
