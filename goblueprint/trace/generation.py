@@ -6,6 +6,10 @@ only indexed (decoded lazily by the batch cursors).  Two readers exist, as in
 Go: Go 1.26+ traces end each generation with an explicit EndOfGeneration
 batch; older ones are split when the generation number changes, the first
 batch of the next generation being "spilled" over.
+
+The byte loops (table batches, and the batch headers of Go 1.26+
+generations) are compiled (tables.py) and hand back arrays plus an error code;
+Go's messages are formatted here, on the error path only.
 """
 
 from __future__ import annotations
@@ -382,15 +386,51 @@ def _sample_time(s: tuple[int, int, int, int, int]) -> int:
     return s[0]
 
 
-def read_generation(buf, pos: int, end: int, version: int) -> tuple[Generation | None, int]:
-    """Go 1.26+: read batches up to EndOfGeneration. Returns (generation or None at the end, new pos)."""
-    g = Generation(pos)
+# Batch headers per compiled call (a generation of the 30 MB benchmark trace has about 13).
+_BATCH_CHUNK = 256
+
+
+def _batches(buf, pos: int, end: int, g: Generation):
+    """(batch, gen, pos after it) as read_batch returns them, up to the end or an error.
+
+    The headers of well-formed batches come from one compiled call per chunk;
+    any batch the compiled loop does not take (a malformed one, whatever its
+    fault) is read by read_batch itself, so errors and the EOF cases stay its
+    own.  Errors get the generation read so far, as Go's reader reports them.
+    """
+    arr = _as_u8(buf)
     while True:
+        recs, tss, gens, pos, stop = tables.scan_batch_headers(
+            arr,
+            pos,
+            end,
+            _BATCH_CHUNK,
+            spec.MAX_BATCH_SIZE,
+            spec.EV_EVENT_BATCH,
+            spec.EV_EXPERIMENTAL_BATCH,
+            spec.EV_END_OF_GENERATION,
+        )
+        for (m, start, stop_at, exp, first, offset), ts, gen in zip(
+            recs.tolist(), tss.tolist(), gens.tolist(), strict=True
+        ):
+            yield Batch(m, ts, start, stop_at, exp, first, offset), gen, stop_at
+        if stop == tables.B_FULL or stop == tables.B_EOG:
+            continue
         try:
-            b, gen, pos = read_batch(buf, pos, end)
+            b, gen, pos = read_batch(buf, pos, end)  # B_END: (None, 0, pos); B_ASK: Go's error
         except WireError as err:
             err.gen = err.gen or g.gen or None
             raise
+        yield b, gen, pos
+        if b is None:
+            return
+
+
+def read_generation(buf, pos: int, end: int, version: int) -> tuple[Generation | None, int]:
+    """Go 1.26+: read batches up to EndOfGeneration. Returns (generation or None at the end, new pos)."""
+    g = Generation(pos)
+    for b, gen, after in _batches(buf, pos, end, g):
+        pos = after
         if b is None:
             if g.batches:
                 raise WireError("incomplete generation found; trace likely truncated", pos, g.gen)

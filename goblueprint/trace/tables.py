@@ -351,3 +351,105 @@ def finish_stacks(ids, starts, pcs, funcs, files, lines, string_ids):  # pragma:
         if code != 0:
             break
     return sids, lo, hi, cfuncs, cfiles, clines, uniq[:nuniq], code, bad_stack, bad_id
+
+
+# How scan_batch_headers stopped.
+B_END = 0  # at the end of the buffer
+B_EOG = 1  # after an EndOfGeneration batch (the last record)
+B_FULL = 2  # the record arrays are full: call again from the position returned
+B_ASK = 3  # a batch it does not read: wire.read_batch must (Go's error, or its EOF case)
+
+
+@njit(cache=True, nogil=True)
+def scan_batch_headers(
+    buf, pos, end, cap, max_size, ev_batch, ev_exp_batch, ev_eog
+):  # pragma: no cover - compiled
+    """Go's readBatch, batch after batch from ``pos``, for the well-formed case only.
+
+    Returns (records, timestamps, generations, new pos, how it stopped): a
+    record is (M, data start, data end, experiment, first data byte or -1,
+    header offset), as wire.Batch holds them; an EndOfGeneration batch is
+    (-1, offset, offset + 1, 0, its byte, offset) with generation 0, and ends
+    the scan.  Anything read_batch would not return as a plain batch
+    (an error, an experimental batch cut after its type byte, any other
+    type) stops the scan before it with B_ASK: the caller lets read_batch
+    read that one, so every message stays read_batch's own.
+    """
+    recs = np.empty((cap, 6), np.int64)
+    tss = np.empty(cap, np.uint64)
+    gens = np.empty(cap, np.uint64)
+    vals = np.empty(4, np.uint64)  # gen, M, timestamp, size
+    ulimit = np.uint64(max_size)
+    n = 0
+    stop = B_END
+    while pos < end:
+        if n == cap:
+            stop = B_FULL
+            break
+        off = pos
+        typ = buf[pos]
+        if typ == ev_eog:
+            recs[n, 0] = -1
+            recs[n, 1] = off
+            recs[n, 2] = off + 1
+            recs[n, 3] = 0
+            recs[n, 4] = typ
+            recs[n, 5] = off
+            tss[n] = 0
+            gens[n] = 0
+            n += 1
+            pos = off + 1
+            stop = B_EOG
+            break
+        p = pos + 1
+        exp = 0
+        if typ != ev_batch:
+            if typ != ev_exp_batch or p >= end:
+                stop = B_ASK
+                break
+            exp = np.int64(buf[p])
+            p += 1
+        # gen, M, timestamp, size: binary.ReadUvarint each, inline (see _walk).
+        bad = False
+        for k in range(4):
+            x = 0
+            shift = 0
+            i = 0
+            while True:
+                if p >= end:
+                    bad = True
+                    break
+                byte = np.int64(buf[p])
+                p += 1
+                if byte < 0x80:
+                    if i == 9 and byte > 1:
+                        bad = True
+                    else:
+                        x |= byte << shift
+                    break
+                x |= (byte & 0x7F) << shift
+                shift += 7
+                i += 1
+                if i == 10:
+                    bad = True
+                    break
+            if bad:
+                break
+            vals[k] = np.uint64(x)
+        size = vals[3]
+        if bad or size > ulimit or size > np.uint64(end - p):
+            stop = B_ASK
+            break
+        start = p
+        stop_at = p + np.int64(size)
+        recs[n, 0] = np.int64(vals[1])  # ThreadID is an int64 in Go
+        recs[n, 1] = start
+        recs[n, 2] = stop_at
+        recs[n, 3] = exp
+        recs[n, 4] = np.int64(buf[start]) if stop_at > start else -1
+        recs[n, 5] = off
+        tss[n] = vals[2]
+        gens[n] = vals[0]
+        n += 1
+        pos = stop_at
+    return recs[:n], tss[:n], gens[:n], pos, stop

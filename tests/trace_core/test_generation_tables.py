@@ -402,3 +402,38 @@ def test_real_trace_tables(go, go_trace):
 def test_big_trace_tables(go_trace):
     path: Path = go_trace("big", scale=40)
     assert check_trace(path.read_bytes()) > 5000
+
+
+# ---------------------------------------------------------------------------
+# Batch headers: compiled in chunks, with read_batch taking any batch it does not
+
+
+def test_many_batches_in_one_generation():
+    b = base()
+    for i in range(600):  # more than one compiled chunk of headers
+        b.batch(b"", m=i % 7)
+    data = b.done()
+    g = read_one(data)
+    want = [bt for gen, bt in wire.batch_layout(data) if bt.first != spec.EV_END_OF_GENERATION]
+    got = sorted((bt for bts in g.batches.values() for bt in bts), key=lambda bt: bt.offset)
+    assert [(bt.m, bt.offset, bt.start, bt.end, bt.first) for bt in got] == [
+        (bt.m, bt.offset, bt.start, bt.end, bt.first) for bt in want if bt.first != spec.EV_STRINGS
+    ][1:]  # the sync batch and the strings batch are tables
+    assert g.batch_ms == list(range(7))
+
+
+@pytest.mark.parametrize(
+    ("tail", "message"),
+    [
+        (b"\x07", "expected batch event, got event 7"),
+        (b"\x01\x01\x00\x01\x80", "failed to read full batch: read 0 but wanted 128"),
+    ],
+)
+def test_bad_batch_after_a_chunk(tail, message):
+    b = base()
+    for _ in range(300):
+        b.batch(b"")
+    at = len(b.buf)
+    data = bytes(b.buf) + tail + b"\x01"
+    err = wire_error(data)
+    assert (err.message, err.offset, err.gen) == (message, at, 1)
