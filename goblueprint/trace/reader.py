@@ -1,165 +1,74 @@
 """The trace Reader: yields Events in exactly the order Go's trace.Reader does.
 
-Algorithm (Go's reader.go): read one generation's batches; decode its tables;
-put one cursor per M into a min-heap keyed by the timestamp of its next event;
-repeatedly try to advance the cursor with the smallest timestamp through the
-ordering engine, falling back to the others in timestamp order when it cannot
-advance; inject CPU samples by time; emit a Sync event at the start of each
-generation and at the end.  Timestamps are forced strictly increasing.
+Algorithm (Go's reader.go): read one generation's batches and tables, then let
+the compiled engine (engine.py) order that generation's events: per-M cursors
+in a min-heap by time, the scheduler-state checks of Go's order.go, CPU samples
+injected by time, timestamps forced strictly increasing.  A Sync event starts
+each generation and one ends the trace.
 
-Streaming: only one generation is held at a time, and the batches of a
-generation are decoded one batch per M at a time.
+Streaming: one generation is held at a time.  ``chunks()`` hands each
+generation's events over as numpy columns (what counting and columnar stores
+want); iterating the Reader turns those columns into ``Event`` objects.
 """
 
 from __future__ import annotations
 
 import mmap
-import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from goblueprint.errors import TraceError, UsageError
+from goblueprint.trace import engine as E
 from goblueprint.trace import spec
-from goblueprint.trace.events import EV_SYNC_EVENT, NO_GOROUTINE, NO_PROC, NO_THREAD, Event
-from goblueprint.trace.generation import Generation, read_generation, read_generation_with_spill
-from goblueprint.trace.gosort import sort_func
-from goblueprint.trace.order import Ordering, _Broken
-from goblueprint.trace.wire import EOF, WireError, decode_timed_batch, event_offsets, mul, read_header
+from goblueprint.trace.events import EV_SYNC_EVENT, Event
+from goblueprint.trace.generation import EvTable, Generation, read_generation, read_generation_with_spill
+from goblueprint.trace.messages import engine_error, failed_to_advance
+from goblueprint.trace.wire import EOF, WireError, mul, read_header
 
-_MAX_TIME = (1 << 63) - 1
-
-# Per wire type: indices into Event.args that must name a stack / a string (validateTableIDs).
-_STACK_ARGS: tuple[tuple[int, ...], ...] = tuple(tuple(i - 1 for i in s.stack_ids) for s in spec.SPECS)
-_STRING_ARGS: tuple[tuple[int, ...], ...] = tuple(tuple(i - 1 for i in s.string_ids) for s in spec.SPECS)
-_CHECK_IDS = tuple(bool(a or b) for a, b in zip(_STACK_ARGS, _STRING_ARGS, strict=True))
-# For the inline check: the index of the only stack ID / string ID, -1 when there
-# is none or more than one (those events take the general path).
-_ONE_STACK = tuple(
-    a[0] if len(a) == 1 and len(b) <= 1 else -1 for a, b in zip(_STACK_ARGS, _STRING_ARGS, strict=True)
-)
-_ONE_STRING = tuple(b[0] if len(b) == 1 else -1 for b in _STRING_ARGS)
+_PAGE = mmap.PAGESIZE
 
 
-class _Cursor:
-    """Go's batchCursor: the next event of one M (typ, time, args are the 'baseEvent')."""
+@dataclass(slots=True)
+class Chunk:
+    """Consecutive events of one generation as columns (in the reader's order).
 
-    __slots__ = (
-        "argl",
-        "args",
-        "batches",
-        "bidx",
-        "buf",
-        "decode",
-        "eidx",
-        "err",
-        "err_off",
-        "freq",
-        "m",
-        "ms",
-        "n",
-        "time",
-        "times",
-        "typ",
-        "typs",
-    )
+    ``typ`` is the wire type (255 for Sync), ``args`` Go's raw uint64 arguments
+    including what the ordering smuggles in (old states, task info).
+    """
 
-    def __init__(self, m: int, batches, freq: float, buf, decode) -> None:
-        self.decode = decode
-        self.m = m
-        self.ms = None  # the ordering's state of this M, cached once it exists
-        self.batches = batches
-        self.bidx = -1
-        # The decoded current batch: parallel lists, n events.
-        self.typs: list[int] = []
-        self.times: list[int] = []
-        self.argl: list[list[int]] = []
-        self.n = 0
-        self.eidx = 0
-        self.err: str | None = None
-        self.err_off = 0
-        self.typ = 0
-        self.time = 0
-        self.args: list[int] = []
-        self.freq = freq
-        self.buf = buf
+    table: EvTable | None
+    typ: np.ndarray  # uint8
+    ts: np.ndarray  # int64, ns
+    g: np.ndarray  # int64, -1 = none
+    p: np.ndarray
+    m: np.ndarray
+    args: np.ndarray  # uint64, shape (n, 4)
 
-    def next_event(self) -> bool:
-        """Move to the next event; False at the end; raises WireError where Go's cursor fails."""
-        while self.eidx >= self.n:
-            if self.err is not None:
-                raise WireError(self.err, self.err_off)
-            self.bidx += 1
-            if self.bidx >= len(self.batches):
-                return False
-            b = self.batches[self.bidx]
-            (self.typs, self.times, self.argl), self.err, self.err_off = self.decode(
-                self.buf, b.start, b.end, self.freq, mul(self.freq, b.time)
-            )
-            self.n = len(self.typs)
-            self.eidx = 0
-        i = self.eidx
-        self.typ = self.typs[i]
-        self.time = self.times[i]
-        self.args = self.argl[i]
-        self.eidx = i + 1
-        return True
+    def __len__(self) -> int:
+        return len(self.typ)
+
+    def events(self) -> Iterator[Event]:
+        table = self.table
+        for g, p, m, typ, ts, args in zip(
+            self.g.tolist(),
+            self.p.tolist(),
+            self.m.tolist(),
+            self.typ.tolist(),
+            self.ts.tolist(),
+            self.args.tolist(),
+            strict=True,
+        ):
+            yield Event(table, g, p, m, typ, ts, args)
 
 
-# Go's heap over batch cursors (batchcursor.go), ported exactly: ties between
-# equal timestamps are broken the way Go's sift operations break them.
-
-
-def _sift_up(heap: list[_Cursor], i: int) -> int:
-    while i > 0 and heap[(i - 1) // 2].time > heap[i].time:
-        j = (i - 1) // 2
-        heap[j], heap[i] = heap[i], heap[j]
-        i = j
-    return i
-
-
-def _sift_down(heap: list[_Cursor], i: int) -> int:
-    # Go's heapSiftDown with min3 inlined: the parent stays unless a child is
-    # strictly earlier; between children the right one wins only if strictly earlier.
-    n = len(heap)
-    if i >= n:
-        return i  # empty heap (Go's min3 treats a missing parent as maxTime)
-    while True:
-        m = i
-        t = heap[i].time
-        c = 2 * i + 1
-        if c < n:
-            tc = heap[c].time
-            if tc < t:
-                t = tc
-                m = c
-            c += 1
-            if c < n and heap[c].time < t:
-                m = c
-        if m == i:
-            return i
-        heap[i], heap[m] = heap[m], heap[i]
-        i = m
-
-
-def _heap_insert(heap: list[_Cursor], bc: _Cursor) -> None:
-    heap.append(bc)
-    _sift_up(heap, len(heap) - 1)
-
-
-def _heap_update(heap: list[_Cursor], i: int) -> None:
-    if _sift_up(heap, i) != i:
-        return
-    _sift_down(heap, i)
-
-
-def _heap_remove(heap: list[_Cursor], i: int) -> None:
-    while i > 0:
-        j = (i - 1) // 2
-        heap[j], heap[i] = heap[i], heap[j]
-        i = j
-    heap[0], heap[-1] = heap[-1], heap[0]
-    heap.pop()
-    _sift_down(heap, 0)
+def _sync_chunk(table: EvTable | None, ts: int, syncs: int) -> Chunk:
+    one = np.full(1, -1, dtype=np.int64)
+    args = np.zeros((1, 4), dtype=np.uint64)
+    args[0, 0] = syncs
+    return Chunk(table, np.full(1, EV_SYNC_EVENT, np.uint8), np.full(1, ts, np.int64), one, one, one, args)
 
 
 class Reader:
@@ -193,299 +102,184 @@ class Reader:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # The body is one long generator so that the hot state lives in locals.
-    def _events(self) -> Iterator[Event]:
+    def chunks(self) -> Iterator[Chunk]:
+        """The events as column chunks: per generation its Sync, then its events.
+
+        Raises TraceError (offset, generation, M) after the chunks Go would have
+        produced before failing, exactly where iterating Events would.
+        """
+        raw = self._buf
+        mapped = raw if isinstance(raw, mmap.mmap) else None
         # A view pins the mapping: close() during iteration then leaves it alone.
-        buf = memoryview(self._buf) if isinstance(self._buf, mmap.mmap) else self._buf
+        buf = memoryview(raw) if mapped is not None else raw
+        dbuf = np.frombuffer(buf, dtype=np.uint8) if len(buf) else np.zeros(0, np.uint8)
         end = self._end
         version = self.version
-        decode, dbuf = _choose_decoder(buf)
-        order = Ordering(version)
-        queue = order.queue
-        popleft = queue.popleft
-        advance = order.advance
-        dispatch = order.dispatch
-        m_state = order.m_state
-        check_ids = _CHECK_IDS
-        one_stack = _ONE_STACK
-        one_string = _ONE_STRING
+        state = E.EngineState()
+        strings: list[str] = [""]  # global string table: task and region names compare by text
+        string_ids: dict[str, int] = {"": 0}
         pos = self._pos
-        last_ts = 0
         syncs = 0
         gen: Generation | None = None
-        frontier: list[_Cursor] = []
-        cpu: list = []
-        cpu_i = 0
         spill = None
         spill_err: WireError | None = None
         pending_err: TraceError | None = None
         gen_no: int | None = None
+        dropped = 0
 
         def fail(msg: str, offset: int | None = None, m: int | None = None) -> TraceError:
             return TraceError(msg, offset=offset, generation=gen_no, m=m)
 
         while True:
-            # (1) Events already ordered.
-            while queue:
-                ev = popleft()
-                typ = ev.typ
-                if check_ids[typ]:
-                    msg = _check_ids(ev)
-                    if msg is not None:
-                        # No cursor produced this event here; the generation is the best place.
-                        raise fail(msg, gen.offset if gen is not None else pos, ev.m)
-                if ev.ts <= last_ts:
-                    ev.ts = last_ts + 1
-                last_ts = ev.ts
-                yield ev
-
-            # (2) Next generation, when this one is used up.
-            if not frontier and cpu_i >= len(cpu):
-                if pending_err is not None:
-                    if pending_err.message == EOF:
-                        # Go hands back a bare io.EOF here (e.g. a sync or table batch cut
-                        # short), which every ReadEvent caller takes for the end of the trace.
-                        return
-                    raise pending_err
-                new_gen = None
-                done = False
-                if version < spec.GO126:
-                    if spill_err is not None:
-                        # Sync first, then the error (Go's spillErrSync).
-                        pending_err = fail(spill_err.message, spill_err.offset)
-                    elif gen is not None and spill is None:
-                        done = True
-                    else:
-                        try:
-                            new_gen, spill, spill_err, pos = read_generation_with_spill(
-                                buf, pos, end, spill, version
-                            )
-                        except WireError as err:
-                            gen_no = err.gen or gen_no
-                            pending_err = fail(err.message, err.offset)
+            if pending_err is not None:
+                if pending_err.message == EOF:
+                    # Go hands back a bare io.EOF here (e.g. a sync or table batch cut
+                    # short), which every ReadEvent caller takes for the end of the trace.
+                    return
+                raise pending_err
+            new_gen = None
+            done = False
+            if version < spec.GO126:
+                if spill_err is not None:
+                    # Sync first, then the error (Go's spillErrSync).
+                    pending_err = fail(spill_err.message, spill_err.offset)
+                elif gen is not None and spill is None:
+                    done = True
                 else:
                     try:
-                        new_gen, pos = read_generation(buf, pos, end, version)
+                        new_gen, spill, spill_err, pos = read_generation_with_spill(
+                            buf, pos, end, spill, version
+                        )
                     except WireError as err:
                         gen_no = err.gen or gen_no
                         pending_err = fail(err.message, err.offset)
-                    if new_gen is None and pending_err is None:
-                        done = True
-                syncs += 1
-                if new_gen is None:
-                    gen = None
-                    ev = Event(
-                        None, NO_GOROUTINE, NO_PROC, NO_THREAD, EV_SYNC_EVENT, last_ts, [syncs, 0, 0, 0]
-                    )
-                else:
-                    gen = new_gen
-                    gen_no = gen.gen
-                    freq = gen.table.freq
-                    cpu = gen.cpu_samples
-                    cpu_i = 0
-                    frontier = []
-                    for m in gen.batch_ms:
-                        bc = _Cursor(m, gen.batches[m], freq, dbuf, decode)
-                        try:
-                            ok = bc.next_event()
-                        except WireError as err:
-                            raise fail(err.message, err.offset, m) from None
-                        if ok:
-                            _heap_insert(frontier, bc)
-                    ev = Event(
-                        gen.table,
-                        NO_GOROUTINE,
-                        NO_PROC,
-                        NO_THREAD,
-                        EV_SYNC_EVENT,
-                        mul(freq, gen.min_ts),
-                        [syncs, 0, 0, 0],
-                    )
-                if ev.ts <= last_ts:
-                    ev.ts = last_ts + 1
-                last_ts = ev.ts
-                yield ev
+            else:
+                try:
+                    new_gen, pos = read_generation(buf, pos, end, version)
+                except WireError as err:
+                    gen_no = err.gen or gen_no
+                    pending_err = fail(err.message, err.offset)
+                if new_gen is None and pending_err is None:
+                    done = True
+            syncs += 1
+            last_ts = int(state.sc[E.SC_LAST_TS])
+            if new_gen is None:
+                gen = None
+                ts = last_ts + 1  # the final Sync is stamped lastTs, then forced past it
+                state.sc[E.SC_LAST_TS] = ts
+                yield _sync_chunk(None, ts, syncs)
                 if done:
                     return
                 continue
-
-            # (3) A CPU sample, if it comes first.
-            if cpu_i < len(cpu) and (not frontier or cpu[cpu_i][0] < frontier[0].time):
-                ts, sm, sp, sg, stk = cpu[cpu_i]
-                cpu_i += 1
-                ev = Event(gen.table, sg, sp, sm, spec.EV_CPU_SAMPLE, ts, [stk, 0, 0, 0])
-                if ev.ts <= last_ts:
-                    ev.ts = last_ts + 1
-                last_ts = ev.ts
-                yield ev
-                continue
-
-            # (4) Advance the frontier: the earliest M first, else the others in
-            # time order.  The inner loop stays here (and drains the queue itself)
-            # until the frontier is used up or a CPU sample is due.
+            gen = new_gen
+            gen_no = gen.gen
             table = gen.table
-            stacks = table.stacks
-            strings = table.strings
-            g_no = gen.gen
-            if not order.initial_gen:
-                order.initial_gen = g_no
-            next_cpu = cpu[cpu_i][0] if cpu_i < len(cpu) else None
-            bc = frontier[0]
-            try:
-                while True:
-                    # Fast path of Go's tryAdvance(0), fused: dispatch straight to
-                    # the handler with the M's cached state, then refresh the cursor
-                    # and restore the heap (a no-op when this M stays the earliest).
-                    m = bc.m
-                    if m != NO_THREAD:
-                        ms = bc.ms
-                        if ms is None:
-                            ms = bc.ms = m_state(m)
-                        res = dispatch[bc.typ](bc, table, m, g_no, ms.g, ms.p)
-                        if res is not None:
-                            ms.g, ms.p = res
-                        ok = res is not None
-                    else:
-                        ok = advance(bc, table, m, g_no)
-                    if ok:
-                        i = bc.eidx
-                        if i < bc.n:
-                            bc.typ = bc.typs[i]
-                            bc.time = bc.times[i]
-                            bc.args = bc.argl[i]
-                            bc.eidx = i + 1
-                            n = len(frontier)
-                            if n > 1:
-                                t = bc.time
-                                if frontier[1].time < t or (n > 2 and frontier[2].time < t):
-                                    _sift_down(frontier, 0)
-                        elif bc.next_event():
-                            _heap_update(frontier, 0)
-                        else:
-                            _heap_remove(frontier, 0)
-                    else:
-                        # Go sorts the heap (unstable pdqsort) and tries the rest in order.
-                        sort_func(frontier, key=_cursor_time)
-                        for i in range(1, len(frontier)):
-                            bc = frontier[i]
-                            if advance(bc, table, bc.m, g_no):
-                                if bc.next_event():
-                                    _heap_update(frontier, i)
-                                else:
-                                    _heap_remove(frontier, i)
-                                break
-                        else:
-                            # No single event is at fault: report the front event of
-                            # the earliest stuck M (the first one Go tried).
-                            bc = frontier[0]
-                            raise _Broken(
-                                f"broken trace: failed to advance: frontier:\n[gen={g_no}]\n\n"
-                                f"{_dump_frontier(frontier)}\n{order.dump()}\n"
-                            )
-                    # Emit what the advance produced (Go's queue, popped one per ReadEvent).
-                    while queue:
-                        ev = popleft()
-                        typ = ev.typ
-                        if check_ids[typ]:
-                            # Common case inline: one stack ID and at most one string ID.
-                            a = ev.args
-                            i = one_stack[typ]
-                            j = one_string[typ]
-                            if i < 0 or a[i] not in stacks or (j >= 0 and a[j] not in strings):
-                                msg = _check_ids(ev)
-                                if msg is not None:
-                                    # bc is the cursor that was just advanced: the
-                                    # event at fault is the one before its front.
-                                    raise fail(msg, _event_offset(bc, True), ev.m)
-                        if ev.ts <= last_ts:
-                            ev.ts = last_ts + 1
-                        last_ts = ev.ts
-                        yield ev
-                    if not frontier:
-                        break
-                    bc = frontier[0]
-                    if next_cpu is not None and next_cpu < bc.time:
-                        break
-            except _Broken as err:
-                # The ordering engine only ever rejects the front event of bc.
-                raise fail(str(err), _event_offset(bc, False), bc.m) from None
-            except WireError as err:
-                raise fail(err.message, err.offset, bc.m) from None
+            freq = table.freq
+            sync_ts = mul(freq, gen.min_ts)
+            if sync_ts <= last_ts:
+                sync_ts = last_ts + 1
+            state.sc[E.SC_LAST_TS] = sync_ts
+            out, errinfo, front = state.run(dbuf, gen.gen, freq, *_engine_inputs(gen, strings, string_ids))
+            code, err_off, err_m, _, at_start = (int(x) for x in errinfo)
+            if code and at_start:
+                # A cursor that fails on its first event fails before the generation's Sync.
+                raise fail(engine_error(code, state.ep, version, strings.__getitem__), err_off, err_m)
+            yield _sync_chunk(table, sync_ts, syncs)
+            if out.shape[1]:
+                # Rows of ``out`` are the columns: type, time, g, p, m, then the 4 args.
+                typ = out[0].astype(np.uint8)
+                ts_col, g_col, p_col, m_col = out[1], out[2], out[3], out[4]
+                args = out[5:9].T.view(np.uint64)
+                ends = np.flatnonzero(typ == spec.EV_USER_TASK_END)
+                if len(ends):
+                    # The engine names an ended task by its global string id; Go's API
+                    # keeps it as an extra string of the generation's table.
+                    for i in ends.tolist():
+                        args[i, 3] = table.add_extra_string(strings[int(args[i, 3])])
+                yield Chunk(table, typ, ts_col, g_col, p_col, m_col, args)
+            if code:
+                if code == E.E_FAILED_TO_ADVANCE:
+                    msg = failed_to_advance(gen.gen, front, state)
+                else:
+                    msg = engine_error(code, state.ep, version, strings.__getitem__)
+                raise fail(msg, err_off, err_m)
+            state.compact()
+            if mapped is not None and pos - dropped >= (4 << 20):
+                # Give the pages of finished generations back: RSS stays bounded by
+                # a generation, not by the file (the mapping re-reads them if needed).
+                keep = min([pos, *(b.offset for b in _spilled(spill))]) // _PAGE * _PAGE
+                if keep > dropped:
+                    mapped.madvise(mmap.MADV_DONTNEED, 0, keep)
+                    dropped = keep
+
+    def _events(self) -> Iterator[Event]:
+        for chunk in self.chunks():
+            yield from chunk.events()
 
 
-def _check_ids(ev: Event) -> str | None:
-    """Go's validateTableIDs: the error message if a stack or string ID the event names is missing."""
-    typ = ev.typ
-    t = ev.table
-    a = ev.args
-    for i in _STACK_ARGS[typ]:
-        if a[i] not in t.stacks:
-            return f"found invalid stack ID {a[i]} for event {spec.SPECS[typ].name}"
-    for i in _STRING_ARGS[typ]:
-        if a[i] not in t.strings:
-            return f"found invalid string ID {a[i]} for event {spec.SPECS[typ].name}"
-    return None
+def _spilled(spill) -> list:
+    return [spill[1]] if spill is not None else []
 
 
-def _event_offset(bc: _Cursor, advanced: bool) -> int:
-    """File offset of bc's front event, or (advanced) of the event before it.
+def _sorted_ids(ids) -> np.ndarray:
+    """IDs (Go uint64s) as a sorted int64 array, the order the engine's searches use."""
+    a = np.fromiter((int(i) & ((1 << 64) - 1) for i in ids), dtype=np.uint64)
+    return np.sort(a.view(np.int64))
 
-    Computed lazily, only when an error is raised: the hot path keeps no
-    per-event offsets.  The M's batches are re-walked up to the current one
-    (wire.event_offsets stops exactly where the decoder stops), and the
-    cursor's position (bidx, eidx) indexes into the flattened list.  A cursor
-    that ran off its last batch (bidx == len) still holds its last event, which
-    is then the one meant either way.
-    """
-    batches = bc.batches
-    last = min(bc.bidx, len(batches) - 1)
-    offs: list[int] = []
-    before = 0
-    for j in range(last + 1):
-        b = batches[j]
-        if j == bc.bidx:
-            before = len(offs)
-        offs.extend(event_offsets(bc.buf, b.start, b.end))
-    if not offs:
-        # Nothing decodable (cannot happen for a cursor that holds an event): the batch.
-        return batches[max(last, 0)].offset
-    if bc.bidx >= len(batches):
-        k = len(offs) - 1
+
+def _engine_inputs(gen: Generation, strings: list[str], string_ids: dict[str, int]) -> tuple:
+    table = gen.table
+    freq = table.freq
+    ms = gen.batch_ms
+    counts = [0]
+    starts: list[int] = []
+    ends: list[int] = []
+    bases: list[int] = []
+    for m in ms:
+        for b in gen.batches[m]:
+            starts.append(b.start)
+            ends.append(b.end)
+            bases.append(mul(freq, b.time))
+        counts.append(len(starts))
+    stack_ids = getattr(table, "stack_ids", None)
+    if stack_ids is None:
+        stack_ids = table.stacks.keys()
+    stack_arr = _sorted_ids(stack_ids)
+    sids = sorted(table.strings, key=lambda i: (int(i) & ((1 << 64) - 1)) ^ (1 << 63))
+    gids = []
+    for sid in sids:
+        text = table.strings[sid]
+        gid = string_ids.get(text)
+        if gid is None:
+            gid = string_ids[text] = len(strings)
+            strings.append(text)
+        gids.append(gid)
+    str_arr = np.fromiter((int(i) & ((1 << 64) - 1) for i in sids), dtype=np.uint64, count=len(sids))
+    str_arr = str_arr.view(np.int64)
+    cpu = gen.cpu_samples
+    if cpu:
+        ct, cm, cp, cg, cs = zip(*cpu, strict=True)
+        cpu_cols = (
+            np.array(ct, dtype=np.int64),
+            np.array(cm, dtype=np.int64),
+            np.array(cp, dtype=np.int64),
+            np.array(cg, dtype=np.int64),
+            np.array([int(x) & ((1 << 64) - 1) for x in cs], dtype=np.uint64).view(np.int64),
+        )
     else:
-        k = before + bc.eidx - 1 - (1 if advanced else 0)
-    return offs[min(max(k, 0), len(offs) - 1)]
-
-
-def _cursor_time(c: _Cursor) -> int:
-    return c.time
-
-
-# Traces at least this big are decoded with the numba-compiled loop: below it,
-# importing numba and loading its cache costs more than it saves.
-NUMBA_MIN_SIZE = 4 << 20
-
-
-def _choose_decoder(buf):
-    """(decode function, buffer it reads): GOBLUEPRINT_DECODER=python|numba overrides the choice."""
-    want = os.environ.get("GOBLUEPRINT_DECODER", "")
-    if want == "python" or (want != "numba" and len(buf) < NUMBA_MIN_SIZE):
-        return decode_timed_batch, buf
-    try:
-        from goblueprint.trace import fastdecode
-    except ImportError:
-        if want == "numba":
-            raise
-        return decode_timed_batch, buf
-    return fastdecode.decode_timed_batch, fastdecode.as_array(buf)
-
-
-def _dump_frontier(frontier: list[_Cursor]) -> str:
-    lines = []
-    for bc in frontier:
-        s = spec.SPECS[bc.typ]
-        args = "".join(f" {name}={bc.args[i]}" for i, name in enumerate(s.args[1:]))
-        lines.append(f"M {bc.m} [{s.name} time={bc.time}{args}]\n")
-    return "".join(lines)
+        z = np.zeros(0, dtype=np.int64)
+        cpu_cols = (z, z, z, z, z)
+    return (
+        np.array([int(m) for m in ms], dtype=np.int64),
+        np.array(counts, dtype=np.int64),
+        np.array(starts, dtype=np.int64),
+        np.array(ends, dtype=np.int64),
+        np.array(bases, dtype=np.int64),
+        stack_arr,
+        str_arr,
+        np.array(gids, dtype=np.int64),
+        cpu_cols,
+    )
 
 
 def open_trace(path: str | Path) -> Reader:

@@ -60,11 +60,8 @@ def test_failure_corpus_present():
     assert set(AT_FAULT) <= {p.stem for p in FAILURES}
 
 
-@pytest.mark.parametrize("decoder", ["python", "numba"])
 @pytest.mark.parametrize("path", FAILURES, ids=lambda p: p.stem)
-def test_golden_failure_names_event_at_fault(path: Path, decoder: str, monkeypatch):
-    # Both batch decoders: the offsets are recomputed from the buffer each one reads.
-    monkeypatch.setenv("GOBLUEPRINT_DECODER", decoder)
+def test_golden_failure_names_event_at_fault(path: Path):
     test = parse_test_file(path.read_bytes())
     err = read_error(test.wire)
     assert test.matches(err.message), err.message  # still Go's text
@@ -137,12 +134,10 @@ def test_flipped_type_byte_names_that_event(go_trace, go_parsed, tmp_path):
     assert checked and exact, f"{checked} rejected mutants, one at its own event: {exact}"
 
 
-@pytest.mark.parametrize("decoder", ["python", "numba"])
-def test_invalid_stack_id_names_that_event(decoder: str, go_parsed, tmp_path, monkeypatch):
+def test_invalid_stack_id_names_that_event(go_parsed, tmp_path):
     # The table-ID check runs on an event after its cursor moved on: it must still point at
     # that event, not at the cursor's new front.  Go's create-syscall-with-p trace with the
     # first GoSyscallBegin naming stack 7 (no stacks exist; same byte length).
-    monkeypatch.setenv("GOBLUEPRINT_DECODER", decoder)
     text = (_TESTS / "go122-create-syscall-with-p.test").read_bytes()
     old = b"GoSyscallBegin dt=1 p_seq=2 stack=0"
     assert text.count(old) == 1

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from goblueprint.errors import TraceError, UnsupportedTraceVersion
-from goblueprint.trace import fastdecode, generation, spec, wire
+from goblueprint.trace import generation, spec, wire
 
 
 def uvarint(x: int) -> bytes:
@@ -102,26 +100,3 @@ def _batches(data: bytes):
             return
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("go", ["1.22", "1.27"])
-def test_numba_decoder_matches_python(go, go_trace):
-    data = go_trace("sched", go=go).read_bytes()
-    arr = fastdecode.as_array(data)
-    rng = random.Random(1)
-    count = 0
-    for freq, b in _batches(data):
-        base = wire.mul(freq, b.time)
-        want = wire.decode_timed_batch(data, b.start, b.end, freq, base)
-        assert fastdecode.decode_timed_batch(arr, b.start, b.end, freq, base) == want
-        assert want[1] is None
-        count += len(want[0][0])
-        # The same batch with corrupted bytes: both fail (or not) identically.
-        for _ in range(5):
-            bad = bytearray(data[b.start : b.end])
-            for _ in range(3):
-                bad[rng.randrange(len(bad))] = rng.randrange(256)
-            bad = bytes(bad)
-            want = wire.decode_timed_batch(bad, 0, len(bad), freq, base)
-            got = fastdecode.decode_timed_batch(fastdecode.as_array(bad), 0, len(bad), freq, base)
-            assert got == want
-    assert count > 10_000
