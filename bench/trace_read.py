@@ -125,7 +125,10 @@ def main(argv: list[str] | None = None) -> int:
     go_stats = parse_reference(go_best[2].partition(" ")[2])
     ours_peak = max(r[1] for r in ours_runs)
 
+    mode_cmd = [sys.executable, "-c", "from goblueprint.trace import kernels; print(kernels.get().mode)"]
+    kernels_mode = run_child(mode_cmd, env)[2].strip()
     result = {
+        "kernels": kernels_mode,  # "aot": the ahead-of-time build; "jit": numba's JIT
         "trace": str(trace),
         "bytes": size,
         "events": {"goblueprint": ours_stats.get("events"), "go": int(go_stats.get("events", -1))},
@@ -165,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         ("events", str(result["events"]["goblueprint"]), str(result["events"]["go"])),
         ("peak RSS (MB)", f"{ours_peak / 1e6:.1f}", f"{result['go']['peak_rss_bytes'] / 1e6:.1f}"),
     ]
-    print(f"trace {trace} ({size / 1e6:.1f} MB)")
+    print(f"trace {trace} ({size / 1e6:.1f} MB); compiled loops: {kernels_mode}")
     for row in rows:
         print(f"  {row[0]:<20} {row[1]:>14} {row[2]:>18}")
     print(f"  throughput ratio (Go time / our time): {result['throughput_ratio_go_time_over_ours']}")

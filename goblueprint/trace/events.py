@@ -281,7 +281,10 @@ def _stack_pcs(table, sid: int) -> tuple[int, ...]:
     if pcs is None:
         # Only a CPU sample can name an unknown stack (Go does not check those and
         # panics when printing one).
-        raise TraceError(f"found invalid stack ID {sid} for event CPUSample")
+        raise TraceError(
+            f"found invalid stack ID {sid} for event CPUSample",
+            offset=getattr(table, "cpu_batch_offset", None),
+        )
     return pcs
 
 

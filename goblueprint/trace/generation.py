@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from goblueprint.trace import spec, tables
+from goblueprint.trace import kernels, spec
 from goblueprint.trace.gosort import sort_func
+from goblueprint.trace.kernels import table_codes as tables
 from goblueprint.trace.wire import (
     EOF,
     OVERFLOW,
@@ -54,6 +55,7 @@ class EvTable:
         "_pcs",
         "_stack_chunks",
         "_stacks",
+        "cpu_batch_offset",
         "exp_batches",
         "extra_string_ids",
         "extra_strings",
@@ -97,6 +99,9 @@ class EvTable:
         self.extra_strings: list[str] = []
         self.extra_string_ids: dict[str, int] = {}
         self.exp_batches: dict[int, list] = {}
+        # File offset of the generation's first CPU samples batch: where a sample's bad
+        # stack ID (which Go only notices when printing it) is reported.
+        self.cpu_batch_offset: int | None = None
         # Printed stacks (Event.string), by (prefix, stack ID): stacks repeat a lot.
         self.stack_text: dict[tuple[str, int], str] = {}
 
@@ -173,8 +178,10 @@ def _stack_repr(pcs) -> str:
 
 
 def _as_u8(buf) -> np.ndarray:
-    """A zero-copy uint8 view for the compiled loops (not kept: the tables own their arrays)."""
-    return np.frombuffer(buf, dtype=np.uint8)
+    """A zero-copy, read-only uint8 view for the compiled loops (one type whatever the buffer)."""
+    a = np.frombuffer(buf, dtype=np.uint8)
+    a.flags.writeable = False
+    return a
 
 
 # Go's binary.ReadUvarint errors, by tables.V_* outcome.
@@ -190,7 +197,7 @@ def _decode(buf, start: int, end: int) -> str:
 
 def _add_strings(g: Generation, buf, b: Batch) -> None:
     t = g.table
-    ids, offs, ends, ascii, code, off, a, c, u, repeat, known = tables.scan_strings(
+    ids, offs, ends, ascii, code, off, a, c, u, repeat, known = kernels.get().scan_strings(
         _as_u8(buf), b.start + 1, b.end, spec.MAX_EVENT_TRAILER_DATA_SIZE, spec.EV_STRING, t.string_ids
     )  # b.start + 1: skip the EvStrings byte
     strings = t.strings
@@ -229,7 +236,7 @@ def _add_strings(g: Generation, buf, b: Batch) -> None:
 
 def _add_stacks(g: Generation, buf, b: Batch) -> None:
     t = g.table
-    chunk = tables.scan_stacks(
+    chunk = kernels.get().scan_stacks(
         _as_u8(buf), b.start + 1, b.end, spec.MAX_FRAMES_PER_STACK, spec.EV_STACK, t.stack_ids
     )  # b.start + 1: skip the EvStacks byte
     ids, starts, ends, pcs, _funcs, _files, _lines, code, off, a, fld, c, u, repeat, known = chunk
@@ -268,13 +275,15 @@ def _find_stack(chunks: list[tuple], sid: int) -> list[int]:
 
 
 def _add_cpu_samples(g: Generation, buf, b: Batch) -> None:
-    ts, ms, ps, gs, stks, code, off, a, c = tables.scan_cpu_samples(
+    ts, ms, ps, gs, stks, code, off, a, c = kernels.get().scan_cpu_samples(
         _as_u8(buf), b.start + 1, b.end, spec.EV_CPU_SAMPLE
     )  # b.start + 1: skip the EvCPUSamples byte
     if code == tables.E_EVENT:
         raise WireError(f"expected CPU sample event, got {a}", int(off))
     if code == tables.E_VARINT:
         raise WireError(_VARINT_MSG[c], int(off))
+    if g.table.cpu_batch_offset is None:
+        g.table.cpu_batch_offset = b.offset
     # Raw timestamps for now: _finish converts them once the frequency is known.
     g.cpu_samples.extend(zip(ts.tolist(), ms.tolist(), ps.tolist(), gs.tolist(), stks.tolist(), strict=True))
 
@@ -368,7 +377,7 @@ def _index_stacks(g: Generation) -> None:
     else:
         ids, starts = _NO_U64, np.zeros(1, np.int64)
         pcs = funcs = files = lines = _NO_U64
-    sids, lo, hi, funcs, files, lines, first, code, bad_stack, bad_id = tables.finish_stacks(
+    sids, lo, hi, funcs, files, lines, first, code, bad_stack, bad_id = kernels.get().finish_stacks(
         ids, starts, pcs, funcs, files, lines, t.string_ids
     )
     t._stack_chunks = None
@@ -400,7 +409,7 @@ def _batches(buf, pos: int, end: int, g: Generation):
     """
     arr = _as_u8(buf)
     while True:
-        recs, tss, gens, pos, stop = tables.scan_batch_headers(
+        recs, tss, gens, pos, stop = kernels.get().scan_batch_headers(
             arr,
             pos,
             end,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from goblueprint.trace import engine as E
 from goblueprint.trace import spec
+from goblueprint.trace.kernels import codes as E
 
 _MASK = (1 << 64) - 1
 _GC_STATE_NAMES = ("Undetermined", "NotRunning", "Running")
@@ -136,7 +136,7 @@ def engine_error(code: int, params: Sequence[int], version: int, name: Callable[
     return fmt([int(x) for x in params])
 
 
-def failed_to_advance(gen: int, front, state: E.EngineState) -> str:
+def failed_to_advance(gen: int, front, state) -> str:
     """Go's "failed to advance" message: the stuck frontier, then dumpOrdering."""
     lines = []
     for row in front.tolist():

@@ -21,11 +21,12 @@ from pathlib import Path
 import numpy as np
 
 from goblueprint.errors import TraceError, UsageError
-from goblueprint.trace import engine as E
 from goblueprint.trace import spec
 from goblueprint.trace.events import EV_SYNC_EVENT, Event
 from goblueprint.trace.generation import EvTable, Generation, read_generation, read_generation_with_spill
+from goblueprint.trace.kernels import codes as E
 from goblueprint.trace.messages import engine_error, failed_to_advance
+from goblueprint.trace.ordering import EngineState
 from goblueprint.trace.wire import EOF, WireError, mul, read_header
 
 _PAGE = mmap.PAGESIZE
@@ -113,9 +114,10 @@ class Reader:
         # A view pins the mapping: close() during iteration then leaves it alone.
         buf = memoryview(raw) if mapped is not None else raw
         dbuf = np.frombuffer(buf, dtype=np.uint8) if len(buf) else np.zeros(0, np.uint8)
+        dbuf.flags.writeable = False  # one array type for the compiled loops, whatever the buffer
         end = self._end
         version = self.version
-        state = E.EngineState()
+        state = EngineState()
         strings: list[str] = [""]  # global string table: task and region names compare by text
         string_ids: dict[str, int] = {"": 0}
         pos = self._pos

@@ -17,7 +17,7 @@ from goblueprint.errors import TraceError
 from goblueprint.trace import spec
 from goblueprint.trace.reader import Reader
 from goblueprint.trace.textform import parse_test_file
-from goblueprint.trace.wire import batch_layout, read_batch
+from goblueprint.trace.wire import batch_layout, read_batch, read_uvarint
 
 from .conftest import GO_TRACE_TESTDATA, same_error
 
@@ -151,3 +151,23 @@ def test_invalid_stack_id_names_that_event(go_parsed, tmp_path):
     trace.write_bytes(wire)
     assert same_error(err.message, go_parsed(trace).error)
     assert "invalid stack ID 7" in err.message
+
+
+def test_cpu_sample_with_unknown_stack_names_its_batch(own_trace):
+    # Go accepts the trace and only fails on printing such a sample; so do we, with
+    # the offset of the generation's CPU samples batch.
+    data = bytearray(own_trace("cpusample", "1.27").read_bytes())
+    batch = next(b for _, b in batch_layout(bytes(data)) if b.first == spec.EV_CPU_SAMPLES and b.exp == 0)
+    pos = batch.start + 2  # the batch's EvCPUSamples byte, then the first sample's EvCPUSample byte
+    for _ in range(4):  # time, m, p, g
+        _, pos = read_uvarint(data, pos, batch.end)
+    _, end = read_uvarint(data, pos, batch.end)
+    # The same number of bytes, all continuation bits set but the last: an ID no stack has.
+    data[pos:end] = bytes([0xFF] * (end - pos - 1) + [0x7F])
+    samples = [ev for ev in Reader(bytes(data)) if ev.typ == spec.EV_CPU_SAMPLE]
+    assert samples
+    with pytest.raises(TraceError) as err:
+        for ev in samples:
+            ev.stack.frames()
+    assert "found invalid stack ID" in err.value.message
+    assert err.value.offset == batch.offset

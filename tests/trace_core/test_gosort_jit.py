@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from numba import njit
 
 from goblueprint import toolchain
-from goblueprint.trace.gosort import sort_by_key, sort_func
+from goblueprint.trace.gosort import sort_func
+from goblueprint.trace.kernels.gosort import sort_by_key
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 

@@ -98,5 +98,3 @@ def _batches(data: bytes):
                 yield g.table.freq, b
         if version < spec.GO126 and spill is None:
             return
-
-

@@ -28,140 +28,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from goblueprint.trace import spec
-from goblueprint.trace.events import GO_STATUS_TO_STATE, PROC_STATUS_TO_STATE, GoState, ProcState
-from goblueprint.trace.gosort import sort_by_key
-
-S = spec
-
-# -- tables (data from spec.py, as arrays the compiled code indexes) ---------------
-
-
-def _nargs_table() -> np.ndarray:
-    t = np.full(256, -1, dtype=np.int64)
-    for i, s in enumerate(S.SPECS):
-        if s.args and s.is_timed_event:
-            t[i] = len(s.args) - 1
-    return t
-
-
-def _arg_table(attr: str) -> np.ndarray:
-    # Indices into the event's args (after the timestamp) naming a stack / string; -1 = none.
-    t = np.full((256, 2), -1, dtype=np.int64)
-    for i, s in enumerate(S.SPECS):
-        for j, a in enumerate(getattr(s, attr)[:2]):
-            t[i, j] = a - 1
-    return t
-
-
-def _start_table() -> np.ndarray:
-    t = np.zeros(256, dtype=np.int64)
-    for i, s in enumerate(S.SPECS):
-        t[i] = s.start_ev if s.start_ev else i
-    return t
-
-
-NSPECS = len(S.SPECS)
-NARGS = _nargs_table()
-STACK_ARGS = _arg_table("stack_ids")
-STRING_ARGS = _arg_table("string_ids")
-RANGE_START = _start_table()
-GO_OLD_STATE = np.array([int(s) for s in GO_STATUS_TO_STATE], dtype=np.int64)
-PROC_OLD_STATE = np.array([int(s) for s in PROC_STATUS_TO_STATE], dtype=np.int64)
-GS_UNDETERMINED = int(GoState.UNDETERMINED)
-PS_UNDETERMINED = int(ProcState.UNDETERMINED)
-PS_NOT_EXIST = int(ProcState.NOT_EXIST)
-PS_RUNNING = int(ProcState.RUNNING)
-PS_IDLE = int(ProcState.IDLE)
-
-NO_ID = -1  # NoGoroutine / NoProc / NoThread; also NoTask as a uint64 bit pattern
-GC_UNDETERMINED, GC_NOT_RUNNING, GC_RUNNING = 0, 1, 2
-MUST_NOT_HAVE, MAY_HAVE, MUST_HAVE = 0, 1, 2
-
-# Scalar state: indices into EngineState.sc.
-(
-    SC_GN,  # goroutine rows used
-    SC_PN,
-    SC_MN,
-    SC_GC_SEQ,
-    SC_GC_STATE,
-    SC_INITIAL_GEN,
-    SC_LAST_TS,
-    SC_NOUT,  # events out of the last generation
-    SC_GFILL,  # filled buckets (live + deleted) of the goroutine/proc/thread/task maps
-    SC_PFILL,
-    SC_MFILL,
-    SC_TFILL,
-    SC_FL_N,  # rows used in the range pool, and its free list (-1 = empty)
-    SC_FL_FREE,
-    SC_RG_N,  # rows used in the region pool, and its free list
-    SC_RG_FREE,
-    SC_TK_N,  # task rows used
-) = range(17)
-SC_SIZE = 17
-
-# Columns of the state tables.
-G_ID, G_ST, G_SEQ, G_SGEN, G_REG, G_FH, G_FT = range(7)  # G_ST -1: the goroutine is gone
-P_ID, P_ST, P_SEQ, P_SGEN, P_FH, P_FT = range(6)
-M_ID, M_G, M_P = range(3)
-
-# Error codes.  Params go to ep[0..]; the formatter in messages.py knows their meaning.
-E_NONE = 0
-# validateCtx, in Go's order of checks
-E_CTX_M_MUST, E_CTX_M_NOT, E_CTX_P_MUST, E_CTX_P_NOT, E_CTX_G_MUST, E_CTX_G_NOT = range(1, 7)
-(
-    E_BAD_TYPE,  # typ
-    E_PROC_INVALID_STATUS,  # pid, status
-    E_PROC_INCONSISTENT,  # pid, old, new
-    E_PROC_NO_CTX,  # pid
-    E_PROC_MISSING,  # typ, p
-    E_PROC_NOT_RUNNING_OR_SYSCALL,  # typ
-    E_SELF_STEAL,  # pid, mid, p
-    E_STEAL_NO_THREAD,  # mid
-    E_STEAL_WRONG_PROC,  # pid, mid, ms.p
-    E_GO_INVALID_STATUS,  # gid, status
-    E_GO_INCONSISTENT,  # gid, old, new
-    E_GO_NEW_AFTER_FIRST,  # gid, status
-    E_GO_SYSCALL_NO_THREAD,  # gid
-    E_GO_SYSCALL_THREAD,  # gid, g
-    E_GO_NOT_RUNNING,  # typ
-    E_GO_EXISTS,  # newgid
-    E_GO_MISSING,  # typ, g
-    E_PROC_UNINIT,  # p, typ
-    E_SYSCALL_SEQ,  # typ, seq, seqgen, newseq, gen
-    E_PROC_NOT_SYSCALL,  # p, status
-    E_GO_SYSCALL_EXISTS,  # newgid
-    E_GO_NOT_SYSCALL,  # typ
-    E_PROC_INVALID,  # p, typ
-    E_PROC_UNEXPECTED,  # p, status, typ
-    E_TASK_CONFLICT,  # tid
-    E_STRING_ID,  # sid, typ
-    E_REGION_BEGIN_NO_G,  # g
-    E_REGION_END_NO_G,  # g
-    E_REGION_MISUSE,  # g, task, name, top task, top name (names: global string ids)
-    E_GC_ACTIVE_FIRST,
-    E_GC_ACTIVE_NOT_RUNNING,
-    E_GC_BEGIN_RUNNING,
-    E_GC_END_NOT_RUNNING,
-    E_GC_END_UNDETERMINED,
-    E_SWEEP_UNKNOWN_PROC,  # pid
-    E_RANGE_IN_FLIGHT,  # start typ
-    E_RANGE_ACTIVE_FIRST,  # typ, desc
-    E_RANGE_MISSING,  # typ, n, then n pairs (typ, desc)
-    E_RANGE_NOT_IN_FLIGHT,  # start typ
-    E_RANGE_NO_G,  # typ, g
-    E_RANGE_UNINIT_G,  # gid, typ
-    E_FAILED_TO_ADVANCE,  # (the frontier: see the cursor arrays)
-    E_STACK_ID,  # id, typ        (validateTableIDs)
-    E_STRING_ID_TABLE,  # id, typ
-    E_WIRE_TYPE,  # typ           (batch decoding)
-    E_WIRE_UNTIMED,  # typ
-    E_WIRE_TS,
-    E_WIRE_ARG,
-) = range(7, 55)
-
-EP_SIZE = 64
-
+from goblueprint.trace import spec as S
+from goblueprint.trace.kernels.codes import *  # noqa: F403 - the engine's constants, numba-free
+from goblueprint.trace.kernels.gosort import sort_by_key
 
 # -- small helpers -----------------------------------------------------------------
 
@@ -532,7 +401,7 @@ def _decode(buf, cur_batches, bat_start, bat_end, bat_base, freq, nargs_of):  # 
     err = np.zeros(ncur, dtype=np.int64)
     err_off = np.zeros(ncur, dtype=np.int64)
     err_typ = np.zeros(ncur, dtype=np.int64)
-    nspecs = NSPECS
+    nspecs = np.int64(NSPECS)
     n = 0
     for k in range(ncur):
         lo[k] = n
@@ -547,7 +416,7 @@ def _decode(buf, cur_batches, bat_start, bat_end, bat_base, freq, nargs_of):  # 
                 typ = np.int64(buf[pos])
                 na = nargs_of[typ]
                 if typ >= nspecs or na == -1:
-                    code = E_WIRE_TYPE if typ >= nspecs else E_WIRE_UNTIMED
+                    code = np.int64(E_WIRE_TYPE if typ >= nspecs else E_WIRE_UNTIMED)
                     err_off[k] = evpos
                     err_typ[k] = typ
                     break
@@ -572,7 +441,7 @@ def _decode(buf, cur_batches, bat_start, bat_end, bat_base, freq, nargs_of):  # 
                         s += np.uint64(7)
                         j += 1
                     if not ok:
-                        code = E_WIRE_TS if i == 0 else E_WIRE_ARG
+                        code = np.int64(E_WIRE_TS if i == 0 else E_WIRE_ARG)
                         break
                     if i == 0:
                         if last == 0:
@@ -806,10 +675,10 @@ def _order(
     c_slot = np.full(ncur, -1, dtype=np.int64)
     heap = np.empty(ncur, dtype=np.int64)
     hn = 0
-    err = E_NONE
+    err = np.int64(E_NONE)
     err_k = -1  # cursor at fault
     err_off = -1
-    err_m = NO_ID
+    err_m = np.int64(NO_ID)
     at_start = 0
     for k in range(ncur):
         if c_pos[k] < c_end[k]:
@@ -892,8 +761,8 @@ def _order(
                 g = M[slot, M_G]
                 p = M[slot, M_P]
             else:
-                g = NO_ID
-                p = NO_ID
+                g = np.int64(NO_ID)
+                p = np.int64(NO_ID)
             n0 = n
             ok = True
             ng = g
@@ -936,11 +805,11 @@ def _order(
                 if code == 0:
                     gs = hget(gh, g)
                     if gs < 0:
-                        code = E_GO_MISSING
+                        code = np.int64(E_GO_MISSING)
                         ep[0] = typ
                         ep[1] = g
                     elif G[gs, G_ST] != S.GO_RUNNING:
-                        code = E_GO_NOT_RUNNING
+                        code = np.int64(E_GO_NOT_RUNNING)
                         ep[0] = typ
                     else:
                         if typ == S.EV_GO_DESTROY:
@@ -952,16 +821,16 @@ def _order(
                         else:
                             G[gs, G_ST] = S.GO_WAITING
                         n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
-                        ng = NO_ID
+                        ng = np.int64(NO_ID)
             elif typ == S.EV_GO_CREATE or typ == S.EV_GO_CREATE_BLOCKED:
                 code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MAY_HAVE)
                 if code == 0:
                     gs = hget(gh, g)
                     if gs >= 0 and G[gs, G_ST] != S.GO_RUNNING:
-                        code = E_GO_NOT_RUNNING
+                        code = np.int64(E_GO_NOT_RUNNING)
                         ep[0] = typ
                     elif hget(gh, a0) >= 0:
-                        code = E_GO_EXISTS
+                        code = np.int64(E_GO_EXISTS)
                         ep[0] = a0
                     else:
                         gfill += hput(gh, a0, gn)
@@ -979,25 +848,25 @@ def _order(
                     code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
                 if code == 0:
                     gs = hget(gh, g)
-                    want = S.GO_RUNNING if typ == S.EV_GO_SYSCALL_BEGIN else S.GO_SYSCALL
+                    want = np.int64(S.GO_RUNNING if typ == S.EV_GO_SYSCALL_BEGIN else S.GO_SYSCALL)
                     if gs < 0:
-                        code = E_GO_MISSING
+                        code = np.int64(E_GO_MISSING)
                         ep[0] = typ
                         ep[1] = g
                     elif G[gs, G_ST] != want:
-                        code = E_GO_NOT_RUNNING
+                        code = np.int64(E_GO_NOT_RUNNING)
                         ep[0] = typ
                     else:
                         G[gs, G_ST] = S.GO_SYSCALL if typ == S.EV_GO_SYSCALL_BEGIN else S.GO_RUNNING
                         ps = hget(ph, p)
                         if ps < 0:
-                            code = E_PROC_UNINIT
+                            code = np.int64(E_PROC_UNINIT)
                             ep[0] = p
                             ep[1] = typ
                         elif typ == S.EV_GO_SYSCALL_BEGIN:
                             P[ps, P_ST] = S.PROC_SYSCALL
                             if not (P[ps, P_SGEN] == gen and P[ps, P_SEQ] + 1 == a0):
-                                code = E_SYSCALL_SEQ
+                                code = np.int64(E_SYSCALL_SEQ)
                                 ep[0] = typ
                                 ep[1] = P[ps, P_SEQ]
                                 ep[2] = P[ps, P_SGEN]
@@ -1008,7 +877,7 @@ def _order(
                                 P[ps, P_SEQ] = a0
                                 n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
                         elif P[ps, P_ST] != S.PROC_SYSCALL:
-                            code = E_PROC_NOT_SYSCALL
+                            code = np.int64(E_PROC_NOT_SYSCALL)
                             ep[0] = p
                             ep[1] = P[ps, P_ST]
                         else:
@@ -1018,7 +887,7 @@ def _order(
                 if p != NO_ID:
                     ps = hget(ph, p)
                     if ps < 0:
-                        code = E_PROC_UNINIT
+                        code = np.int64(E_PROC_UNINIT)
                         ep[0] = p
                         ep[1] = typ
                     elif P[ps, P_ST] == S.PROC_SYSCALL:
@@ -1028,16 +897,16 @@ def _order(
                     if code == 0:
                         gs = hget(gh, g)
                         if gs < 0:
-                            code = E_GO_MISSING
+                            code = np.int64(E_GO_MISSING)
                             ep[0] = typ
                             ep[1] = g
                         elif G[gs, G_ST] != S.GO_SYSCALL:
-                            code = E_GO_NOT_RUNNING
+                            code = np.int64(E_GO_NOT_RUNNING)
                             ep[0] = typ
                         else:
                             G[gs, G_ST] = S.GO_RUNNABLE
                             n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
-                            ng = NO_ID
+                            ng = np.int64(NO_ID)
             elif typ == S.EV_PROC_START:
                 ps = hget(ph, a0)
                 if (
@@ -1058,18 +927,18 @@ def _order(
             elif typ == S.EV_PROC_STOP:
                 ps = hget(ph, p)
                 if ps < 0:
-                    code = E_PROC_MISSING
+                    code = np.int64(E_PROC_MISSING)
                     ep[0] = typ
                     ep[1] = p
                 elif P[ps, P_ST] != S.PROC_RUNNING and P[ps, P_ST] != S.PROC_SYSCALL:
-                    code = E_PROC_NOT_RUNNING_OR_SYSCALL
+                    code = np.int64(E_PROC_NOT_RUNNING_OR_SYSCALL)
                     ep[0] = typ
                 else:
                     code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MAY_HAVE)
                     if code == 0:
                         P[ps, P_ST] = S.PROC_IDLE
                         n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
-                        np_ = NO_ID
+                        np_ = np.int64(NO_ID)
             elif typ == S.EV_PROC_STEAL:
                 ps = hget(ph, a0)
                 if (
@@ -1090,19 +959,19 @@ def _order(
                             mid = a2
                             if mid == m:
                                 if p != a0:
-                                    code = E_SELF_STEAL
+                                    code = np.int64(E_SELF_STEAL)
                                     ep[0] = a0
                                     ep[1] = mid
                                     ep[2] = p
                                 else:
-                                    np_ = NO_ID
+                                    np_ = np.int64(NO_ID)
                             else:
                                 ms = hget(mh, mid)
                                 if ms < 0:
-                                    code = E_STEAL_NO_THREAD
+                                    code = np.int64(E_STEAL_NO_THREAD)
                                     ep[0] = mid
                                 elif M[ms, M_P] != a0:
-                                    code = E_STEAL_WRONG_PROC
+                                    code = np.int64(E_STEAL_WRONG_PROC)
                                     ep[0] = a0
                                     ep[1] = mid
                                     ep[2] = M[ms, M_P]
@@ -1114,7 +983,7 @@ def _order(
                 pid = a0
                 status = a1 & 0xFF
                 if status >= 5:
-                    code = E_PROC_INVALID_STATUS
+                    code = np.int64(E_PROC_INVALID_STATUS)
                     ep[0] = pid
                     ep[1] = status
                 else:
@@ -1122,13 +991,13 @@ def _order(
                     ps = hget(ph, pid)
                     if ps >= 0:
                         if status == S.PROC_SYSCALL_ABANDONED and P[ps, P_ST] == S.PROC_SYSCALL:
-                            old_state = PS_RUNNING
-                            a1 = S.PROC_SYSCALL
+                            old_state = np.int64(PS_RUNNING)
+                            a1 = np.int64(S.PROC_SYSCALL)
                         elif status == S.PROC_SYSCALL_ABANDONED and P[ps, P_ST] == S.PROC_SYSCALL_ABANDONED:
-                            old_state = PS_IDLE
-                            a1 = S.PROC_SYSCALL_ABANDONED
+                            old_state = np.int64(PS_IDLE)
+                            a1 = np.int64(S.PROC_SYSCALL_ABANDONED)
                         elif P[ps, P_ST] != status:
-                            code = E_PROC_INCONSISTENT
+                            code = np.int64(E_PROC_INCONSISTENT)
                             ep[0] = pid
                             ep[1] = P[ps, P_ST]
                             ep[2] = status
@@ -1144,7 +1013,7 @@ def _order(
                         pn += 1
                         P[pn - 1, P_FH] = -1
                         P[pn - 1, P_FT] = -1
-                        old_state = PS_UNDETERMINED if gen == initial else PS_NOT_EXIST
+                        old_state = np.int64(PS_UNDETERMINED if gen == initial else PS_NOT_EXIST)
                     if code == 0:
                         a2 = old_state
                         if status == S.PROC_RUNNING or status == S.PROC_SYSCALL:
@@ -1161,7 +1030,7 @@ def _order(
                                     cg = M[j, M_G]
                                     found = True
                             if not found:
-                                code = E_PROC_NO_CTX
+                                code = np.int64(E_PROC_NO_CTX)
                                 ep[0] = pid
                         if code == 0:
                             n = _emit(o, n, typ, ts, cg, cp, cm, a0, a1, a2, a3)
@@ -1170,7 +1039,7 @@ def _order(
                 mid = a1
                 status = a2 & 0xFF
                 if status >= 5:
-                    code = E_GO_INVALID_STATUS
+                    code = np.int64(E_GO_INVALID_STATUS)
                     ep[0] = gid
                     ep[1] = status
                 else:
@@ -1178,7 +1047,7 @@ def _order(
                     gs = hget(gh, gid)
                     if gs >= 0:
                         if G[gs, G_ST] != status:
-                            code = E_GO_INCONSISTENT
+                            code = np.int64(E_GO_INCONSISTENT)
                             ep[0] = gid
                             ep[1] = G[gs, G_ST]
                             ep[2] = status
@@ -1195,9 +1064,9 @@ def _order(
                         G[gn, G_FH] = -1
                         G[gn, G_FT] = -1
                         gn += 1
-                        old_state = GS_UNDETERMINED
+                        old_state = np.int64(GS_UNDETERMINED)
                     else:
-                        code = E_GO_NEW_AFTER_FIRST
+                        code = np.int64(E_GO_NEW_AFTER_FIRST)
                         ep[0] = gid
                         ep[1] = status
                     if code == 0:
@@ -1208,11 +1077,11 @@ def _order(
                             ng = gid
                         elif status == S.GO_SYSCALL:
                             if mid == NO_ID:
-                                code = E_GO_SYSCALL_NO_THREAD
+                                code = np.int64(E_GO_SYSCALL_NO_THREAD)
                                 ep[0] = gid
                             elif mid == m:
                                 if gen != initial and g != gid:
-                                    code = E_GO_SYSCALL_THREAD
+                                    code = np.int64(E_GO_SYSCALL_THREAD)
                                     ep[0] = gid
                                     ep[1] = g
                                 else:
@@ -1221,7 +1090,7 @@ def _order(
                                 ms = hget(mh, mid)
                                 if ms >= 0:
                                     if M[ms, M_G] != gid:
-                                        code = E_GO_SYSCALL_THREAD
+                                        code = np.int64(E_GO_SYSCALL_THREAD)
                                         ep[0] = gid
                                         ep[1] = M[ms, M_G]
                                     else:
@@ -1241,11 +1110,11 @@ def _order(
                 if code == 0:
                     cur = hget(gh, g)
                     if cur < 0:
-                        code = E_GO_MISSING
+                        code = np.int64(E_GO_MISSING)
                         ep[0] = typ
                         ep[1] = g
                     elif G[cur, G_ST] != S.GO_RUNNING:
-                        code = E_GO_NOT_RUNNING
+                        code = np.int64(E_GO_NOT_RUNNING)
                         ep[0] = typ
                     else:
                         nx = hget(gh, a0)
@@ -1310,7 +1179,7 @@ def _order(
                 code = _ctx(m, p, g, MUST_HAVE, MAY_HAVE, MUST_NOT_HAVE)
                 if code == 0:
                     if hget(gh, a0) >= 0:
-                        code = E_GO_SYSCALL_EXISTS
+                        code = np.int64(E_GO_SYSCALL_EXISTS)
                         ep[0] = a0
                     else:
                         gfill += hput(gh, a0, gn)
@@ -1329,11 +1198,11 @@ def _order(
                 if code == 0:
                     gs = hget(gh, g)
                     if gs < 0:
-                        code = E_GO_MISSING
+                        code = np.int64(E_GO_MISSING)
                         ep[0] = typ
                         ep[1] = g
                     elif G[gs, G_ST] != S.GO_SYSCALL:
-                        code = E_GO_NOT_SYSCALL
+                        code = np.int64(E_GO_NOT_SYSCALL)
                         ep[0] = typ
                     else:
                         hdel(gh, g)
@@ -1342,17 +1211,17 @@ def _order(
                         if p != NO_ID:
                             ps = hget(ph, p)
                             if ps < 0:
-                                code = E_PROC_INVALID
+                                code = np.int64(E_PROC_INVALID)
                                 ep[0] = p
                                 ep[1] = typ
                             elif P[ps, P_ST] != S.PROC_SYSCALL:
-                                code = E_PROC_UNEXPECTED
+                                code = np.int64(E_PROC_UNEXPECTED)
                                 ep[0] = p
                                 ep[1] = P[ps, P_ST]
                                 ep[2] = typ
                             else:
                                 P[ps, P_ST] = S.PROC_SYSCALL_ABANDONED
-                                np_ = NO_ID
+                                np_ = np.int64(NO_ID)
                                 # An extra self-ProcSteal, its extra[0] the old status.
                                 n = _emit(
                                     o,
@@ -1369,13 +1238,13 @@ def _order(
                                 )
                         if code == 0:
                             n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
-                            ng = NO_ID
+                            ng = np.int64(NO_ID)
             elif typ == S.EV_GC_SWEEP_BEGIN or typ == S.EV_GC_SWEEP_END:
                 code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MAY_HAVE)
                 if code == 0:
                     ps = hget(ph, p)
                     if ps < 0:
-                        code = E_PROC_UNINIT
+                        code = np.int64(E_PROC_UNINIT)
                         ep[0] = p
                         ep[1] = typ
                     elif typ == S.EV_GC_SWEEP_BEGIN:
@@ -1387,7 +1256,7 @@ def _order(
             elif typ == S.EV_GC_SWEEP_ACTIVE:
                 ps = hget(ph, a0)
                 if ps < 0:
-                    code = E_SWEEP_UNKNOWN_PROC
+                    code = np.int64(E_SWEEP_UNKNOWN_PROC)
                     ep[0] = a0
                 else:
                     code = _active_range(fl, sc, P, ps, P_FH, RANGE_START[typ], gen == initial, ep)
@@ -1399,7 +1268,7 @@ def _order(
                 if code == 0:
                     gs = hget(gh, g)
                     if gs < 0:
-                        code = E_RANGE_NO_G
+                        code = np.int64(E_RANGE_NO_G)
                         ep[0] = typ
                         ep[1] = g
                     else:
@@ -1413,7 +1282,7 @@ def _order(
                 if code == 0:
                     gs = hget(gh, g)
                     if gs < 0:
-                        code = E_RANGE_NO_G
+                        code = np.int64(E_RANGE_NO_G)
                         ep[0] = typ
                         ep[1] = g
                     else:
@@ -1425,7 +1294,7 @@ def _order(
             elif typ == S.EV_GC_MARK_ASSIST_ACTIVE:
                 gs = hget(gh, a0)
                 if gs < 0:
-                    code = E_RANGE_UNINIT_G
+                    code = np.int64(E_RANGE_UNINIT_G)
                     ep[0] = a0
                     ep[1] = typ
                 else:
@@ -1436,33 +1305,33 @@ def _order(
                 seq = a0
                 if typ == S.EV_GC_ACTIVE and gen == initial:
                     if gc_state != GC_UNDETERMINED:
-                        code = E_GC_ACTIVE_FIRST
+                        code = np.int64(E_GC_ACTIVE_FIRST)
                     else:
                         gc_seq = seq
-                        gc_state = GC_RUNNING
+                        gc_state = np.int64(GC_RUNNING)
                         n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
                 elif typ == S.EV_GC_BEGIN and gc_state == GC_UNDETERMINED:
                     gc_seq = seq
-                    gc_state = GC_RUNNING
+                    gc_state = np.int64(GC_RUNNING)
                     n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
                 elif seq != gc_seq + 1:
                     ok = False
                 else:
                     if typ == S.EV_GC_ACTIVE:
                         if gc_state != GC_RUNNING:
-                            code = E_GC_ACTIVE_NOT_RUNNING
+                            code = np.int64(E_GC_ACTIVE_NOT_RUNNING)
                     elif typ == S.EV_GC_BEGIN:
                         if gc_state == GC_RUNNING:
-                            code = E_GC_BEGIN_RUNNING
+                            code = np.int64(E_GC_BEGIN_RUNNING)
                         else:
-                            gc_state = GC_RUNNING
+                            gc_state = np.int64(GC_RUNNING)
                     else:
                         if gc_state == GC_NOT_RUNNING:
-                            code = E_GC_END_NOT_RUNNING
+                            code = np.int64(E_GC_END_NOT_RUNNING)
                         elif gc_state == GC_UNDETERMINED:
-                            code = E_GC_END_UNDETERMINED
+                            code = np.int64(E_GC_END_UNDETERMINED)
                         else:
-                            gc_state = GC_NOT_RUNNING
+                            gc_state = np.int64(GC_NOT_RUNNING)
                     if code == 0:
                         gc_seq = seq
                         if m == NO_ID or p == NO_ID or g == NO_ID:
@@ -1481,14 +1350,14 @@ def _order(
                     n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
             elif typ == S.EV_USER_TASK_BEGIN:
                 if hget(th, a0) >= 0:
-                    code = E_TASK_CONFLICT
+                    code = np.int64(E_TASK_CONFLICT)
                     ep[0] = a0
                 else:
                     if a1 == 0:
-                        a1 = NO_ID  # 0 means "no parent" here, not the background task
+                        a1 = np.int64(NO_ID)  # 0 means "no parent" here, not the background task
                     name = _string_gid(str_ids, str_gid, str_dense, a2)
                     if name < 0:
-                        code = E_STRING_ID
+                        code = np.int64(E_STRING_ID)
                         ep[0] = a2
                         ep[1] = typ
                     else:
@@ -1508,7 +1377,7 @@ def _order(
                     a2 = tk[ts_, 1]
                     a3 = tk[ts_, 0]  # a global string id: the reader turns it into an extra string
                 else:
-                    a2 = NO_ID
+                    a2 = np.int64(NO_ID)
                     a3 = 0
                 if m == NO_ID or p == NO_ID or g == NO_ID:
                     code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
@@ -1520,13 +1389,15 @@ def _order(
                 if code == 0:
                     name = _string_gid(str_ids, str_gid, str_dense, a1)
                     if name < 0:
-                        code = E_STRING_ID
+                        code = np.int64(E_STRING_ID)
                         ep[0] = a1
                         ep[1] = typ
                     else:
                         gs = hget(gh, g)
                         if gs < 0:
-                            code = E_REGION_BEGIN_NO_G if typ == S.EV_USER_REGION_BEGIN else E_REGION_END_NO_G
+                            code = np.int64(
+                                E_REGION_BEGIN_NO_G if typ == S.EV_USER_REGION_BEGIN else E_REGION_END_NO_G
+                            )
                             ep[0] = g
                         elif typ == S.EV_USER_REGION_BEGIN:
                             node = _alloc(rg, sc, SC_RG_N, SC_RG_FREE, 2)
@@ -1538,7 +1409,7 @@ def _order(
                             top = G[gs, G_REG]
                             if top >= 0:
                                 if rg[top, 0] != a0 or rg[top, 1] != name:
-                                    code = E_REGION_MISUSE
+                                    code = np.int64(E_REGION_MISUSE)
                                     ep[0] = g
                                     ep[1] = a0
                                     ep[2] = name
@@ -1556,7 +1427,7 @@ def _order(
                 if code == 0:
                     n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
             else:
-                code = E_BAD_TYPE
+                code = np.int64(E_BAD_TYPE)
                 ep[0] = typ
 
             if code != 0:
@@ -1599,7 +1470,7 @@ def _order(
                 sort_by_key(heap, hn, c_time)
             hi += 1
             if hi >= hn:
-                err = E_FAILED_TO_ADVANCE
+                err = np.int64(E_FAILED_TO_ADVANCE)
                 err_k = heap[0]
                 err_off = e_off[c_pos[err_k]]
                 err_m = cur_m[err_k]
@@ -1612,7 +1483,7 @@ def _order(
             for j in range(2):
                 ai = STACK_ARGS[t2, j]
                 if ai >= 0 and not _has(stack_ids, stk_dense, o[5 + ai, i]):
-                    err = E_STACK_ID
+                    err = np.int64(E_STACK_ID)
                     ep[0] = o[5 + ai, i]
                     ep[1] = t2
                     break
@@ -1620,7 +1491,7 @@ def _order(
                 for j in range(2):
                     ai = STRING_ARGS[t2, j]
                     if ai >= 0 and _string_gid(str_ids, str_gid, str_dense, o[5 + ai, i]) < 0:
-                        err = E_STRING_ID_TABLE
+                        err = np.int64(E_STRING_ID_TABLE)
                         ep[0] = o[5 + ai, i]
                         ep[1] = t2
                         break
@@ -1670,71 +1541,3 @@ def compact_goroutines(gh, G, gn):  # pragma: no cover - compiled
                 hput(gh, G[j, G_ID], j)
             j += 1
     return j
-
-
-class EngineState:
-    """Scheduler state carried from one generation to the next (plain numpy arrays)."""
-
-    def __init__(self) -> None:
-        self.sc = np.zeros(SC_SIZE, dtype=np.int64)
-        self.sc[SC_FL_FREE] = -1
-        self.sc[SC_RG_FREE] = -1
-        self.ep = np.zeros(EP_SIZE, dtype=np.int64)
-        z = np.zeros
-        # G, P, M rows; range and region pools; task map and rows; goroutine/proc/thread maps.
-        self.tables = [z((64, 7), np.int64), z((16, 6), np.int64), z((16, 3), np.int64)]
-        self.tables += [z((16, 4), np.int64), z((16, 3), np.int64)]
-        self.tables += [np.full((16, 2), _EMPTY, np.int64), z((16, 2), np.int64)]
-        self.tables += [np.full((16, 2), _EMPTY, np.int64) for _ in range(3)]
-
-    @property
-    def G(self) -> np.ndarray:
-        return self.tables[0]
-
-    @property
-    def P(self) -> np.ndarray:
-        return self.tables[1]
-
-    @property
-    def M(self) -> np.ndarray:
-        return self.tables[2]
-
-    def compact(self) -> None:
-        gn = int(self.sc[SC_GN])
-        if gn > 1024:
-            self.sc[SC_GN] = compact_goroutines(self.tables[7], self.tables[0], gn)
-
-    def run(
-        self,
-        buf,
-        gen,
-        freq,
-        cur_m,
-        cur_batches,
-        bat_start,
-        bat_end,
-        bat_base,
-        stack_ids,
-        str_ids,
-        str_gid,
-        cpu,
-    ):
-        out, tables, errinfo, front = run_generation(
-            buf,
-            gen,
-            freq,
-            cur_m,
-            cur_batches,
-            bat_start,
-            bat_end,
-            bat_base,
-            stack_ids,
-            str_ids,
-            str_gid,
-            *cpu,
-            self.sc,
-            self.ep,
-            *self.tables,
-        )
-        self.tables = list(tables)
-        return out, errinfo, front

@@ -16,27 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-# Varint outcomes; the error offset is the position the reader stopped at.
-V_OK, V_EOF, V_UNEXPECTED_EOF, V_OVERFLOW = 0, 1, 2, 3
-
-# Error codes of the batch loops.
-E_NONE = 0
-E_EVENT = 1  # wrong event byte: a = the byte; offset = its position
-E_VARINT = 2  # a header varint failed: c = varint outcome
-E_SIZE = 3  # string length / frame count above Go's maximum: u = the value
-E_SHORT = 4  # string data cut short: a = bytes left, u = wanted
-E_FRAME = 5  # a frame varint failed: a = frame number (1-based), b = field, c = outcome, u = stack ID
-
-# validateStackStrings outcomes.
-E_FUNC_ID = 1
-E_FILE_ID = 2
+from goblueprint.trace.kernels.table_codes import *  # noqa: F403 - the loops' codes, numba-free
 
 _U0 = np.uint64(0)
-
-# Record layouts the walker knows (Go's addStrings / addStacks / addCPUSamples).
-K_STRINGS = 0  # EvString id len <len bytes>
-K_STACKS = 1  # EvStack id nframes (pc funcID fileID line)*nframes
-K_SAMPLES = 2  # EvCPUSample time m p g stack
 
 
 @njit(cache=True, nogil=True)
@@ -60,7 +42,7 @@ def _walk(buf, start, end, ev_want, kind, limit):  # pragma: no cover - compiled
     nv = 0
     nrec = 0
     pos = start
-    code = E_NONE
+    code = np.int64(E_NONE)
     off = 0
     a = 0
     b = 0
@@ -80,16 +62,16 @@ def _walk(buf, start, end, ev_want, kind, limit):  # pragma: no cover - compiled
             x = 0
             shift = 0
             i = 0
-            v = V_OK
+            v = np.int64(V_OK)
             while True:
                 if pos >= end:
-                    v = V_UNEXPECTED_EOF if i > 0 else V_EOF
+                    v = np.int64(V_UNEXPECTED_EOF if i > 0 else V_EOF)
                     break
                 byte = np.int64(buf[pos])
                 pos += 1
                 if byte < 0x80:
                     if i == 9 and byte > 1:
-                        v = V_OVERFLOW
+                        v = np.int64(V_OVERFLOW)
                     else:
                         x |= byte << shift
                     break
@@ -97,7 +79,7 @@ def _walk(buf, start, end, ev_want, kind, limit):  # pragma: no cover - compiled
                 shift += 7
                 i += 1
                 if i == 10:
-                    v = V_OVERFLOW
+                    v = np.int64(V_OVERFLOW)
                     break
             if v != V_OK:
                 if kind == K_STACKS and k >= 2:
@@ -354,12 +336,6 @@ def finish_stacks(ids, starts, pcs, funcs, files, lines, string_ids):  # pragma:
 
 
 # How scan_batch_headers stopped.
-B_END = 0  # at the end of the buffer
-B_EOG = 1  # after an EndOfGeneration batch (the last record)
-B_FULL = 2  # the record arrays are full: call again from the position returned
-B_ASK = 3  # a batch it does not read: wire.read_batch must (Go's error, or its EOF case)
-
-
 @njit(cache=True, nogil=True)
 def scan_batch_headers(
     buf, pos, end, cap, max_size, ev_batch, ev_exp_batch, ev_eog
@@ -381,10 +357,10 @@ def scan_batch_headers(
     vals = np.empty(4, np.uint64)  # gen, M, timestamp, size
     ulimit = np.uint64(max_size)
     n = 0
-    stop = B_END
+    stop = np.int64(B_END)
     while pos < end:
         if n == cap:
-            stop = B_FULL
+            stop = np.int64(B_FULL)
             break
         off = pos
         typ = buf[pos]
@@ -399,13 +375,13 @@ def scan_batch_headers(
             gens[n] = 0
             n += 1
             pos = off + 1
-            stop = B_EOG
+            stop = np.int64(B_EOG)
             break
         p = pos + 1
         exp = 0
         if typ != ev_batch:
             if typ != ev_exp_batch or p >= end:
-                stop = B_ASK
+                stop = np.int64(B_ASK)
                 break
             exp = np.int64(buf[p])
             p += 1
@@ -438,7 +414,7 @@ def scan_batch_headers(
             vals[k] = np.uint64(x)
         size = vals[3]
         if bad or size > ulimit or size > np.uint64(end - p):
-            stop = B_ASK
+            stop = np.int64(B_ASK)
             break
         start = p
         stop_at = p + np.int64(size)

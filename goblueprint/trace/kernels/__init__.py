@@ -1,0 +1,122 @@
+"""The trace reader's compiled loops, loaded without numba when an ahead-of-time build exists.
+
+The loops are written once, for numba: ``engine.py`` (ordering), ``tables.py``
+(strings, stacks, CPU samples, batch headers) and ``gosort.py`` (Go's pdqsort).
+Importing numba and starting its JIT costs about 0.8 s and 110 MB per process,
+more than reading a 30 MB trace.  So the first process that needs the loops
+compiles them ahead of time (``aot.py``: numba.pycc, in a child process) into
+an extension module in the cache directory, keyed by the sources and the
+Python, numpy and numba versions; every later process imports that module,
+which needs numpy only.  Without a C compiler, or if the build fails, numba's
+JIT runs the very same functions (the build is not retried until the sources
+or versions change).  ``GOBLUEPRINT_KERNELS=jit`` forces the JIT.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.metadata
+import importlib.util
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from types import SimpleNamespace
+
+# What callers use; every name is exported by the AOT module and found in the sources.
+NAMES = {
+    "engine": ("run_generation", "compact_goroutines"),
+    "tables": ("scan_strings", "scan_stacks", "scan_cpu_samples", "finish_stacks", "scan_batch_headers"),
+    "gosort": ("sort_by_key",),
+}
+_SOURCES = ("codes.py", "engine.py", "tables.py", "gosort.py", "aot.py")
+_HERE = Path(__file__).resolve().parent
+_loaded: SimpleNamespace | None = None
+
+
+def get() -> SimpleNamespace:
+    """The compiled functions (``.run_generation``, ``.scan_strings``, ...); ``.mode`` is "aot" or "jit"."""
+    global _loaded
+    if _loaded is None:
+        _loaded = _load()
+    return _loaded
+
+
+def module_name() -> str:
+    """Name of the AOT extension module: changes whenever a source or a version does."""
+    h = hashlib.sha256()
+    for name in _SOURCES:
+        h.update((_HERE / name).read_bytes())
+    for dist in ("numba", "numpy", "llvmlite"):
+        try:
+            h.update(f"{dist}={importlib.metadata.version(dist)}".encode())
+        except importlib.metadata.PackageNotFoundError:
+            h.update(dist.encode())
+    h.update(sys.version.encode())
+    h.update(sysconfig.get_platform().encode())
+    return "gb_trace_kernels_" + h.hexdigest()[:20]
+
+
+def aot_path() -> Path:
+    from goblueprint.toolchain import cache_dir
+
+    return cache_dir() / "kernels" / (module_name() + (importlib.machinery.EXTENSION_SUFFIXES[0]))
+
+
+def _load() -> SimpleNamespace:
+    if os.environ.get("GOBLUEPRINT_KERNELS", "") != "jit":
+        path = aot_path()
+        failed = path.with_suffix(".failed")
+        if not path.exists() and not failed.exists():
+            _build(path, failed)
+        if path.exists():
+            try:
+                return _import(path)
+            except ImportError:
+                pass
+    return _jit()
+
+
+def _build(path: Path, failed: Path) -> None:
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time; the others then find it done
+        if path.exists() or failed.exists():
+            return
+        if sys.stderr.isatty():
+            print("goblueprint: compiling the trace reader's loops (once; about a minute)", file=sys.stderr)
+        env = dict(os.environ, GOBLUEPRINT_KERNELS="jit")
+        proc = subprocess.run(
+            [sys.executable, "-m", "goblueprint.trace.kernels.aot", str(path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        if proc.returncode != 0 or not path.exists():
+            # Remember the failure (the JIT serves meanwhile); the reason is kept for a look.
+            failed.write_text(proc.stdout + proc.stderr)
+
+
+def _import(path: Path) -> SimpleNamespace:
+    name = path.name.split(".")[0]
+    loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+    spec = importlib.util.spec_from_file_location(name, str(path), loader=loader)
+    if spec is None:
+        raise ImportError(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    fns = {n: getattr(mod, n) for names in NAMES.values() for n in names}
+    return SimpleNamespace(mode="aot", path=path, **fns)
+
+
+def _jit() -> SimpleNamespace:
+    from goblueprint.trace.kernels import engine, gosort, tables
+
+    mods = {"engine": engine, "tables": tables, "gosort": gosort}
+    fns = {n: getattr(mods[m], n) for m, names in NAMES.items() for n in names}
+    return SimpleNamespace(mode="jit", path=None, **fns)

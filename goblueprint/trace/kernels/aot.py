@@ -1,0 +1,93 @@
+"""Build the reader's loops ahead of time: ``python -m goblueprint.trace.kernels.aot OUT``.
+
+Each exported function is first run by numba's JIT on harmless arguments of
+the types the reader passes, which yields its exact signature, return type
+included; numba.pycc then compiles the
+same Python functions for those signatures into one extension module, written
+to a temporary name and renamed into place so that readers never see half a
+file.  Run by ``kernels.get()`` in a child process (numba stays out of the
+reader's own process).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+def sample_args() -> dict[str, tuple]:
+    """Harmless arguments (nothing to read) of the types the reader passes, per function."""
+    from goblueprint.trace.ordering import EngineState
+
+    buf = _ro(np.zeros(64, np.uint8))  # trace bytes: a read-only uint8 view
+    e = np.zeros(0, np.int64)
+    u = np.zeros(0, np.uint64)
+    st = EngineState()
+    return {
+        "run_generation": (
+            buf,
+            1,
+            1.0,
+            e,
+            np.zeros(1, np.int64),
+            *(e,) * 6,
+            *(e,) * 5,
+            st.sc,
+            st.ep,
+            *st.tables,
+        ),
+        "compact_goroutines": (st.tables[7], st.tables[0], 0),
+        "sort_by_key": (e, 0, e),
+        "scan_strings": (buf, 0, 0, 1, 1, u),
+        "scan_stacks": (buf, 0, 0, 1, 1, u),
+        "scan_cpu_samples": (buf, 0, 0, 1),
+        "finish_stacks": (u, np.zeros(1, np.int64), u, u, u, u, np.zeros(1, np.uint64)),
+        "scan_batch_headers": (buf, 0, 0, 1, 1, 1, 1, 1),
+    }
+
+
+def build(out: Path) -> None:
+    from goblueprint.trace.kernels import NAMES, engine, gosort, tables
+
+    mods = {"engine": engine, "tables": tables, "gosort": gosort}
+    samples = sample_args()
+    # JIT first: importing numba.pycc changes how numba types integer constants.
+    sigs = {}
+    for mod, names in NAMES.items():
+        for fn in names:
+            disp = getattr(mods[mod], fn)
+            args = samples[fn]
+            disp(*args)  # compiled as any call would be (numba's literal-value fallbacks included)
+            argtypes = tuple(disp.typeof_pyval(a) for a in args)
+            sigs[fn] = (disp.py_func, disp.overloads[argtypes].signature)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba.pycc announces its deprecation
+        from numba.pycc import CC
+
+    name = out.name.split(".")[0]
+    tmp = Path(tempfile.mkdtemp(prefix="aot-", dir=out.parent))
+    cc = CC(name)
+    cc.output_dir = str(tmp)
+    cc.verbose = False
+    for fn, (py_func, sig) in sigs.items():
+        cc.export(fn, sig)(py_func)
+    cc.compile()
+    built = next(tmp.glob(name + "*"))
+    os.replace(built, out)
+    for p in tmp.iterdir():
+        p.unlink()
+    tmp.rmdir()
+
+
+if __name__ == "__main__":
+    build(Path(sys.argv[1]))

@@ -1,0 +1,89 @@
+"""The compiled ordering engine's Python face: its state between generations.
+
+``EngineState`` holds the scheduler state the engine carries from one
+generation to the next as plain numpy arrays, and runs the compiled
+``run_generation`` over each generation (see kernels/engine.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from goblueprint.trace import kernels
+from goblueprint.trace.kernels.codes import (
+    EP_SIZE,
+    SC_FL_FREE,
+    SC_GN,
+    SC_RG_FREE,
+    SC_SIZE,
+)
+
+_EMPTY = -1  # an empty bucket of the engine's ID maps (kernels/engine.py)
+
+
+class EngineState:
+    """Scheduler state carried from one generation to the next (plain numpy arrays)."""
+
+    def __init__(self) -> None:
+        self.sc = np.zeros(SC_SIZE, dtype=np.int64)
+        self.sc[SC_FL_FREE] = -1
+        self.sc[SC_RG_FREE] = -1
+        self.ep = np.zeros(EP_SIZE, dtype=np.int64)
+        z = np.zeros
+        # G, P, M rows; range and region pools; task map and rows; goroutine/proc/thread maps.
+        self.tables = [z((64, 7), np.int64), z((16, 6), np.int64), z((16, 3), np.int64)]
+        self.tables += [z((16, 4), np.int64), z((16, 3), np.int64)]
+        self.tables += [np.full((16, 2), _EMPTY, np.int64), z((16, 2), np.int64)]
+        self.tables += [np.full((16, 2), _EMPTY, np.int64) for _ in range(3)]
+
+    @property
+    def G(self) -> np.ndarray:
+        return self.tables[0]
+
+    @property
+    def P(self) -> np.ndarray:
+        return self.tables[1]
+
+    @property
+    def M(self) -> np.ndarray:
+        return self.tables[2]
+
+    def compact(self) -> None:
+        gn = int(self.sc[SC_GN])
+        if gn > 1024:
+            self.sc[SC_GN] = kernels.get().compact_goroutines(self.tables[7], self.tables[0], gn)
+
+    def run(
+        self,
+        buf,
+        gen,
+        freq,
+        cur_m,
+        cur_batches,
+        bat_start,
+        bat_end,
+        bat_base,
+        stack_ids,
+        str_ids,
+        str_gid,
+        cpu,
+    ):
+        out, tables, errinfo, front = kernels.get().run_generation(
+            buf,
+            gen,
+            freq,
+            cur_m,
+            cur_batches,
+            bat_start,
+            bat_end,
+            bat_base,
+            stack_ids,
+            str_ids,
+            str_gid,
+            *cpu,
+            self.sc,
+            self.ep,
+            *self.tables,
+        )
+        self.tables = list(tables)
+        return out, errinfo, front

@@ -1,0 +1,93 @@
+"""The compiled loops: the ahead-of-time module and numba's JIT are the same functions.
+
+Each check runs in a child process, so the module cache of this one (which holds
+whichever build it loaded first) does not decide the outcome.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from goblueprint.trace import kernels
+
+
+def _py(code: str, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, **(env or {})),
+        check=False,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def _dump(trace: Path, mode: str | None) -> str:
+    env = {"GOBLUEPRINT_KERNELS": mode} if mode else {}
+    code = f"""
+import sys
+from goblueprint.trace import kernels
+from goblueprint.trace.reader import open_trace
+out = [ev.string() for ev in open_trace({str(trace)!r})]
+print(kernels.get().mode, "numba" in sys.modules, len(out))
+sys.stdout.write("".join(out))
+"""
+    return _py(code, env)
+
+
+@pytest.mark.slow
+def test_aot_and_jit_read_the_same_events(go_trace):
+    trace = go_trace("sched", go="1.27")
+    aot = _dump(trace, None)
+    jit = _dump(trace, "jit")
+    head_aot, _, body_aot = aot.partition("\n")
+    head_jit, _, body_jit = jit.partition("\n")
+    mode, numba_loaded, n = head_aot.split()
+    assert kernels.aot_path().exists(), "the ahead-of-time build failed on a machine with a C compiler"
+    assert (mode, numba_loaded) == ("aot", "False"), "reading with the AOT module must not import numba"
+    assert head_jit.split()[:2] == ["jit", "True"]
+    assert int(n) > 10_000
+    assert body_aot == body_jit
+
+
+def test_failed_build_falls_back_to_jit(tmp_path):
+    # A remembered failure is not retried: the JIT serves, with the same functions.
+    code = """
+from goblueprint.trace import kernels
+p = kernels.aot_path()
+p.parent.mkdir(parents=True, exist_ok=True)
+p.with_suffix(".failed").write_text("no compiler")
+k = kernels.get()
+print(k.mode, sorted(n for names in kernels.NAMES.values() for n in names if callable(getattr(k, n))))
+"""
+    out = _py(code, {"GOBLUEPRINT_CACHE": str(tmp_path)})
+    mode, _, names = out.partition(" ")
+    assert mode == "jit"
+    assert "run_generation" in names and "scan_strings" in names
+    assert not kernels.aot_path().with_suffix(".failed").is_relative_to(tmp_path)
+
+
+def test_module_name_follows_the_sources(tmp_path, monkeypatch):
+    # The key covers every kernel source: an edit can never load a stale build.
+    import shutil
+
+    here = Path(kernels.__file__).parent
+    copy = tmp_path / "kernels"
+    shutil.copytree(here, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(kernels, "_HERE", copy)
+    name = kernels.module_name()
+    assert name.startswith("gb_trace_kernels_") and name.isidentifier()
+    for src in ("codes.py", "engine.py", "tables.py", "gosort.py", "aot.py"):
+        path = copy / src
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n")
+        assert kernels.module_name() != name, src
+        path.write_bytes(original)
+    assert kernels.module_name() == name
