@@ -117,8 +117,11 @@ def main(argv: list[str] | None = None) -> int:
             return 1
 
     base_rss = min(run_child(base_cmd, env)[1] for _ in range(args.repeat))
-    ours_runs = [run_child(ours_cmd, env) for _ in range(args.repeat)]
-    go_runs = [run_child(go_cmd, env) for _ in range(args.repeat)]
+    # Interleaved, so that a change in the machine's speed (shared hosts) hits both sides.
+    ours_runs, go_runs = [], []
+    for _ in range(args.repeat):
+        go_runs.append(run_child(go_cmd, env))
+        ours_runs.append(run_child(ours_cmd, env))
     ours_best = min(ours_runs, key=lambda r: r[0])
     go_best = min(go_runs, key=lambda r: r[0])
     ours_stats = json.loads(ours_best[2])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -23,6 +24,10 @@ from types import ModuleType
 
 from goblueprint import __version__
 from goblueprint.errors import GoblueprintError
+
+# numpy's OpenBLAS starts a pool of threads that spin at load time; no command does
+# linear algebra, so one thread (set before numpy is first imported) saves that CPU.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 GROUP_HELP = {
     "toolchain": "find, install and list Go releases",

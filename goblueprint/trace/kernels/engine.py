@@ -668,6 +668,8 @@ def _order(
     """The ordering loop (Go's ReadEvent + Advance); no array is rebound in here."""
     ncur = cur_m.shape[0]
     ncpu = cpu_t.shape[0]
+    nstk = stk_dense.shape[0]
+    nstr = str_dense.shape[0]
     n = 0
     # Cursors: heap of cursor indices keyed by c_time; an M's state slot is found on
     # its first advance (the ordering creates thread state lazily, as Go's Advance does).
@@ -765,12 +767,43 @@ def _order(
                 p = np.int64(NO_ID)
             n0 = n
             ok = True
+            emit = False
             ng = g
             np_ = p
             code = 0
+            # The map lookups the handlers make, done here inline: goroutines g and a0,
+            # procs p and a0 (a call per lookup would cost a reference-count round trip).
+            gs_g = np.int64(-1)
+            q = _hash(g, gh.shape[0] - 1)
+            while gh[q, 1] != _EMPTY:
+                if gh[q, 1] >= 0 and gh[q, 0] == g:
+                    gs_g = gh[q, 1]
+                    break
+                q = (q + 1) & (gh.shape[0] - 1)
+            gs_a = np.int64(-1)
+            q = _hash(a0, gh.shape[0] - 1)
+            while gh[q, 1] != _EMPTY:
+                if gh[q, 1] >= 0 and gh[q, 0] == a0:
+                    gs_a = gh[q, 1]
+                    break
+                q = (q + 1) & (gh.shape[0] - 1)
+            ps_p = np.int64(-1)
+            q = _hash(p, ph.shape[0] - 1)
+            while ph[q, 1] != _EMPTY:
+                if ph[q, 1] >= 0 and ph[q, 0] == p:
+                    ps_p = ph[q, 1]
+                    break
+                q = (q + 1) & (ph.shape[0] - 1)
+            ps_a = np.int64(-1)
+            q = _hash(a0, ph.shape[0] - 1)
+            while ph[q, 1] != _EMPTY:
+                if ph[q, 1] >= 0 and ph[q, 0] == a0:
+                    ps_a = ph[q, 1]
+                    break
+                q = (q + 1) & (ph.shape[0] - 1)
 
             if typ == S.EV_GO_START or typ == S.EV_GO_UNBLOCK:
-                gs = hget(gh, a0)
+                gs = gs_a
                 if typ == S.EV_GO_START:
                     if (
                         gs < 0
@@ -785,7 +818,7 @@ def _order(
                             G[gs, G_ST] = S.GO_RUNNING
                             G[gs, G_SGEN] = gen
                             G[gs, G_SEQ] = a1
-                            n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                            emit = True
                             ng = a0
                 else:
                     if (
@@ -798,12 +831,12 @@ def _order(
                         G[gs, G_ST] = S.GO_RUNNABLE
                         G[gs, G_SGEN] = gen
                         G[gs, G_SEQ] = a1
-                        n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                        emit = True
             elif typ == S.EV_GO_STOP or typ == S.EV_GO_BLOCK or typ == S.EV_GO_DESTROY:
                 if m == NO_ID or p == NO_ID or g == NO_ID:
                     code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
                 if code == 0:
-                    gs = hget(gh, g)
+                    gs = gs_g
                     if gs < 0:
                         code = np.int64(E_GO_MISSING)
                         ep[0] = typ
@@ -820,16 +853,16 @@ def _order(
                             G[gs, G_ST] = S.GO_RUNNABLE
                         else:
                             G[gs, G_ST] = S.GO_WAITING
-                        n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                        emit = True
                         ng = np.int64(NO_ID)
             elif typ == S.EV_GO_CREATE or typ == S.EV_GO_CREATE_BLOCKED:
                 code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MAY_HAVE)
                 if code == 0:
-                    gs = hget(gh, g)
+                    gs = gs_g
                     if gs >= 0 and G[gs, G_ST] != S.GO_RUNNING:
                         code = np.int64(E_GO_NOT_RUNNING)
                         ep[0] = typ
-                    elif hget(gh, a0) >= 0:
+                    elif gs_a >= 0:
                         code = np.int64(E_GO_EXISTS)
                         ep[0] = a0
                     else:
@@ -842,12 +875,12 @@ def _order(
                         G[gn, G_FH] = -1
                         G[gn, G_FT] = -1
                         gn += 1
-                        n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                        emit = True
             elif typ == S.EV_GO_SYSCALL_BEGIN or typ == S.EV_GO_SYSCALL_END:
                 if m == NO_ID or p == NO_ID or g == NO_ID:
                     code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
                 if code == 0:
-                    gs = hget(gh, g)
+                    gs = gs_g
                     want = np.int64(S.GO_RUNNING if typ == S.EV_GO_SYSCALL_BEGIN else S.GO_SYSCALL)
                     if gs < 0:
                         code = np.int64(E_GO_MISSING)
@@ -858,7 +891,7 @@ def _order(
                         ep[0] = typ
                     else:
                         G[gs, G_ST] = S.GO_SYSCALL if typ == S.EV_GO_SYSCALL_BEGIN else S.GO_RUNNING
-                        ps = hget(ph, p)
+                        ps = ps_p
                         if ps < 0:
                             code = np.int64(E_PROC_UNINIT)
                             ep[0] = p
@@ -875,17 +908,17 @@ def _order(
                             else:
                                 P[ps, P_SGEN] = gen
                                 P[ps, P_SEQ] = a0
-                                n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                                emit = True
                         elif P[ps, P_ST] != S.PROC_SYSCALL:
                             code = np.int64(E_PROC_NOT_SYSCALL)
                             ep[0] = p
                             ep[1] = P[ps, P_ST]
                         else:
                             P[ps, P_ST] = S.PROC_RUNNING
-                            n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                            emit = True
             elif typ == S.EV_GO_SYSCALL_END_BLOCKED:
                 if p != NO_ID:
-                    ps = hget(ph, p)
+                    ps = ps_p
                     if ps < 0:
                         code = np.int64(E_PROC_UNINIT)
                         ep[0] = p
@@ -895,7 +928,7 @@ def _order(
                 if ok and code == 0:
                     code = _ctx(m, p, g, MUST_HAVE, MAY_HAVE, MUST_HAVE)
                     if code == 0:
-                        gs = hget(gh, g)
+                        gs = gs_g
                         if gs < 0:
                             code = np.int64(E_GO_MISSING)
                             ep[0] = typ
@@ -905,10 +938,10 @@ def _order(
                             ep[0] = typ
                         else:
                             G[gs, G_ST] = S.GO_RUNNABLE
-                            n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                            emit = True
                             ng = np.int64(NO_ID)
             elif typ == S.EV_PROC_START:
-                ps = hget(ph, a0)
+                ps = ps_a
                 if (
                     ps < 0
                     or P[ps, P_ST] != S.PROC_IDLE
@@ -922,10 +955,10 @@ def _order(
                         P[ps, P_ST] = S.PROC_RUNNING
                         P[ps, P_SGEN] = gen
                         P[ps, P_SEQ] = a1
-                        n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                        emit = True
                         np_ = a0
             elif typ == S.EV_PROC_STOP:
-                ps = hget(ph, p)
+                ps = ps_p
                 if ps < 0:
                     code = np.int64(E_PROC_MISSING)
                     ep[0] = typ
@@ -937,10 +970,10 @@ def _order(
                     code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MAY_HAVE)
                     if code == 0:
                         P[ps, P_ST] = S.PROC_IDLE
-                        n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                        emit = True
                         np_ = np.int64(NO_ID)
             elif typ == S.EV_PROC_STEAL:
-                ps = hget(ph, a0)
+                ps = ps_a
                 if (
                     ps < 0
                     or (P[ps, P_ST] != S.PROC_SYSCALL and P[ps, P_ST] != S.PROC_SYSCALL_ABANDONED)
@@ -978,7 +1011,7 @@ def _order(
                                 else:
                                     M[ms, M_P] = NO_ID
                         if code == 0:
-                            n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                            emit = True
             elif typ == S.EV_PROC_STATUS:
                 pid = a0
                 status = a1 & 0xFF
@@ -988,7 +1021,7 @@ def _order(
                     ep[1] = status
                 else:
                     old_state = PROC_OLD_STATE[status]
-                    ps = hget(ph, pid)
+                    ps = ps_a
                     if ps >= 0:
                         if status == S.PROC_SYSCALL_ABANDONED and P[ps, P_ST] == S.PROC_SYSCALL:
                             old_state = np.int64(PS_RUNNING)
@@ -1044,7 +1077,7 @@ def _order(
                     ep[1] = status
                 else:
                     old_state = GO_OLD_STATE[status]
-                    gs = hget(gh, gid)
+                    gs = gs_a
                     if gs >= 0:
                         if G[gs, G_ST] != status:
                             code = np.int64(E_GO_INCONSISTENT)
@@ -1108,7 +1141,7 @@ def _order(
                 if m == NO_ID or p == NO_ID or g == NO_ID:
                     code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
                 if code == 0:
-                    cur = hget(gh, g)
+                    cur = gs_g
                     if cur < 0:
                         code = np.int64(E_GO_MISSING)
                         ep[0] = typ
@@ -1117,7 +1150,7 @@ def _order(
                         code = np.int64(E_GO_NOT_RUNNING)
                         ep[0] = typ
                     else:
-                        nx = hget(gh, a0)
+                        nx = gs_a
                         if (
                             nx < 0
                             or G[nx, G_ST] != S.GO_WAITING
@@ -1125,7 +1158,7 @@ def _order(
                         ):
                             ok = False
                         else:
-                            n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                            n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)  # before the events it implies
                             if typ == S.EV_GO_SWITCH:
                                 G[cur, G_ST] = S.GO_WAITING
                                 n = _emit(
@@ -1178,7 +1211,7 @@ def _order(
             elif typ == S.EV_GO_CREATE_SYSCALL:
                 code = _ctx(m, p, g, MUST_HAVE, MAY_HAVE, MUST_NOT_HAVE)
                 if code == 0:
-                    if hget(gh, a0) >= 0:
+                    if gs_a >= 0:
                         code = np.int64(E_GO_SYSCALL_EXISTS)
                         ep[0] = a0
                     else:
@@ -1191,12 +1224,12 @@ def _order(
                         G[gn, G_FH] = -1
                         G[gn, G_FT] = -1
                         gn += 1
-                        n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                        emit = True
                         ng = a0
             elif typ == S.EV_GO_DESTROY_SYSCALL:
                 code = _ctx(m, p, g, MUST_HAVE, MAY_HAVE, MUST_HAVE)
                 if code == 0:
-                    gs = hget(gh, g)
+                    gs = gs_g
                     if gs < 0:
                         code = np.int64(E_GO_MISSING)
                         ep[0] = typ
@@ -1209,7 +1242,7 @@ def _order(
                         G[gs, G_ST] = -1
                         _free_resource(G, gs, rg, fl, sc)
                         if p != NO_ID:
-                            ps = hget(ph, p)
+                            ps = ps_p
                             if ps < 0:
                                 code = np.int64(E_PROC_INVALID)
                                 ep[0] = p
@@ -1237,12 +1270,12 @@ def _order(
                                     S.PROC_SYSCALL,
                                 )
                         if code == 0:
-                            n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                            emit = True
                             ng = np.int64(NO_ID)
             elif typ == S.EV_GC_SWEEP_BEGIN or typ == S.EV_GC_SWEEP_END:
                 code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MAY_HAVE)
                 if code == 0:
-                    ps = hget(ph, p)
+                    ps = ps_p
                     if ps < 0:
                         code = np.int64(E_PROC_UNINIT)
                         ep[0] = p
@@ -1252,21 +1285,21 @@ def _order(
                     else:
                         code, _desc = _end_range(fl, sc, P, ps, P_FH, RANGE_START[typ], ep)
                     if code == 0:
-                        n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                        emit = True
             elif typ == S.EV_GC_SWEEP_ACTIVE:
-                ps = hget(ph, a0)
+                ps = ps_a
                 if ps < 0:
                     code = np.int64(E_SWEEP_UNKNOWN_PROC)
                     ep[0] = a0
                 else:
                     code = _active_range(fl, sc, P, ps, P_FH, RANGE_START[typ], gen == initial, ep)
                     if code == 0:
-                        n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                        emit = True
             elif typ == S.EV_STW_BEGIN or typ == S.EV_GC_MARK_ASSIST_BEGIN:
                 if m == NO_ID or p == NO_ID or g == NO_ID:
                     code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
                 if code == 0:
-                    gs = hget(gh, g)
+                    gs = gs_g
                     if gs < 0:
                         code = np.int64(E_RANGE_NO_G)
                         ep[0] = typ
@@ -1275,12 +1308,12 @@ def _order(
                         desc = a0 if typ == S.EV_STW_BEGIN else np.int64(0)
                         code = _begin_range(fl, sc, G, gs, G_FH, RANGE_START[typ], desc, ep)
                     if code == 0:
-                        n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                        emit = True
             elif typ == S.EV_STW_END or typ == S.EV_GC_MARK_ASSIST_END:
                 if m == NO_ID or p == NO_ID or g == NO_ID:
                     code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
                 if code == 0:
-                    gs = hget(gh, g)
+                    gs = gs_g
                     if gs < 0:
                         code = np.int64(E_RANGE_NO_G)
                         ep[0] = typ
@@ -1290,9 +1323,9 @@ def _order(
                         if code == 0 and typ == S.EV_STW_END:
                             a0 = desc  # the STW kind, smuggled from the begin event
                     if code == 0:
-                        n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                        emit = True
             elif typ == S.EV_GC_MARK_ASSIST_ACTIVE:
-                gs = hget(gh, a0)
+                gs = gs_a
                 if gs < 0:
                     code = np.int64(E_RANGE_UNINIT_G)
                     ep[0] = a0
@@ -1300,7 +1333,7 @@ def _order(
                 else:
                     code = _active_range(fl, sc, G, gs, G_FH, RANGE_START[typ], gen == initial, ep)
                     if code == 0:
-                        n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                        emit = True
             elif typ == S.EV_GC_BEGIN or typ == S.EV_GC_ACTIVE or typ == S.EV_GC_END:
                 seq = a0
                 if typ == S.EV_GC_ACTIVE and gen == initial:
@@ -1309,11 +1342,11 @@ def _order(
                     else:
                         gc_seq = seq
                         gc_state = np.int64(GC_RUNNING)
-                        n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                        emit = True
                 elif typ == S.EV_GC_BEGIN and gc_state == GC_UNDETERMINED:
                     gc_seq = seq
                     gc_state = np.int64(GC_RUNNING)
-                    n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                    emit = True
                 elif seq != gc_seq + 1:
                     ok = False
                 else:
@@ -1337,17 +1370,17 @@ def _order(
                         if m == NO_ID or p == NO_ID or g == NO_ID:
                             code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
                         if code == 0:
-                            n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                            emit = True
             elif typ == S.EV_HEAP_ALLOC or typ == S.EV_HEAP_GOAL:
                 if m == NO_ID or p == NO_ID:
                     code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MAY_HAVE)
                 if code == 0:
-                    n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                    emit = True
             elif typ == S.EV_PROCS_CHANGE or typ == S.EV_GO_LABEL or typ == S.EV_USER_LOG:
                 if m == NO_ID or p == NO_ID or g == NO_ID:
                     code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
                 if code == 0:
-                    n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                    emit = True
             elif typ == S.EV_USER_TASK_BEGIN:
                 if hget(th, a0) >= 0:
                     code = np.int64(E_TASK_CONFLICT)
@@ -1369,7 +1402,7 @@ def _order(
                         if m == NO_ID or p == NO_ID or g == NO_ID:
                             code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
                         if code == 0:
-                            n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                            emit = True
             elif typ == S.EV_USER_TASK_END:
                 ts_ = hget(th, a0)
                 if ts_ >= 0:
@@ -1382,7 +1415,7 @@ def _order(
                 if m == NO_ID or p == NO_ID or g == NO_ID:
                     code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
                 if code == 0:
-                    n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                    emit = True
             elif typ == S.EV_USER_REGION_BEGIN or typ == S.EV_USER_REGION_END:
                 if m == NO_ID or p == NO_ID or g == NO_ID:
                     code = _ctx(m, p, g, MUST_HAVE, MUST_HAVE, MUST_HAVE)
@@ -1393,7 +1426,7 @@ def _order(
                         ep[0] = a1
                         ep[1] = typ
                     else:
-                        gs = hget(gh, g)
+                        gs = gs_g
                         if gs < 0:
                             code = np.int64(
                                 E_REGION_BEGIN_NO_G if typ == S.EV_USER_REGION_BEGIN else E_REGION_END_NO_G
@@ -1420,16 +1453,27 @@ def _order(
                                     rg[top, 2] = sc[SC_RG_FREE]
                                     sc[SC_RG_FREE] = top
                     if code == 0:
-                        n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                        emit = True
             elif S.EV_SPAN <= typ < S.MAX_EXPERIMENTAL_EVENT:
                 if m == NO_ID:
                     code = _ctx(m, p, g, MUST_HAVE, MAY_HAVE, MAY_HAVE)
                 if code == 0:
-                    n = _emit(o, n, typ, ts, g, p, m, a0, a1, a2, a3)
+                    emit = True
             else:
                 code = np.int64(E_BAD_TYPE)
                 ep[0] = typ
 
+            if emit:
+                o[0, n] = typ
+                o[1, n] = ts
+                o[2, n] = g
+                o[3, n] = p
+                o[4, n] = m
+                o[5, n] = a0
+                o[6, n] = a1
+                o[7, n] = a2
+                o[8, n] = a3
+                n += 1
             if code != 0:
                 # The ordering only ever rejects the front event of the cursor it advances.
                 err = code
@@ -1482,7 +1526,14 @@ def _order(
             t2 = o[0, i]
             for j in range(2):
                 ai = STACK_ARGS[t2, j]
-                if ai >= 0 and not _has(stack_ids, stk_dense, o[5 + ai, i]):
+                if ai < 0:
+                    continue
+                x = o[5 + ai, i]
+                if nstk:  # the runtime's dense IDs: a bitmap, looked up inline
+                    known = 0 <= x < nstk and stk_dense[x]
+                else:
+                    known = _has(stack_ids, stk_dense, x)
+                if not known:
                     err = np.int64(E_STACK_ID)
                     ep[0] = o[5 + ai, i]
                     ep[1] = t2
@@ -1490,7 +1541,14 @@ def _order(
             if err == E_NONE:
                 for j in range(2):
                     ai = STRING_ARGS[t2, j]
-                    if ai >= 0 and _string_gid(str_ids, str_gid, str_dense, o[5 + ai, i]) < 0:
+                    if ai < 0:
+                        continue
+                    x = o[5 + ai, i]
+                    if nstr:
+                        known = 0 <= x < nstr and str_dense[x] >= 0
+                    else:
+                        known = _string_gid(str_ids, str_gid, str_dense, x) >= 0
+                    if not known:
                         err = np.int64(E_STRING_ID_TABLE)
                         ep[0] = o[5 + ai, i]
                         ep[1] = t2
