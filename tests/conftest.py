@@ -30,6 +30,14 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("GOBLUEPRINT_CACHE", str(toolchain.cache_dir()))
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # Build (or load) the trace reader's compiled loops before any test runs: a cold
+    # build takes minutes, better spent here once than inside some test's subprocess.
+    from goblueprint.trace import kernels
+
+    kernels.get()
+
+
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)

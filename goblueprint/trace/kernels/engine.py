@@ -670,6 +670,7 @@ def _order(
     ncpu = cpu_t.shape[0]
     nstk = stk_dense.shape[0]
     nstr = str_dense.shape[0]
+    looked = np.empty(4, dtype=np.int64)  # the per-event map lookups
     n = 0
     # Cursors: heap of cursor indices keyed by c_time; an M's state slot is found on
     # its first advance (the ordering creates thread state lazily, as Go's Advance does).
@@ -773,34 +774,27 @@ def _order(
             code = 0
             # The map lookups the handlers make, done here inline: goroutines g and a0,
             # procs p and a0 (a call per lookup would cost a reference-count round trip).
-            gs_g = np.int64(-1)
-            q = _hash(g, gh.shape[0] - 1)
-            while gh[q, 1] != _EMPTY:
-                if gh[q, 1] >= 0 and gh[q, 0] == g:
-                    gs_g = gh[q, 1]
-                    break
-                q = (q + 1) & (gh.shape[0] - 1)
-            gs_a = np.int64(-1)
-            q = _hash(a0, gh.shape[0] - 1)
-            while gh[q, 1] != _EMPTY:
-                if gh[q, 1] >= 0 and gh[q, 0] == a0:
-                    gs_a = gh[q, 1]
-                    break
-                q = (q + 1) & (gh.shape[0] - 1)
-            ps_p = np.int64(-1)
-            q = _hash(p, ph.shape[0] - 1)
-            while ph[q, 1] != _EMPTY:
-                if ph[q, 1] >= 0 and ph[q, 0] == p:
-                    ps_p = ph[q, 1]
-                    break
-                q = (q + 1) & (ph.shape[0] - 1)
-            ps_a = np.int64(-1)
-            q = _hash(a0, ph.shape[0] - 1)
-            while ph[q, 1] != _EMPTY:
-                if ph[q, 1] >= 0 and ph[q, 0] == a0:
-                    ps_a = ph[q, 1]
-                    break
-                q = (q + 1) & (ph.shape[0] - 1)
+            for which in range(4):
+                # 0: goroutine g, 1: goroutine a0, 2: proc p, 3: proc a0 (one table
+                # or the other read per access: rebinding an array costs refcounts).
+                on_g = which < 2
+                key = a0 if which & 1 else (g if which == 0 else p)
+                mask = (gh.shape[0] if on_g else ph.shape[0]) - 1
+                q = _hash(key, mask)
+                found = np.int64(-1)
+                while True:
+                    v = gh[q, 1] if on_g else ph[q, 1]
+                    if v == _EMPTY:
+                        break
+                    if v >= 0 and (gh[q, 0] if on_g else ph[q, 0]) == key:
+                        found = v
+                        break
+                    q = (q + 1) & mask
+                looked[which] = found
+            gs_g = looked[0]
+            gs_a = looked[1]
+            ps_p = looked[2]
+            ps_a = looked[3]
 
             if typ == S.EV_GO_START or typ == S.EV_GO_UNBLOCK:
                 gs = gs_a
