@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.machinery
-import importlib.metadata
 import importlib.util
 import os
 import subprocess
@@ -50,13 +49,24 @@ def module_name() -> str:
     for name in _SOURCES:
         h.update((_HERE / name).read_bytes())
     for dist in ("numba", "numpy", "llvmlite"):
-        try:
-            h.update(f"{dist}={importlib.metadata.version(dist)}".encode())
-        except importlib.metadata.PackageNotFoundError:
-            h.update(dist.encode())
+        h.update(f"{dist}={_version(dist)}".encode())
     h.update(sys.version.encode())
     h.update(sysconfig.get_platform().encode())
     return "gb_trace_kernels_" + h.hexdigest()[:20]
+
+
+def _version(dist: str) -> str:
+    """An installed distribution's version, from its dist-info directory's name.
+
+    importlib.metadata would do, but importing it costs more (~50 ms) than every
+    other step of loading the kernels; the package's own import is what we avoid.
+    """
+    spec = importlib.util.find_spec(dist)
+    if spec is None or not spec.origin:
+        return "?"
+    site = Path(spec.origin).resolve().parent.parent
+    found = sorted(site.glob(f"{dist}-*.dist-info"))
+    return found[-1].name[len(dist) + 1 : -len(".dist-info")] if found else "?"
 
 
 def aot_path() -> Path:
