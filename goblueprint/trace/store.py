@@ -1,16 +1,19 @@
 """A columnar store of trace events: numpy columns per generation, polars for users.
 
-The reader yields one light ``Event`` at a time; analyses that look at millions of
-them want columns.  ``iter_generations`` turns the event stream into one
-``GenerationColumns`` per generation (a new generation starts at each Sync event,
-which Go's reader emits at every generation boundary), so memory is bounded by
-one generation when the caller consumes them as they come.  ``EventStore`` keeps
-them all and builds a single polars DataFrame at the end (never a Python object
-per row).
+The reader hands each generation over as numpy columns (``Reader.chunks``);
+``iter_generations`` derives the store's columns from those with one numpy pass
+per wire type present (what each wire type means is the data tables below, the
+table form of events.py's accessors), never a Python object per event.  It
+yields one ``GenerationColumns`` per generation (a new generation starts at each
+Sync event, which Go's reader emits at every generation boundary), so memory is
+bounded by one generation when the caller consumes them as they come.
+``EventStore`` keeps them all and builds a single polars DataFrame at the end.
 
 Strings (reasons, names, categories, messages) are interned into one table of the
 store; stacks are interned by their frames, so equal stacks of different
-generations share one id.  Id 0 is the empty string / the empty stack.
+generations share one id.  Per generation, each distinct string or stack ID is
+looked up once; rows then take their ids by numpy indexing.  Id 0 is the empty
+string / the empty stack.
 
 Columns (one row per event, in the reader's order):
 
@@ -47,10 +50,25 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from goblueprint.errors import TraceError
-from goblueprint.trace.events import KIND_OF, EventKind, StackFrame
+from goblueprint.trace import spec
+from goblueprint.trace.events import (
+    _EXTRA_BASE,
+    _MAIN_STACK_ARG,
+    EV_SYNC_EVENT,
+    GO_STATUS_TO_STATE,
+    KIND_OF,
+    PROC_STATUS_TO_STATE,
+    EventKind,
+    GoState,
+    ProcState,
+    ResourceKind,
+    StackFrame,
+)
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from goblueprint.trace.reader import Chunk
 
 # Column name -> numpy dtype; the order is the frame's column order.
 COLUMNS: dict[str, np.dtype] = {
@@ -76,15 +94,91 @@ COLUMNS: dict[str, np.dtype] = {
 STRING_COLUMNS = ("reason", "name", "message")
 KIND_NAMES = tuple(k.name for k in EventKind)
 
-_ST = int(EventKind.STATE_TRANSITION)
 _METRIC = int(EventKind.METRIC)
-_LABEL = int(EventKind.LABEL)
-_RANGES = frozenset({int(EventKind.RANGE_BEGIN), int(EventKind.RANGE_ACTIVE), int(EventKind.RANGE_END)})
+_SYNC = int(EventKind.SYNC)
 _TASKS = frozenset({int(EventKind.TASK_BEGIN), int(EventKind.TASK_END)})
 _REGIONS = frozenset({int(EventKind.REGION_BEGIN), int(EventKind.REGION_END)})
 _LOG = int(EventKind.LOG)
-_SYNC = int(EventKind.SYNC)
-_EXPERIMENTAL = int(EventKind.EXPERIMENTAL)
+
+# ---------------------------------------------------------------------------
+# What each wire type means, as data (the table form of events.py's accessors).
+
+_KIND_LUT = np.array(KIND_OF, dtype=np.uint8)
+# Index into args of the event's own stack ID, -1 = none (Event.stack: a CPU sample's is args[0]).
+_STACK_ARG = np.array(_MAIN_STACK_ARG, dtype=np.int8)
+_STACK_ARG[spec.EV_CPU_SAMPLE] = 0
+_STACK_ARG[EV_SYNC_EVENT] = -1
+
+G, P = int(ResourceKind.GOROUTINE), int(ResourceKind.PROC)
+# Sources of a resource ID: the event's G, its P, or int64(args[0]).
+_FROM_G, _FROM_P, _FROM_A0 = 0, 1, 2
+# Old/new states that are not constants.
+_OLD_STEAL, _OLD_EXTRA0, _STATUS_P, _STATUS_G = -10, -11, -12, -13
+
+# State transitions (Event.state_transition): wire type -> (resource kind, resource ID source,
+# old state, new state, reason is the string args[0], transition stack arg index or -1).
+_TRANSITIONS: dict[int, tuple[int, int, int, int, bool, int]] = {
+    spec.EV_PROC_START: (P, _FROM_A0, ProcState.IDLE, ProcState.RUNNING, False, -1),
+    spec.EV_PROC_STOP: (P, _FROM_P, ProcState.RUNNING, ProcState.IDLE, False, -1),
+    spec.EV_PROC_STEAL: (P, _FROM_A0, _OLD_STEAL, ProcState.IDLE, False, -1),
+    spec.EV_PROC_STATUS: (P, _FROM_A0, _OLD_EXTRA0, _STATUS_P, False, -1),
+    # Go builds GoCreate's transition Stack from the new goroutine's stack argument.
+    spec.EV_GO_CREATE: (G, _FROM_A0, GoState.NOT_EXIST, GoState.RUNNABLE, False, 1),
+    spec.EV_GO_CREATE_BLOCKED: (G, _FROM_A0, GoState.NOT_EXIST, GoState.WAITING, False, 1),
+    spec.EV_GO_CREATE_SYSCALL: (G, _FROM_A0, GoState.NOT_EXIST, GoState.SYSCALL, False, -1),
+    spec.EV_GO_START: (G, _FROM_A0, GoState.RUNNABLE, GoState.RUNNING, False, -1),
+    spec.EV_GO_DESTROY: (G, _FROM_G, GoState.RUNNING, GoState.NOT_EXIST, False, -1),
+    spec.EV_GO_DESTROY_SYSCALL: (G, _FROM_G, GoState.SYSCALL, GoState.NOT_EXIST, False, -1),
+    spec.EV_GO_STOP: (G, _FROM_G, GoState.RUNNING, GoState.RUNNABLE, True, _MAIN_STACK_ARG[spec.EV_GO_STOP]),
+    spec.EV_GO_BLOCK: (G, _FROM_G, GoState.RUNNING, GoState.WAITING, True, _MAIN_STACK_ARG[spec.EV_GO_BLOCK]),
+    spec.EV_GO_UNBLOCK: (G, _FROM_A0, GoState.WAITING, GoState.RUNNABLE, False, -1),
+    spec.EV_GO_SWITCH: (G, _FROM_A0, GoState.WAITING, GoState.RUNNABLE, False, -1),
+    spec.EV_GO_SWITCH_DESTROY: (G, _FROM_A0, GoState.WAITING, GoState.RUNNABLE, False, -1),
+    spec.EV_GO_SYSCALL_BEGIN: (
+        G, _FROM_G, GoState.RUNNING, GoState.SYSCALL, False, _MAIN_STACK_ARG[spec.EV_GO_SYSCALL_BEGIN],
+    ),
+    spec.EV_GO_SYSCALL_END: (G, _FROM_G, GoState.SYSCALL, GoState.RUNNING, False, -1),
+    spec.EV_GO_SYSCALL_END_BLOCKED: (G, _FROM_G, GoState.SYSCALL, GoState.RUNNABLE, False, -1),
+    spec.EV_GO_STATUS: (G, _FROM_A0, _STATUS_G, _STATUS_G, False, _MAIN_STACK_ARG[spec.EV_GO_STATUS]),
+    spec.EV_GO_STATUS_STACK: (
+        G, _FROM_A0, _STATUS_G, _STATUS_G, False, _MAIN_STACK_ARG[spec.EV_GO_STATUS_STACK],
+    ),
+}  # fmt: skip
+
+# Metrics (Event.metric): wire type -> name; the value is args[0].
+_METRICS: dict[int, str] = {
+    spec.EV_PROCS_CHANGE: "/sched/gomaxprocs:threads",
+    spec.EV_HEAP_ALLOC: "/memory/classes/heap/objects:bytes",
+    spec.EV_HEAP_GOAL: "/gc/heap/goal:bytes",
+}
+
+# Ranges (Event.range): wire type -> (name, or None for "stop-the-world (<args[0] string>)",
+# scope kind, scope ID source).
+_RANGES: dict[int, tuple[str | None, int, int]] = {
+    spec.EV_STW_BEGIN: (None, G, _FROM_G),
+    spec.EV_STW_END: (None, G, _FROM_G),
+    spec.EV_GC_BEGIN: ("GC concurrent mark phase", int(ResourceKind.NONE), -1),
+    spec.EV_GC_ACTIVE: ("GC concurrent mark phase", int(ResourceKind.NONE), -1),
+    spec.EV_GC_END: ("GC concurrent mark phase", int(ResourceKind.NONE), -1),
+    spec.EV_GC_SWEEP_BEGIN: ("GC incremental sweep", P, _FROM_P),
+    spec.EV_GC_SWEEP_ACTIVE: ("GC incremental sweep", P, _FROM_A0),
+    spec.EV_GC_SWEEP_END: ("GC incremental sweep", P, _FROM_P),
+    spec.EV_GC_MARK_ASSIST_BEGIN: ("GC mark assist", G, _FROM_G),
+    spec.EV_GC_MARK_ASSIST_ACTIVE: ("GC mark assist", G, _FROM_A0),
+    spec.EV_GC_MARK_ASSIST_END: ("GC mark assist", G, _FROM_G),
+}
+
+# Wire types whose fields come from table strings, as data: wire type ->
+# (name arg, message arg, task arg, parent arg); -1 = the field does not apply.
+_USER: dict[int, tuple[int, int, int, int]] = {
+    spec.EV_USER_TASK_BEGIN: (2, -1, 0, 1),
+    spec.EV_USER_REGION_BEGIN: (1, -1, 0, -1),
+    spec.EV_USER_REGION_END: (1, -1, 0, -1),
+    spec.EV_USER_LOG: (1, 2, 0, -1),
+}
+
+_GO_STATUS_LUT = np.array([int(s) for s in GO_STATUS_TO_STATE], dtype=np.int8)
+_PROC_STATUS_LUT = np.array([int(s) for s in PROC_STATUS_TO_STATE], dtype=np.int8)
 
 
 @dataclass(slots=True)
@@ -106,9 +200,11 @@ class Interner:
     stacks: list[tuple[StackFrame, ...]] = field(default_factory=lambda: [()])
     _string_ids: dict[str, int] = field(default_factory=lambda: {"": 0})
     _stack_ids: dict[tuple[StackFrame, ...], int] = field(default_factory=lambda: {(): 0})
-    # Per generation table: the reader's stack id -> our id (reset when the table changes).
+    # Per generation table: the reader's stack / string id -> our id (reset when the table changes).
     _table: object = None
     _local: dict[int, int] = field(default_factory=dict)
+    _local_strings: dict[int, int] = field(default_factory=dict)
+    _stack_order: np.ndarray | None = None
 
     def string(self, s: str) -> int:
         sid = self._string_ids.get(s)
@@ -117,98 +213,289 @@ class Interner:
             self.strings.append(s)
         return sid
 
+    def _use_table(self, table) -> None:
+        if table is not self._table:
+            self._table = table
+            self._local = {}
+            self._local_strings = {}
+            self._stack_order = None
+
+    def _frames_id(self, frames: tuple[StackFrame, ...]) -> int:
+        sid = self._stack_ids.get(frames)
+        if sid is None:
+            sid = self._stack_ids[frames] = len(self.stacks)
+            self.stacks.append(frames)
+        return sid
+
     def stack(self, stack) -> int:
         """Our id of a reader Stack; frames are fetched once per stack and generation."""
         if not stack:
             return 0
-        table = stack.table
-        if table is not self._table:
-            self._table = table
-            self._local = {}
+        self._use_table(stack.table)
         local = self._local.get(stack.id)
         if local is None:
-            frames = tuple(stack.frames())
-            local = self._stack_ids.get(frames)
-            if local is None:
-                local = self._stack_ids[frames] = len(self.stacks)
-                self.stacks.append(frames)
-            self._local[stack.id] = local
+            local = self._local[stack.id] = self._frames_id(tuple(stack.frames()))
         return local
 
+    def stack_ids(self, table, raw: np.ndarray) -> np.ndarray:
+        """Our ids (int32) of the table's stack IDs RAW: each distinct stack's frames read once.
 
-def _finish(rows: list[tuple], index: int) -> GenerationColumns:
-    """Rows (one tuple per event, in COLUMNS order) to numpy columns, transposed in C."""
-    columns = zip(*rows, strict=True) if rows else [() for _ in COLUMNS]
-    cols = {
-        name: np.array(col, dtype=dtype) for (name, dtype), col in zip(COLUMNS.items(), columns, strict=True)
-    }
+        An ID the table does not know, or a stack without frames, is 0 (as a falsy
+        reader Stack is).
+        """
+        if table is None or not raw.any():
+            return np.zeros(len(raw), np.int32)
+        self._use_table(table)
+        uniq, inv = np.unique(raw, return_inverse=True)
+        local = self._local
+        known = table.stack_ids
+        order = self._stack_order
+        if order is None:
+            order = self._stack_order = np.argsort(known, kind="stable")
+        mapped = np.zeros(len(uniq), np.int32)
+        missing = [k for k, sid in enumerate(uniq.tolist()) if sid not in local]
+        if missing:
+            want = uniq[missing]
+            pos = np.searchsorted(known, want, sorter=order).clip(0, max(len(known) - 1, 0))
+            hit = order[pos] if len(known) else pos
+            strings = table.strings
+            pcs, funcs, files, lines = table.frame_pc, table.frame_func, table.frame_file, table.frame_line
+            for sid, k in zip(want.tolist(), hit.tolist(), strict=True):
+                lo, hi = int(table.stack_lo[k]), int(table.stack_hi[k])
+                if not len(known) or int(known[k]) != sid or hi <= lo:
+                    local[sid] = 0
+                    continue
+                frames = tuple(
+                    StackFrame(pc, strings[fn], strings[fl], ln)
+                    for pc, fn, fl, ln in zip(
+                        pcs[lo:hi].tolist(), funcs[lo:hi].tolist(), files[lo:hi].tolist(),
+                        lines[lo:hi].tolist(), strict=True,
+                    )
+                )  # fmt: skip
+                local[sid] = self._frames_id(frames)
+        for k, sid in enumerate(uniq.tolist()):
+            mapped[k] = local[sid]
+        return mapped[inv.reshape(-1)]
+
+    def string_ids(self, table, raw: np.ndarray, fmt: str | None = None) -> np.ndarray:
+        """Our ids (int32) of the table's string IDs RAW (each distinct one looked up once).
+
+        With FMT, each string is FMT.format(s) (not cached: used by rare events only).
+        """
+        self._use_table(table)
+        uniq, inv = np.unique(raw, return_inverse=True)
+        strings = table.strings
+        if fmt is None:
+            local = self._local_strings
+            ids = []
+            for sid in uniq.tolist():
+                our = local.get(sid)
+                if our is None:
+                    our = local[sid] = self.string(strings[sid])
+                ids.append(our)
+        else:
+            ids = [self.string(fmt.format(strings[sid])) for sid in uniq.tolist()]
+        return np.array(ids, dtype=np.int32)[inv.reshape(-1)]
+
+
+def _status_states(status: np.ndarray, lut: np.ndarray) -> np.ndarray:
+    """Wire statuses to API states; unknown statuses are Undetermined (0), as in Go."""
+    ok = status < len(lut)
+    return np.where(ok, lut[np.where(ok, status, 0).astype(np.int64)], 0).astype(np.int8)
+
+
+def _empty(n: int) -> dict[str, np.ndarray]:
+    """Columns of N rows with every per-kind field at its n/a value."""
+    cols = {name: np.zeros(n, dtype) for name, dtype in COLUMNS.items() if name != "generation"}
+    for name in ("old_state", "new_state", "reason", "name", "message"):
+        cols[name].fill(-1)
+    return cols
+
+
+def _chunk_columns(chunk: Chunk, it: Interner) -> dict[str, np.ndarray]:
+    """The store's columns (all but generation) of one chunk, one numpy pass per wire type."""
+    typ = chunk.typ
+    n = len(typ)
+    table = chunk.table
+    args = chunk.args
+    a0s = args[:, 0].view(np.int64) if n else np.zeros(0, np.int64)  # Go's int64(uint64) of an ID
+    cols = _empty(n)
+    cols["kind"] = _KIND_LUT[typ]
+    cols["time"] = chunk.ts.astype(np.int64, copy=False)
+    cols["goroutine"] = g = chunk.g.astype(np.int64, copy=False)
+    cols["proc"] = p = chunk.p.astype(np.int64, copy=False)
+    cols["thread"] = chunk.m.astype(np.int64, copy=False)
+    sarg = _STACK_ARG[typ]
+    has = np.flatnonzero(sarg >= 0)
+    if len(has):
+        raw = np.zeros(n, np.uint64)
+        raw[has] = args[has, sarg[has]]
+        cols["stack"] = it.stack_ids(table, raw)
+    # Rows grouped by wire type: one stable sort, then one slice per type present.
+    order = np.argsort(typ, kind="stable")
+    counts = np.bincount(typ, minlength=256)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    strings_raw: list[tuple[str, np.ndarray, np.ndarray, str | None]] = []  # (column, rows, raw ids, fmt)
+    rk, rid, old, new = cols["resource_kind"], cols["resource_id"], cols["old_state"], cols["new_state"]
+
+    def source(src: int, r: np.ndarray) -> np.ndarray | int:
+        return g[r] if src == _FROM_G else p[r] if src == _FROM_P else a0s[r] if src == _FROM_A0 else 0
+
+    for t in np.flatnonzero(counts).tolist():
+        r = order[starts[t] : starts[t + 1]]
+        st = _TRANSITIONS.get(t)
+        if st is not None:
+            kind, src, o, nw, reason_arg, tstack = st
+            rk[r] = kind
+            rid[r] = source(src, r)
+            if o == _OLD_STEAL:
+                extra = args[r, _EXTRA_BASE[t]]
+                o = np.where(extra == spec.PROC_SYSCALL_ABANDONED, ProcState.IDLE, ProcState.RUNNING)
+            elif o == _OLD_EXTRA0:  # ProcStatus: the old state the ordering smuggles in
+                o = args[r, _EXTRA_BASE[t]].astype(np.int8)
+            elif o == _STATUS_G:  # GoStatus: old state << 32 | wire status, packed by the ordering
+                packed = args[r, 2]
+                o = (packed >> np.uint64(32)).astype(np.int8)
+                nw = _status_states(packed & np.uint64(0xFFFFFFFF), _GO_STATUS_LUT)
+            if isinstance(nw, int) and nw == _STATUS_P:
+                nw = _status_states(args[r, 1], _PROC_STATUS_LUT)
+            old[r] = o
+            new[r] = nw
+            if reason_arg:
+                strings_raw.append(("reason", r, args[r, 0], None))
+            else:
+                cols["reason"][r] = 0  # Go's empty reason
+            if tstack >= 0:
+                cols["transition_stack"][r] = it.stack_ids(table, args[r, tstack])
+            continue
+        metric = _METRICS.get(t)
+        if metric is not None:
+            cols["name"][r] = it.string(metric)
+            cols["value"][r] = args[r, 0]
+            continue
+        rng = _RANGES.get(t)
+        if rng is not None:
+            name, kind, src = rng
+            if name is None:
+                strings_raw.append(("name", r, args[r, 0], "stop-the-world ({})"))
+            else:
+                cols["name"][r] = it.string(name)
+            rk[r] = kind
+            rid[r] = source(src, r)
+            continue
+        if t == spec.EV_GO_LABEL:
+            strings_raw.append(("name", r, args[r, 0], None))
+            rk[r] = G
+            rid[r] = g[r]
+            continue
+        user = _USER.get(t)
+        if user is not None:
+            name_arg, msg_arg, task_arg, parent_arg = user
+            strings_raw.append(("name", r, args[r, name_arg], None))
+            if msg_arg >= 0:
+                strings_raw.append(("message", r, args[r, msg_arg], None))
+            cols["task"][r] = args[r, task_arg]
+            if parent_arg >= 0:
+                cols["parent_task"][r] = args[r, parent_arg]
+            continue
+        if t == spec.EV_USER_TASK_END:
+            # The parent and type travel as extras; the type is an extra string of the table.
+            base = _EXTRA_BASE[t]
+            cols["task"][r] = args[r, 0]
+            cols["parent_task"][r] = args[r, base]
+            extra = args[r, base + 1]
+            uniq, inv = np.unique(extra, return_inverse=True)
+            ids = [it.string(table.get_extra_string(i)) for i in uniq.tolist()]
+            cols["name"][r] = np.array(ids, np.int32)[inv.reshape(-1)]
+            continue
+        if KIND_OF[t] == EventKind.EXPERIMENTAL:
+            cols["name"][r] = it.string(spec.SPECS[t].name)
+    for name, r, raw, fmt in strings_raw:
+        cols[name][r] = it.string_ids(table, raw, fmt)
+    return cols
+
+
+def _chunks_of_events(events: Iterable) -> Iterator[Chunk]:
+    """Plain Events grouped into Chunks (runs of one table), so they take the columnar path too.
+
+    A TraceError from EVENTS comes after the chunk of the events read before it.
+    """
+    from goblueprint.trace.reader import Chunk
+
+    rows: list[tuple] = []
+    table = None
+
+    def flush() -> Chunk:
+        g, p, m, typ, ts, args = zip(*rows, strict=True)
+        arr = np.zeros((len(rows), 4), np.uint64)
+        for i, a in enumerate(args):
+            arr[i, : len(a)] = a[:4]
+        i64 = np.int64
+        return Chunk(table, np.array(typ, np.uint8), np.array(ts, i64), np.array(g, i64), np.array(p, i64),
+                     np.array(m, i64), arr)  # fmt: skip
+
+    try:
+        for ev in events:
+            if ev.table is not table or len(rows) >= 1 << 16:
+                if rows:
+                    yield flush()
+                    rows = []
+                table = ev.table
+            rows.append((ev.g, ev.p, ev.m, ev.typ, ev.ts, ev.args))
+    except TraceError:
+        if rows:
+            yield flush()
+        raise
+    if rows:
+        yield flush()
+
+
+def _concat(parts: list[dict[str, np.ndarray]], index: int) -> GenerationColumns:
+    n = sum(len(part["kind"]) for part in parts)
+    cols = {"generation": np.full(n, index, np.int32)}
+    for name in COLUMNS:
+        if name != "generation":
+            cols[name] = parts[0][name] if len(parts) == 1 else np.concatenate([part[name] for part in parts])
     return GenerationColumns(index, cols)
 
 
-def iter_generations(events: Iterable, interner: Interner | None = None) -> Iterator[GenerationColumns]:
-    """Stream events into per-generation columns; each generation is yielded when complete.
+def iter_generations(source, interner: Interner | None = None) -> Iterator[GenerationColumns]:
+    """Stream a trace into per-generation columns; each generation is yielded when complete.
 
-    A TraceError from the event source propagates after the columns of the events
-    read so far in the current generation were yielded (Go's reader, too, yields
+    SOURCE is a Reader (its column chunks are used) or any iterable of Events.
+    A TraceError from the source propagates after the columns of the events read
+    so far in the current generation were yielded (Go's reader, too, yields
     events before failing), so callers that want the partial trace keep it.
     """
     it = Interner() if interner is None else interner
-    string = it.string
-    stack_of = it.stack
-    # One tuple per event, appended once: cheaper than one append per column.
-    rows: list[tuple] = []
-    append = rows.append
+    chunks = source.chunks() if hasattr(source, "chunks") else _chunks_of_events(source)
+    parts: list[dict[str, np.ndarray]] = []  # the current generation's pieces
     # The last finished generation is held back until the next one proves to be more
     # than the lone Sync Go emits at the very end, which then joins it instead.
     held: GenerationColumns | None = None
     index = 0
     error: TraceError | None = None
     try:
-        for ev in events:
-            kind = KIND_OF[ev.typ]
-            if kind == _SYNC and rows:
-                if held is not None:
-                    yield held
-                held = _finish(rows, index)
-                index += 1
-                rows = []
-                append = rows.append
-            stk = ev.stack
-            sid = stack_of(stk) if stk.id else 0
-            if kind == _ST:
-                st = ev.state_transition()
-                res = st.resource
-                tstk = st.stack
-                append((index, kind, ev.time, ev.goroutine, ev.proc, ev.thread, sid, int(res.kind), res.id,
-                        st.old, st.new, string(st.reason), stack_of(tstk) if tstk.id else 0,
-                        -1, -1, 0, 0, 0))  # fmt: skip
+        for chunk in chunks:
+            if not len(chunk):
                 continue
-            rkind, rid, name, message, value, task, parent = 0, 0, -1, -1, 0, 0, 0
-            if kind == _METRIC:
-                m = ev.metric()
-                name, value = string(m.name), m.value.scalar
-            elif kind in _RANGES:
-                r = ev.range()
-                name, rkind, rid = string(r.name), int(r.scope.kind), r.scope.id
-            elif kind == _LABEL:
-                lb = ev.label()
-                name, rkind, rid = string(lb.label), int(lb.resource.kind), lb.resource.id
-            elif kind in _TASKS:
-                t = ev.task()
-                name, task, parent = string(t.type), t.id, t.parent
-            elif kind in _REGIONS:
-                rg = ev.region()
-                name, task = string(rg.type), rg.task
-            elif kind == _LOG:
-                lg = ev.log()
-                name, message, task = string(lg.category), string(lg.message), lg.task
-            elif kind == _EXPERIMENTAL:
-                name = string(ev.experimental().name)
-            append((index, kind, ev.time, ev.goroutine, ev.proc, ev.thread, sid, rkind, rid,
-                    -1, -1, -1, 0, name, message, value, task, parent))  # fmt: skip
+            cols = _chunk_columns(chunk, it)
+            start = 0
+            # A new generation starts at each Sync that follows events.
+            for s in np.flatnonzero(chunk.typ == EV_SYNC_EVENT).tolist():
+                if s > start:
+                    parts.append({k: v[start:s] for k, v in cols.items()})
+                    start = s
+                if parts:
+                    if held is not None:
+                        yield held
+                    held = _concat(parts, index)
+                    index += 1
+                    parts = []
+            parts.append({k: v[start:] for k, v in cols.items()} if start else cols)
     except TraceError as exc:
         error = exc
-    last = _finish(rows, index) if rows else None
+    last = _concat(parts, index) if parts else None
     if held is not None and last is not None and len(last) == 1 and last.columns["kind"][0] == _SYNC:
         last.columns["generation"][:] = held.index
         held = GenerationColumns(
@@ -273,31 +560,13 @@ class EventStore:
         """One DataFrame of all events: ids decoded to strings, n/a fields as nulls."""
         import polars as pl
 
-        cols = {name: self.column(name) for name in COLUMNS}
-        kind = cols["kind"]
         strings = pl.Series("strings", self.strings, dtype=pl.String)
-        kind_names = pl.Series("kind", KIND_NAMES, dtype=pl.String)
-        na = {
-            "old_state": cols["old_state"] < 0,
-            "new_state": cols["new_state"] < 0,
-            "value": kind != _METRIC,
-            "task": ~np.isin(kind, sorted(_TASKS | _REGIONS | {_LOG})),
-            "parent_task": ~np.isin(kind, sorted(_TASKS)),
-        }
-        data: dict[str, pl.Series] = {}
-        for name, arr in cols.items():
-            if name == "kind":
-                series = kind_names.gather(arr.astype(np.int64)).cast(pl.Enum(KIND_NAMES))
-            elif name in STRING_COLUMNS:
-                na[name] = arr < 0
-                series = strings.gather(np.where(na[name], 0, arr).astype(np.int64))
-            else:
-                series = pl.Series(name, arr)
-            if name in na and na[name].any():
-                # Gathered and native series alike: nulls only where the field does not apply.
-                series = series.scatter(np.flatnonzero(na[name]), None)
-            data[name] = series.alias(name)
-        return pl.DataFrame(data)
+        if not self.generations:
+            empty = {name: np.empty(0, dtype) for name, dtype in COLUMNS.items()}
+            return _polars_frame(empty, strings)
+        # One frame per generation, joined without copying: no store-wide numpy column is built.
+        frames = [_polars_frame(g.columns, strings) for g in self.generations]
+        return pl.concat(frames, rechunk=False)
 
     def stacks_frame(self) -> pl.DataFrame:
         """The interned stacks, one row per frame: stack, depth, pc, func, file, line."""
@@ -316,6 +585,61 @@ class EventStore:
         return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+_NA_TASK = np.ones(256, bool)
+_NA_TASK[sorted(_TASKS | _REGIONS | {_LOG})] = False
+_NA_PARENT = np.ones(256, bool)
+_NA_PARENT[sorted(_TASKS)] = False
+
+
+def _polars_frame(cols: dict[str, np.ndarray], strings: pl.Series) -> pl.DataFrame:
+    """Columns to a DataFrame: kinds as an Enum, string ids as text, n/a fields as nulls.
+
+    Nulls come from arrow validity masks (no per-row work in Python or polars).
+    """
+    import polars as pl
+    import pyarrow as pa
+
+    kind = cols["kind"]
+    na = {
+        "old_state": cols["old_state"] < 0,
+        "new_state": cols["new_state"] < 0,
+        "value": kind != _METRIC,
+        "task": _NA_TASK[kind],
+        "parent_task": _NA_PARENT[kind],
+    }
+    kind_names = pl.Series("kind", KIND_NAMES, dtype=pl.String)
+    data: dict[str, pl.Series] = {}
+    for name, arr in cols.items():
+        if name == "kind":
+            series = kind_names.gather(arr.astype(np.int64)).cast(pl.Enum(KIND_NAMES))
+        elif name in STRING_COLUMNS:
+            # A null index gathers a null: the field does not apply there.
+            mask = arr < 0
+            series = strings.gather(pl.from_arrow(pa.array(arr, mask=mask if mask.any() else None)))
+        elif name in na and na[name].any():
+            series = pl.from_arrow(pa.array(arr, mask=na[name]))
+        else:
+            series = pl.Series(name, arr)
+        data[name] = series.alias(name)
+    return pl.DataFrame(data)
+
+
 def events_frame(path: str | Path) -> pl.DataFrame:
-    """All events of the trace at PATH as one polars DataFrame (see EventStore.to_polars)."""
-    return EventStore.open(path).to_polars()
+    """All events of the trace at PATH as one polars DataFrame (see EventStore.to_polars).
+
+    Each generation becomes a frame as soon as it is read and its numpy columns are
+    dropped, so the peak memory is the frame plus one generation.
+    """
+    import polars as pl
+
+    from goblueprint.trace.reader import open_trace
+
+    interner = Interner()
+    frames = []
+    with open_trace(path) as reader:
+        for gen in iter_generations(reader, interner):
+            # Every id of this generation is already in the interner's strings.
+            frames.append(_polars_frame(gen.columns, pl.Series("strings", interner.strings, dtype=pl.String)))
+    if not frames:
+        return EventStore().to_polars()
+    return pl.concat(frames, rechunk=False)
