@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -61,6 +64,8 @@ def _expected_row(ev) -> dict:
     elif kind == K.LOG:
         lg = ev.log()
         row.update(name=lg.category, message=lg.message, task=lg.task)
+    elif kind == K.EXPERIMENTAL:
+        row.update(name=ev.experimental().name)
     return row
 
 
@@ -95,15 +100,40 @@ def _stored_row(store: EventStore, cols: dict, i: int) -> dict:
     }  # fmt: skip
 
 
+def _trace_core():
+    """tests/trace_core's trace builders (its programs: CPU samples, coroutines, generations)."""
+    path = Path(__file__).resolve().parents[1] / "trace_core" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("_store_trace_core_helpers", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_CORE = _trace_core()
+ALLOCFREE = {"GODEBUG": "traceallocfree=1"}
+
 TRACES = [
-    pytest.param(("sched", "1.27"), id="sched-1.27"),
-    pytest.param(("small", "1.22"), id="small-1.22"),
+    pytest.param(("sched", "1.27", None), id="sched-1.27"),
+    pytest.param(("small", "1.22", None), id="small-1.22"),
+    # Only trace_core programs from here on: CPU samples (1.22's and 1.27's layouts) ...
+    pytest.param(("cpusample", "1.22", None), id="cpusample-1.22"),
+    pytest.param(("cpusample", "1.27", None), id="cpusample-1.27"),
+    # ... experimental alloc/free events and coroutine switches ...
+    pytest.param(("coro", "1.27", ALLOCFREE), id="coro-allocfree-1.27"),
+    # ... several generations with user tasks, regions and logs (split by number before 1.26) ...
+    pytest.param(("gens", "1.22", None), id="gens-1.22"),
+    pytest.param(("gens", "1.27", None), id="gens-1.27"),
+    # ... and a flight-recorder window (regions and ranges already open when it starts).
+    pytest.param(("flight", "1.25", None), id="flight-1.25"),
 ]
+_OWN = ("cpusample", "coro", "gens", "flight")
 
 
 @pytest.fixture
-def real_trace(request, go_trace, small_trace):
-    prog, go = request.param
+def real_trace(request, go_trace, small_trace, go_toolchain):
+    prog, go, env = request.param
+    if prog in _OWN:
+        return _CORE._trace_own_prog(prog, go, env, find=go_toolchain)
     return small_trace(go) if prog == "small" else go_trace(prog, go=go)
 
 
@@ -130,7 +160,7 @@ def test_store_matches_event_iteration(real_trace, gohelper):
     assert len(store.generations) == syncs - 1
 
 
-@pytest.mark.parametrize("real_trace", TRACES, indirect=True)
+@pytest.mark.parametrize("real_trace", TRACES[:2] + TRACES[4:6], indirect=True)
 def test_polars_frame_matches_columns(real_trace):
     store = EventStore.open(real_trace)
     df = store.to_polars()
@@ -179,3 +209,74 @@ def test_streaming_and_partial_store(small_trace):
     assert isinstance(partial.error, TraceError)
     assert len(partial) == read_before_error
     assert partial.to_polars().height == read_before_error
+
+
+def _columns(store: EventStore) -> dict[str, np.ndarray]:
+    return {name: store.column(name) for name in COLUMNS}
+
+
+def _same_store(a: EventStore, b: EventStore) -> None:
+    """Same rows with the same strings and stacks (ids may differ: interning order is free)."""
+    assert [g.index for g in a.generations] == [g.index for g in b.generations]
+    ca, cb = _columns(a), _columns(b)
+    for name in COLUMNS:
+        x, y = ca[name], cb[name]
+        assert x.dtype == y.dtype and len(x) == len(y), name
+        if name in ("reason", "name", "message"):
+            x = [None if i < 0 else a.strings[i] for i in x.tolist()]
+            y = [None if i < 0 else b.strings[i] for i in y.tolist()]
+        elif name in ("stack", "transition_stack"):
+            x = [a.stacks[i] for i in x.tolist()]
+            y = [b.stacks[i] for i in y.tolist()]
+        else:
+            x, y = x.tolist(), y.tolist()
+        assert x == y, name
+    assert sorted(a.strings) == sorted(b.strings) and set(a.stacks) == set(b.stacks)
+
+
+@pytest.mark.parametrize("real_trace", [TRACES[5], TRACES[4]], indirect=True)
+def test_plain_event_iterables_take_the_same_path(real_trace):
+    # Events that do not come with a Reader's chunks (a generator, a filtered list)
+    # are grouped into chunks: same columns as the Reader's own chunks.
+    data = real_trace.read_bytes()
+    from_reader = EventStore.from_events(Reader(data))
+    from_events = EventStore.from_events(ev for ev in Reader(data))
+    _same_store(from_reader, from_events)
+    assert len(from_reader) == sum(1 for _ in Reader(data))
+
+
+def test_truncated_multi_generation_traces(go_toolchain):
+    # Cuts inside the header, at batch and generation boundaries and through the body:
+    # the partial store holds exactly the events Go's reader yields before its error,
+    # with what the Event API says of each, by both the Reader and the plain-events path.
+    data = _CORE._trace_own_prog("gens", "1.27", None, find=go_toolchain).read_bytes()
+    points = _CORE.cut_points(data)
+    assert len(points) > 10
+    failed = 0
+    for cut in points:
+        events, error = [], None
+        try:
+            for ev in Reader(data[:cut]):
+                events.append(_expected_row(ev))
+        except TraceError as exc:
+            error = exc
+        try:
+            store = EventStore.from_events(Reader(data[:cut]), strict=False)
+        except TraceError:
+            # The header itself is cut: Reader() fails before any event, as above.
+            assert not events and cut < 64
+            continue
+        assert (store.error is None) == (error is None), cut
+        if error is not None:
+            failed += 1
+            assert store.error.message == error.message and store.error.offset == error.offset, cut
+        assert len(store) == len(events), cut
+        cols = _columns(store)
+        for i, row in enumerate(events):
+            assert _stored_row(store, cols, i) == row, (cut, i)
+        _same_store(store, _partial_from_events(data[:cut]))
+    assert failed > 5
+
+
+def _partial_from_events(data: bytes) -> EventStore:
+    return EventStore.from_events((ev for ev in Reader(data)), strict=False)
