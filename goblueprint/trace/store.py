@@ -455,20 +455,21 @@ def _concat(parts: list[dict[str, np.ndarray]], index: int) -> GenerationColumns
     cols = {"generation": np.full(n, index, np.int32)}
     for name in COLUMNS:
         if name != "generation":
-            cols[name] = parts[0][name] if len(parts) == 1 else np.concatenate([part[name] for part in parts])
+            # Always a copy: a view would keep the reader's whole output array of the chunk alive.
+            cols[name] = np.concatenate([part[name] for part in parts])
     return GenerationColumns(index, cols)
 
 
-def iter_generations(source, interner: Interner | None = None) -> Iterator[GenerationColumns]:
+def iter_generations(events, interner: Interner | None = None) -> Iterator[GenerationColumns]:
     """Stream a trace into per-generation columns; each generation is yielded when complete.
 
-    SOURCE is a Reader (its column chunks are used) or any iterable of Events.
+    EVENTS is a Reader (its column chunks are used) or any iterable of Events.
     A TraceError from the source propagates after the columns of the events read
     so far in the current generation were yielded (Go's reader, too, yields
     events before failing), so callers that want the partial trace keep it.
     """
     it = Interner() if interner is None else interner
-    chunks = source.chunks() if hasattr(source, "chunks") else _chunks_of_events(source)
+    chunks = events.chunks() if hasattr(events, "chunks") else _chunks_of_events(events)
     parts: list[dict[str, np.ndarray]] = []  # the current generation's pieces
     # The last finished generation is held back until the next one proves to be more
     # than the lone Sync Go emits at the very end, which then joins it instead.
