@@ -181,7 +181,7 @@ def _kind_table() -> tuple[int, ...]:
 KIND_OF: tuple[int, ...] = _kind_table()
 
 # Per wire type: index into Event.args of the event's own stack ID, or -1.
-_MAIN_STACK_ARG: tuple[int, ...] = tuple((s.stack_ids[0] - 1) if s.stack_ids else -1 for s in spec.SPECS) + (
+MAIN_STACK_ARG: tuple[int, ...] = tuple((s.stack_ids[0] - 1) if s.stack_ids else -1 for s in spec.SPECS) + (
     -1,
 ) * (256 - len(spec.SPECS))
 
@@ -494,7 +494,7 @@ def go_quote(s: str) -> str:
 # ---------------------------------------------------------------------------
 # Event
 
-_EXTRA_BASE: tuple[int, ...] = tuple(max(len(s.args) - 1, 0) for s in spec.SPECS) + (0,) * (
+EXTRA_BASE: tuple[int, ...] = tuple(max(len(s.args) - 1, 0) for s in spec.SPECS) + (0,) * (
     256 - len(spec.SPECS)
 )
 
@@ -545,7 +545,7 @@ class Event:
             return NO_STACK
         if typ == spec.EV_CPU_SAMPLE:
             return Stack(self.table, self.args[0])
-        i = _MAIN_STACK_ARG[typ]
+        i = MAIN_STACK_ARG[typ]
         if i < 0:
             return NO_STACK
         sid = self.args[i]
@@ -554,7 +554,7 @@ class Event:
         return Stack(self.table, sid)
 
     def _extra(self, i: int) -> int:
-        return self.args[_EXTRA_BASE[self.typ] + i]
+        return self.args[EXTRA_BASE[self.typ] + i]
 
     # -- details ------------------------------------------------------------
     def metric(self) -> Metric:

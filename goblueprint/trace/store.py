@@ -52,11 +52,11 @@ import numpy as np
 from goblueprint.errors import TraceError
 from goblueprint.trace import spec
 from goblueprint.trace.events import (
-    _EXTRA_BASE,
-    _MAIN_STACK_ARG,
     EV_SYNC_EVENT,
+    EXTRA_BASE,
     GO_STATUS_TO_STATE,
     KIND_OF,
+    MAIN_STACK_ARG,
     PROC_STATUS_TO_STATE,
     EventKind,
     GoState,
@@ -105,7 +105,7 @@ _LOG = int(EventKind.LOG)
 
 _KIND_LUT = np.array(KIND_OF, dtype=np.uint8)
 # Index into args of the event's own stack ID, -1 = none (Event.stack: a CPU sample's is args[0]).
-_STACK_ARG = np.array(_MAIN_STACK_ARG, dtype=np.int8)
+_STACK_ARG = np.array(MAIN_STACK_ARG, dtype=np.int8)
 _STACK_ARG[spec.EV_CPU_SAMPLE] = 0
 _STACK_ARG[EV_SYNC_EVENT] = -1
 
@@ -129,19 +129,19 @@ _TRANSITIONS: dict[int, tuple[int, int, int, int, bool, int]] = {
     spec.EV_GO_START: (G, _FROM_A0, GoState.RUNNABLE, GoState.RUNNING, False, -1),
     spec.EV_GO_DESTROY: (G, _FROM_G, GoState.RUNNING, GoState.NOT_EXIST, False, -1),
     spec.EV_GO_DESTROY_SYSCALL: (G, _FROM_G, GoState.SYSCALL, GoState.NOT_EXIST, False, -1),
-    spec.EV_GO_STOP: (G, _FROM_G, GoState.RUNNING, GoState.RUNNABLE, True, _MAIN_STACK_ARG[spec.EV_GO_STOP]),
-    spec.EV_GO_BLOCK: (G, _FROM_G, GoState.RUNNING, GoState.WAITING, True, _MAIN_STACK_ARG[spec.EV_GO_BLOCK]),
+    spec.EV_GO_STOP: (G, _FROM_G, GoState.RUNNING, GoState.RUNNABLE, True, MAIN_STACK_ARG[spec.EV_GO_STOP]),
+    spec.EV_GO_BLOCK: (G, _FROM_G, GoState.RUNNING, GoState.WAITING, True, MAIN_STACK_ARG[spec.EV_GO_BLOCK]),
     spec.EV_GO_UNBLOCK: (G, _FROM_A0, GoState.WAITING, GoState.RUNNABLE, False, -1),
     spec.EV_GO_SWITCH: (G, _FROM_A0, GoState.WAITING, GoState.RUNNABLE, False, -1),
     spec.EV_GO_SWITCH_DESTROY: (G, _FROM_A0, GoState.WAITING, GoState.RUNNABLE, False, -1),
     spec.EV_GO_SYSCALL_BEGIN: (
-        G, _FROM_G, GoState.RUNNING, GoState.SYSCALL, False, _MAIN_STACK_ARG[spec.EV_GO_SYSCALL_BEGIN],
+        G, _FROM_G, GoState.RUNNING, GoState.SYSCALL, False, MAIN_STACK_ARG[spec.EV_GO_SYSCALL_BEGIN],
     ),
     spec.EV_GO_SYSCALL_END: (G, _FROM_G, GoState.SYSCALL, GoState.RUNNING, False, -1),
     spec.EV_GO_SYSCALL_END_BLOCKED: (G, _FROM_G, GoState.SYSCALL, GoState.RUNNABLE, False, -1),
-    spec.EV_GO_STATUS: (G, _FROM_A0, _STATUS_G, _STATUS_G, False, _MAIN_STACK_ARG[spec.EV_GO_STATUS]),
+    spec.EV_GO_STATUS: (G, _FROM_A0, _STATUS_G, _STATUS_G, False, MAIN_STACK_ARG[spec.EV_GO_STATUS]),
     spec.EV_GO_STATUS_STACK: (
-        G, _FROM_A0, _STATUS_G, _STATUS_G, False, _MAIN_STACK_ARG[spec.EV_GO_STATUS_STACK],
+        G, _FROM_A0, _STATUS_G, _STATUS_G, False, MAIN_STACK_ARG[spec.EV_GO_STATUS_STACK],
     ),
 }  # fmt: skip
 
@@ -349,10 +349,10 @@ def _chunk_columns(chunk: Chunk, it: Interner) -> dict[str, np.ndarray]:
             rk[r] = kind
             rid[r] = source(src, r)
             if o == _OLD_STEAL:
-                extra = args[r, _EXTRA_BASE[t]]
+                extra = args[r, EXTRA_BASE[t]]
                 o = np.where(extra == spec.PROC_SYSCALL_ABANDONED, ProcState.IDLE, ProcState.RUNNING)
             elif o == _OLD_EXTRA0:  # ProcStatus: the old state the ordering smuggles in
-                o = args[r, _EXTRA_BASE[t]].astype(np.int8)
+                o = args[r, EXTRA_BASE[t]].astype(np.int8)
             elif o == _STATUS_G:  # GoStatus: old state << 32 | wire status, packed by the ordering
                 packed = args[r, 2]
                 o = (packed >> np.uint64(32)).astype(np.int8)
@@ -400,7 +400,7 @@ def _chunk_columns(chunk: Chunk, it: Interner) -> dict[str, np.ndarray]:
             continue
         if t == spec.EV_USER_TASK_END:
             # The parent and type travel as extras; the type is an extra string of the table.
-            base = _EXTRA_BASE[t]
+            base = EXTRA_BASE[t]
             cols["task"][r] = args[r, 0]
             cols["parent_task"][r] = args[r, base]
             extra = args[r, base + 1]
