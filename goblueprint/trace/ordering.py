@@ -53,37 +53,11 @@ class EngineState:
         if gn > 1024:
             self.sc[SC_GN] = kernels.get().compact_goroutines(self.tables[7], self.tables[0], gn)
 
-    def run(
-        self,
-        buf,
-        gen,
-        freq,
-        cur_m,
-        cur_batches,
-        bat_start,
-        bat_end,
-        bat_base,
-        stack_ids,
-        str_ids,
-        str_gid,
-        cpu,
-    ):
+    def run(self, *generation):
+        """run_generation over one generation (trace bytes, then reader._engine_inputs);
+        the state moves on, and (columns, error info, frontier) come back."""
         out, tables, errinfo, front = kernels.get().run_generation(
-            buf,
-            gen,
-            freq,
-            cur_m,
-            cur_batches,
-            bat_start,
-            bat_end,
-            bat_base,
-            stack_ids,
-            str_ids,
-            str_gid,
-            *cpu,
-            self.sc,
-            self.ep,
-            *self.tables,
+            *generation, self.sc, self.ep, *self.tables
         )
         self.tables = list(tables)
         return out, errinfo, front

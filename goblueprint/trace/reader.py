@@ -181,7 +181,7 @@ class Reader:
             if sync_ts <= last_ts:
                 sync_ts = last_ts + 1
             state.sc[E.SC_LAST_TS] = sync_ts
-            out, errinfo, front = state.run(dbuf, gen.gen, freq, *_engine_inputs(gen, strings, string_ids))
+            out, errinfo, front = state.run(dbuf, *_engine_inputs(gen, strings, string_ids))
             code, err_off, err_m, _, at_start = (int(x) for x in errinfo)
             if code and at_start:
                 # A cursor that fails on its first event fails before the generation's Sync.
@@ -223,13 +223,8 @@ def _spilled(spill) -> list:
     return [spill[1]] if spill is not None else []
 
 
-def _sorted_ids(ids) -> np.ndarray:
-    """IDs (Go uint64s) as a sorted int64 array, the order the engine's searches use."""
-    a = np.fromiter((int(i) & ((1 << 64) - 1) for i in ids), dtype=np.uint64)
-    return np.sort(a.view(np.int64))
-
-
 def _engine_inputs(gen: Generation, strings: list[str], string_ids: dict[str, int]) -> tuple:
+    """The generation as run_generation takes it (after the trace bytes); names interned."""
     table = gen.table
     freq = table.freq
     ms = gen.batch_ms
@@ -243,21 +238,17 @@ def _engine_inputs(gen: Generation, strings: list[str], string_ids: dict[str, in
             ends.append(b.end)
             bases.append(mul(freq, b.time))
         counts.append(len(starts))
-    stack_ids = getattr(table, "stack_ids", None)
-    if stack_ids is None:
-        stack_ids = table.stacks.keys()
-    stack_arr = _sorted_ids(stack_ids)
-    sids = sorted(table.strings, key=lambda i: (int(i) & ((1 << 64) - 1)) ^ (1 << 63))
+    # The engine binary-searches int64 views of Go's uint64 IDs: sort in that order.
+    stack_arr = np.sort(table.stack_ids.view(np.int64))
+    str_arr = np.sort(table.string_ids.view(np.int64))
     gids = []
-    for sid in sids:
+    for sid in str_arr.view(np.uint64).tolist():
         text = table.strings[sid]
         gid = string_ids.get(text)
         if gid is None:
             gid = string_ids[text] = len(strings)
             strings.append(text)
         gids.append(gid)
-    str_arr = np.fromiter((int(i) & ((1 << 64) - 1) for i in sids), dtype=np.uint64, count=len(sids))
-    str_arr = str_arr.view(np.int64)
     cpu = gen.cpu_samples
     if cpu:
         ct, cm, cp, cg, cs = zip(*cpu, strict=True)
@@ -272,6 +263,8 @@ def _engine_inputs(gen: Generation, strings: list[str], string_ids: dict[str, in
         z = np.zeros(0, dtype=np.int64)
         cpu_cols = (z, z, z, z, z)
     return (
+        gen.gen,
+        freq,
         np.array([int(m) for m in ms], dtype=np.int64),
         np.array(counts, dtype=np.int64),
         np.array(starts, dtype=np.int64),
@@ -280,7 +273,7 @@ def _engine_inputs(gen: Generation, strings: list[str], string_ids: dict[str, in
         stack_arr,
         str_arr,
         np.array(gids, dtype=np.int64),
-        cpu_cols,
+        *cpu_cols,
     )
 
 

@@ -71,7 +71,6 @@ print(k.mode, sorted(n for names in kernels.NAMES.values() for n in names if cal
     mode, _, names = out.partition(" ")
     assert mode == "jit"
     assert "run_generation" in names and "scan_strings" in names
-    assert not kernels.aot_path().with_suffix(".failed").is_relative_to(tmp_path)
 
 
 def test_module_name_follows_the_sources(tmp_path, monkeypatch):
