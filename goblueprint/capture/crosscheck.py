@@ -44,14 +44,32 @@ def _mono_ns(message: str) -> int | None:
     return int(match.group(1)) * 1_000_000_000 + int(match.group(2).ljust(9, "0"))
 
 
+#: How far the anchor may misplace schedtrace's clock (time.Now and the trace's
+#: timestamp are read one after the other, not at once).
+SLACK_NS = 1_000_000
+#: schedtrace prints whole milliseconds, truncated: its instant lies in [t, t + 1 ms).
+_MS = 1_000_000
+
+
 def compare(trace_events: Iterable[Any], sched: Schedtrace) -> dict[str, Any]:
     """Replay the trace's state transitions and sample them at schedtrace's instants.
 
     ``trace_events`` are goblueprint.trace Events in reader order (time order).
+
+    A schedtrace sample is known only to the millisecond, and the clocks are
+    aligned to about a millisecond more, so each sample is compared with every
+    value the trace took in its window ``[t - SLACK, t + 1 ms + SLACK]``: a
+    sample *agrees* when one instant of the window fits it.  For runnable
+    goroutines that means the trace's count minus schedtrace's lies in
+    ``0..gomaxprocs`` (the ``runnext`` slots); for idle Ps, equality.  Busy
+    phases change these counts many times per millisecond, so comparing at a
+    single guessed instant (``*_instant_*`` below) differs often even when both
+    views are right.
     """
     from goblueprint.trace.events import EventKind, GoState, ProcState, ResourceKind
 
-    samples = [s for s in sched.samples]
+    samples = list(sched.samples)
+    n = len(samples)
     gstate: dict[int, int] = {}
     pstate: dict[int, int] = {}
     runnable = 0
@@ -59,11 +77,25 @@ def compare(trace_events: Iterable[Any], sched: Schedtrace) -> dict[str, Any]:
     first_time: int | None = None
     last_time: int | None = None
     alignment = "assumed"
+    # Per sample: the trace's counts at its instant and their ranges over its window.
+    inst_r = [0] * n
+    inst_i = [0] * n
+    lo_r = [0] * n
+    hi_r = [0] * n
+    lo_i = [0] * n
+    hi_i = [0] * n
+    nprocs = [s.counters.get("gomaxprocs") for s in samples]
+    opened = taken = closed = 0  # samples whose window opened / instant passed / window closed
     # Events are consumed lazily; samples are resolved once the trace passes them,
     # which needs the origin: buffer events until it is known (anchor is near the start).
     pending: list[Any] = []
-    rows: list[dict[str, Any]] = []
-    si = 0
+
+    def idle(limit: int | None) -> int:
+        # After GOMAXPROCS shrinks, the trace leaves the dropped Ps Idle while schedtrace
+        # counts only the first gomaxprocs Ps: count those alone.
+        return sum(
+            1 for pid, state in pstate.items() if state == ProcState.IDLE and (limit is None or pid < limit)
+        )
 
     def apply(ev: Any) -> None:
         nonlocal runnable
@@ -75,39 +107,30 @@ def compare(trace_events: Iterable[Any], sched: Schedtrace) -> dict[str, Any]:
             before = gstate.get(rid.id, GoState.UNDETERMINED)
             runnable += (st.new == GoState.RUNNABLE) - (before == GoState.RUNNABLE)
             gstate[rid.id] = st.new
+            for k in range(closed, opened):
+                lo_r[k] = min(lo_r[k], runnable)
+                hi_r[k] = max(hi_r[k], runnable)
         elif rid.kind == ResourceKind.PROC:
             pstate[rid.id] = st.new
+            for k in range(closed, opened):
+                now = idle(nprocs[k])
+                lo_i[k] = min(lo_i[k], now)
+                hi_i[k] = max(hi_i[k], now)
 
     def take(upto: int) -> None:
-        nonlocal si
-        assert origin is not None
-        while si < len(samples) and origin + samples[si].t_ms * 1_000_000 <= upto:
-            s = samples[si]
-            si += 1
-            at = origin + s.t_ms * 1_000_000
-            if first_time is None or at < first_time:
-                continue  # before the trace started: nothing to compare with
-            queues = per_p_runq(s)
-            # After GOMAXPROCS shrinks, the trace leaves the dropped Ps Idle while schedtrace
-            # counts only the first gomaxprocs Ps: count those alone.
-            nprocs = s.counters.get("gomaxprocs")
-            idle_now = sum(
-                1
-                for pid, state in pstate.items()
-                if state == ProcState.IDLE and (nprocs is None or pid < nprocs)
-            )
-            sched_runnable = (s.counters.get("runqueue") or 0) + (sum(queues) if queues else 0)
-            rows.append(
-                {
-                    "t_ms": s.t_ms,
-                    "sched_runqueue": s.counters.get("runqueue"),
-                    "sched_local_runq_total": sum(queues) if queues is not None else None,
-                    "sched_runnable": sched_runnable,
-                    "trace_runnable": runnable,
-                    "sched_idleprocs": s.counters.get("idleprocs"),
-                    "trace_idleprocs": idle_now,
-                }
-            )
+        """Advance the samples to the state just before an event at ``upto``."""
+        nonlocal opened, taken, closed
+        assert origin is not None  # callers set it first
+        while opened < n and origin + samples[opened].t_ms * _MS - SLACK_NS <= upto:
+            lo_r[opened] = hi_r[opened] = runnable
+            lo_i[opened] = hi_i[opened] = idle(nprocs[opened])
+            opened += 1
+        while taken < opened and origin + samples[taken].t_ms * _MS <= upto:
+            inst_r[taken] = runnable
+            inst_i[taken] = idle(nprocs[taken])
+            taken += 1
+        while closed < taken and origin + samples[closed].t_ms * _MS + _MS + SLACK_NS <= upto:
+            closed += 1
 
     for ev in trace_events:
         t = ev.time
@@ -138,24 +161,68 @@ def compare(trace_events: Iterable[Any], sched: Schedtrace) -> dict[str, Any]:
         for old in pending:
             take(old.time)
             apply(old)
+
+    rows: list[dict[str, Any]] = []
+    for k in range(taken):  # taken > 0 only once origin and first_time are set
+        s = samples[k]
+        if origin + s.t_ms * _MS < first_time:  # type: ignore[operator]
+            continue  # before the trace started: nothing to compare with
+        queues = per_p_runq(s)
+        sched_runnable = _sched_runnable(s)
+        rows.append(
+            {
+                "t_ms": s.t_ms,
+                "sched_runqueue": s.counters.get("runqueue"),
+                "sched_local_runq_total": sum(queues) if queues is not None else None,
+                "sched_runnable": sched_runnable,
+                "trace_runnable": inst_r[k],
+                "trace_runnable_range": [lo_r[k], hi_r[k]],
+                "sched_idleprocs": s.counters.get("idleprocs"),
+                "trace_idleprocs": inst_i[k],
+                "trace_idleprocs_range": [lo_i[k], hi_i[k]],
+                "runnable_agrees": _runnable_agrees(sched_runnable, lo_r[k], hi_r[k], nprocs[k]),
+                "idleprocs_agrees": _idle_agrees(s.counters.get("idleprocs"), lo_i[k], hi_i[k]),
+            }
+        )
     # Samples after the last event are outside the trace and not compared.
 
-    def stats(a: str, b: str) -> tuple[int, float | None]:
+    def instant(a: str, b: str) -> tuple[int, float | None]:
         diffs = [abs(r[a] - r[b]) for r in rows if r[a] is not None]
         return sum(1 for d in diffs if d), (round(sum(diffs) / len(diffs), 3) if diffs else None)
 
-    rq_mis, rq_mean = stats("sched_runnable", "trace_runnable")
-    ip_mis, ip_mean = stats("sched_idleprocs", "trace_idleprocs")
+    rq_inst, rq_mean = instant("sched_runnable", "trace_runnable")
+    ip_inst, ip_mean = instant("sched_idleprocs", "trace_idleprocs")
     return {
         "alignment": alignment,
         "origin_ns": origin,
+        "window_ns": [-SLACK_NS, _MS + SLACK_NS],
         "trace_span_ns": (last_time - first_time)
         if first_time is not None and last_time is not None
         else None,
         "compared": len(rows),
-        "runqueue_mismatches": rq_mis,
+        "runqueue_mismatches": sum(1 for r in rows if r["runnable_agrees"] is False),
+        "idleprocs_mismatches": sum(1 for r in rows if r["idleprocs_agrees"] is False),
+        "runqueue_instant_differs": rq_inst,
         "runqueue_mean_abs_diff": rq_mean,
-        "idleprocs_mismatches": ip_mis,
+        "idleprocs_instant_differs": ip_inst,
         "idleprocs_mean_abs_diff": ip_mean,
         "rows": rows,
     }
+
+
+def _sched_runnable(s: Any) -> int:
+    queues = per_p_runq(s)
+    return (s.counters.get("runqueue") or 0) + (sum(queues) if queues else 0)
+
+
+def _runnable_agrees(sched: int, lo: int, hi: int, nprocs: int | None) -> bool:
+    # The trace counts goroutines in runnext slots, schedtrace does not: some instant of
+    # the window must have sched <= trace <= sched + (one runnext per P).  The count moves
+    # by one per transition, so every value between lo and hi occurred.
+    return hi >= sched and lo <= sched + (nprocs or 0)
+
+
+def _idle_agrees(sched: Any, lo: int, hi: int) -> bool | None:
+    if sched is None:
+        return None
+    return bool(lo <= sched <= hi)

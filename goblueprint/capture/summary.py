@@ -57,9 +57,10 @@ def render(
         )
     if cross:
         lines.append(
-            f"  cross-check with the trace: {cross['compared']} samples, runqueue differs in "
+            f"  cross-check with the trace: {cross['compared']} samples, runqueue disagrees in "
             f"{cross['runqueue_mismatches']}, idleprocs in {cross['idleprocs_mismatches']} "
-            f"(mean |Δ| {cross['runqueue_mean_abs_diff']} / {cross['idleprocs_mean_abs_diff']}; "
+            f"within each sample's millisecond (at the sampled instant: mean |Δ| "
+            f"{cross['runqueue_mean_abs_diff']} / {cross['idleprocs_mean_abs_diff']}; "
             f"clocks {'aligned by the anchor log' if cross['alignment'] == 'anchor' else 'assumed aligned'})"
         )
     for note in meta.get("notes", []):

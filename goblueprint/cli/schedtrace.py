@@ -81,16 +81,16 @@ def run(args: argparse.Namespace) -> int:
     if cross is not None:
         print(
             f"cross-check with {args.trace} (clocks: {cross['alignment']}): {cross['compared']} samples compared, "
-            f"runnable differs in {cross['runqueue_mismatches']}, idle Ps in {cross['idleprocs_mismatches']}"
+            f"runnable disagrees in {cross['runqueue_mismatches']}, idle Ps in {cross['idleprocs_mismatches']}"
+            " (within each sample's millisecond window)"
         )
         for row in cross["rows"]:
-            if (
-                row["sched_runnable"] != row["trace_runnable"]
-                or row["sched_idleprocs"] != row["trace_idleprocs"]
-            ):
+            if row["runnable_agrees"] is False or row["idleprocs_agrees"] is False:
+                lo_r, hi_r = row["trace_runnable_range"]
+                lo_i, hi_i = row["trace_idleprocs_range"]
                 print(
-                    f"  {row['t_ms']:>7} ms  runnable sched {row['sched_runnable']} trace {row['trace_runnable']}"
-                    f"  ·  idle Ps sched {row['sched_idleprocs']} trace {row['trace_idleprocs']}"
+                    f"  {row['t_ms']:>7} ms  runnable sched {row['sched_runnable']} trace {lo_r}..{hi_r}"
+                    f"  ·  idle Ps sched {row['sched_idleprocs']} trace {lo_i}..{hi_i}"
                 )
     if args.plot:
         print(f"plot: {args.plot}")

@@ -205,9 +205,13 @@ def test_crosscheck_against_the_trace(tmp_path: Path) -> None:
         assert row["trace_runnable"] >= 0
     # Samples taken while the trace ran are all compared; the mismatch counts are counts of rows.
     assert cross["idleprocs_mismatches"] <= cross["compared"]
-    assert cross["idleprocs_mismatches"] == sum(
+    assert cross["idleprocs_mismatches"] == sum(r["idleprocs_agrees"] is False for r in cross["rows"])
+    assert cross["idleprocs_instant_differs"] == sum(
         r["sched_idleprocs"] != r["trace_idleprocs"] for r in cross["rows"]
     )
+    for row in cross["rows"]:
+        lo, hi = row["trace_runnable_range"]
+        assert lo <= row["trace_runnable"] <= hi  # the instant lies inside its window
     # The same comparison through `goblueprint schedtrace LOG --trace TRACE --json`.
     proc = _cli(["schedtrace", "--json", "--trace", str(result.trace), str(result.schedtrace)], tmp_path)
     assert proc.returncode == 0, proc.stderr
