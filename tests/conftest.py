@@ -121,9 +121,19 @@ def reference_parse(trace: Path, go: str = "1.27") -> subprocess.CompletedProces
     if not tool.exists():
         pytest.skip(f"{tool} is not present")
     env = dict(os.environ, GO=str(tc.go), GOROOT=str(tc.goroot), GOTOOLCHAIN="local")
-    return subprocess.run(
-        ["bash", str(tool), str(trace)], capture_output=True, text=True, env=env, timeout=600
-    )
+    command = ["bash", str(tool), str(trace)]
+    if go in _reference_ready:
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    # The tool (re)builds itself on first use, after `rm -rf` of its cache: two test
+    # workers doing that at once break each other's build.  Each process's first call
+    # holds a lock, so only the first caller of all builds and the others wait for it.
+    with _locked(toolchain.cache_dir() / "locks" / f"reference-parse-{go}.lock"):
+        proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    _reference_ready.add(go)
+    return proc
+
+
+_reference_ready: set[str] = set()
 
 
 @pytest.fixture(scope="session")
