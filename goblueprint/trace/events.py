@@ -9,6 +9,7 @@ its generation.  Everything else (``metric()``, ``state_transition()``, ...,
 from __future__ import annotations
 
 import time as _time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from enum import IntEnum
 from typing import NamedTuple
@@ -520,7 +521,7 @@ class Event:
     # -- context ------------------------------------------------------------
     @property
     def kind(self) -> EventKind:
-        return EventKind(KIND_OF[self.typ])
+        return KIND_OF[self.typ]  # type: ignore[return-value]  # EventKind members
 
     @property
     def time(self) -> int:
@@ -619,51 +620,10 @@ class Event:
         return Log(self.args[0], s[self.args[1]], s[self.args[2]])
 
     def state_transition(self) -> StateTransition:
-        typ = self.typ
-        a = self.args
-        G = ResourceKind.GOROUTINE
-        P = ResourceKind.PROC
-        if typ == spec.EV_PROC_START:
-            return _st(P, _i64(a[0]), ProcState.IDLE, ProcState.RUNNING)
-        if typ == spec.EV_PROC_STOP:
-            return _st(P, self.p, ProcState.RUNNING, ProcState.IDLE)
-        if typ == spec.EV_PROC_STEAL:
-            before = ProcState.IDLE if self._extra(0) == spec.PROC_SYSCALL_ABANDONED else ProcState.RUNNING
-            return _st(P, _i64(a[0]), before, ProcState.IDLE)
-        if typ == spec.EV_PROC_STATUS:
-            st = a[1]
-            new = PROC_STATUS_TO_STATE[st] if st < len(PROC_STATUS_TO_STATE) else ProcState.UNDETERMINED
-            return _st(P, _i64(a[0]), self._extra(0), new)
-        if typ == spec.EV_GO_CREATE or typ == spec.EV_GO_CREATE_BLOCKED:
-            new = GoState.WAITING if typ == spec.EV_GO_CREATE_BLOCKED else GoState.RUNNABLE
-            # Go builds this Stack directly: non-nil even when the ID is 0.
-            return _st(G, _i64(a[0]), GoState.NOT_EXIST, new, stack=Stack(self.table, a[1]))
-        if typ == spec.EV_GO_CREATE_SYSCALL:
-            return _st(G, _i64(a[0]), GoState.NOT_EXIST, GoState.SYSCALL)
-        if typ == spec.EV_GO_START:
-            return _st(G, _i64(a[0]), GoState.RUNNABLE, GoState.RUNNING)
-        if typ == spec.EV_GO_DESTROY:
-            return _st(G, self.g, GoState.RUNNING, GoState.NOT_EXIST)
-        if typ == spec.EV_GO_DESTROY_SYSCALL:
-            return _st(G, self.g, GoState.SYSCALL, GoState.NOT_EXIST)
-        if typ == spec.EV_GO_STOP:
-            return _st(G, self.g, GoState.RUNNING, GoState.RUNNABLE, self.table.strings[a[0]], self.stack)
-        if typ == spec.EV_GO_BLOCK:
-            return _st(G, self.g, GoState.RUNNING, GoState.WAITING, self.table.strings[a[0]], self.stack)
-        if typ in (spec.EV_GO_UNBLOCK, spec.EV_GO_SWITCH, spec.EV_GO_SWITCH_DESTROY):
-            return _st(G, _i64(a[0]), GoState.WAITING, GoState.RUNNABLE)
-        if typ == spec.EV_GO_SYSCALL_BEGIN:
-            return _st(G, self.g, GoState.RUNNING, GoState.SYSCALL, stack=self.stack)
-        if typ == spec.EV_GO_SYSCALL_END:
-            return _st(G, self.g, GoState.SYSCALL, GoState.RUNNING)
-        if typ == spec.EV_GO_SYSCALL_END_BLOCKED:
-            return _st(G, self.g, GoState.SYSCALL, GoState.RUNNABLE)
-        if typ == spec.EV_GO_STATUS or typ == spec.EV_GO_STATUS_STACK:
-            packed = a[2]
-            old, st = packed >> 32, packed & 0xFFFFFFFF
-            new = GO_STATUS_TO_STATE[st] if st < len(GO_STATUS_TO_STATE) else GoState.UNDETERMINED
-            return _st(G, _i64(a[0]), old, new, stack=self.stack)
-        raise ValueError("state_transition called on non-StateTransition event")
+        make = _TRANSITIONS.get(self.typ)
+        if make is None:
+            raise ValueError("state_transition called on non-StateTransition event")
+        return make(self)
 
     def sync(self) -> Sync:
         if self.typ != EV_SYNC_EVENT:
@@ -794,3 +754,90 @@ _FAST_TRANSITIONS: dict[int, tuple[int, str, bool, bool]] = {
 
 def _st(kind, rid, old, new, reason: str = "", stack: Stack = NO_STACK) -> StateTransition:
     return StateTransition(ResourceID(kind, rid), reason, stack, int(old), int(new))
+
+
+# State transitions by wire type, one small function each: a dict lookup instead of a
+# chain of comparisons (the timeline pass asks every event for its transition).
+_G = ResourceKind.GOROUTINE
+_P = ResourceKind.PROC
+_G_NOT_EXIST, _G_RUNNABLE, _G_RUNNING = int(GoState.NOT_EXIST), int(GoState.RUNNABLE), int(GoState.RUNNING)
+_G_WAITING, _G_SYSCALL = int(GoState.WAITING), int(GoState.SYSCALL)
+_P_IDLE, _P_RUNNING = int(ProcState.IDLE), int(ProcState.RUNNING)
+
+
+def _own_g(
+    old: int, new: int, with_reason: bool = False, with_stack: bool = False
+) -> Callable[[Event], StateTransition]:
+    def make(ev: Event) -> StateTransition:
+        reason = ev.table.strings[ev.args[0]] if with_reason else ""
+        return StateTransition(ResourceID(_G, ev.g), reason, ev.stack if with_stack else NO_STACK, old, new)
+
+    return make
+
+
+def _arg_g(old: int, new: int) -> Callable[[Event], StateTransition]:
+    def make(ev: Event) -> StateTransition:
+        return StateTransition(ResourceID(_G, _i64(ev.args[0])), "", NO_STACK, old, new)
+
+    return make
+
+
+def _go_create(new: int) -> Callable[[Event], StateTransition]:
+    def make(ev: Event) -> StateTransition:
+        a = ev.args
+        # Go builds this Stack directly: non-nil even when the ID is 0.
+        return StateTransition(ResourceID(_G, _i64(a[0])), "", Stack(ev.table, a[1]), _G_NOT_EXIST, new)
+
+    return make
+
+
+def _go_status(ev: Event) -> StateTransition:
+    a = ev.args
+    packed = a[2]
+    old, st = packed >> 32, packed & 0xFFFFFFFF
+    new = GO_STATUS_TO_STATE[st] if st < len(GO_STATUS_TO_STATE) else GoState.UNDETERMINED
+    return StateTransition(ResourceID(_G, _i64(a[0])), "", ev.stack, int(old), int(new))
+
+
+def _proc_start(ev: Event) -> StateTransition:
+    return StateTransition(ResourceID(_P, _i64(ev.args[0])), "", NO_STACK, _P_IDLE, _P_RUNNING)
+
+
+def _proc_stop(ev: Event) -> StateTransition:
+    return StateTransition(ResourceID(_P, ev.p), "", NO_STACK, _P_RUNNING, _P_IDLE)
+
+
+def _proc_steal(ev: Event) -> StateTransition:
+    before = _P_IDLE if ev._extra(0) == spec.PROC_SYSCALL_ABANDONED else _P_RUNNING
+    return StateTransition(ResourceID(_P, _i64(ev.args[0])), "", NO_STACK, before, _P_IDLE)
+
+
+def _proc_status(ev: Event) -> StateTransition:
+    a = ev.args
+    st = a[1]
+    new = PROC_STATUS_TO_STATE[st] if st < len(PROC_STATUS_TO_STATE) else ProcState.UNDETERMINED
+    return StateTransition(ResourceID(_P, _i64(a[0])), "", NO_STACK, int(ev._extra(0)), int(new))
+
+
+_TRANSITIONS: dict[int, Callable[[Event], StateTransition]] = {
+    spec.EV_PROC_START: _proc_start,
+    spec.EV_PROC_STOP: _proc_stop,
+    spec.EV_PROC_STEAL: _proc_steal,
+    spec.EV_PROC_STATUS: _proc_status,
+    spec.EV_GO_CREATE: _go_create(_G_RUNNABLE),
+    spec.EV_GO_CREATE_BLOCKED: _go_create(_G_WAITING),
+    spec.EV_GO_CREATE_SYSCALL: _arg_g(_G_NOT_EXIST, _G_SYSCALL),
+    spec.EV_GO_START: _arg_g(_G_RUNNABLE, _G_RUNNING),
+    spec.EV_GO_DESTROY: _own_g(_G_RUNNING, _G_NOT_EXIST),
+    spec.EV_GO_DESTROY_SYSCALL: _own_g(_G_SYSCALL, _G_NOT_EXIST),
+    spec.EV_GO_STOP: _own_g(_G_RUNNING, _G_RUNNABLE, with_reason=True, with_stack=True),
+    spec.EV_GO_BLOCK: _own_g(_G_RUNNING, _G_WAITING, with_reason=True, with_stack=True),
+    spec.EV_GO_UNBLOCK: _arg_g(_G_WAITING, _G_RUNNABLE),
+    spec.EV_GO_SWITCH: _arg_g(_G_WAITING, _G_RUNNABLE),
+    spec.EV_GO_SWITCH_DESTROY: _arg_g(_G_WAITING, _G_RUNNABLE),
+    spec.EV_GO_SYSCALL_BEGIN: _own_g(_G_RUNNING, _G_SYSCALL, with_stack=True),
+    spec.EV_GO_SYSCALL_END: _own_g(_G_SYSCALL, _G_RUNNING),
+    spec.EV_GO_SYSCALL_END_BLOCKED: _own_g(_G_SYSCALL, _G_RUNNABLE),
+    spec.EV_GO_STATUS: _go_status,
+    spec.EV_GO_STATUS_STACK: _go_status,
+}
