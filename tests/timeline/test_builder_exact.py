@@ -1,0 +1,102 @@
+"""The timeline builder's output, byte for byte: goldens of committed traces, and the old builder.
+
+Two checks that a change to goblueprint/timeline/builder.py (e.g. for speed) changes nothing:
+
+* golden: real traces committed under golden_builder/ (xz, so the input is the same on
+  every machine: traces of a running program differ run to run) are built and each
+  Timeline table is compared, by row count and SHA-256 of its CSV, with golden.json.
+  Regenerate with GOBLUEPRINT_REGEN=1 only after a change that is meant to alter output.
+* before: fresh traces (flight recorder, generations, CPU samples; Go 1.27 and 1.22) are
+  fed in one pass to the current builder and to builder_before.py, the builder as it was
+  before the speed work, and every table must be equal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import lzma
+import os
+from pathlib import Path
+from typing import Any
+
+import builder_before  # the frozen pre-optimisation builder next to this file
+import pytest
+
+from goblueprint.timeline.builder import TimelineBuilder, build
+from goblueprint.timeline.model import Timeline
+from goblueprint.timeline.source import run_pass
+
+GOLDEN_DIR = Path(__file__).parent / "golden_builder"
+GOLDEN = GOLDEN_DIR / "golden.json"
+TABLES = ("spans", "flows", "counters", "instants", "lanes", "stack_frames")
+TRACE_CORE_PROGS = Path(__file__).resolve().parent.parent / "trace_core" / "goprogs"
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def snapshot(tl: Timeline) -> dict[str, Any]:
+    """What must not change: scalars, the strings list and every table (schema and rows, in order)."""
+    out: dict[str, Any] = {
+        "start_ns": tl.start_ns,
+        "end_ns": tl.end_ns,
+        "go_version": tl.go_version,
+        "strings": {"count": len(tl.strings), "sha256": _sha("\n".join(tl.strings).encode())},
+    }
+    for name in TABLES:
+        df = getattr(tl, name)
+        schema = ",".join(f"{col}:{dtype}" for col, dtype in df.schema.items())
+        out[name] = {"rows": df.height, "schema": schema, "sha256": _sha(df.write_csv().encode())}
+    return out
+
+
+def _golden_traces() -> list[str]:
+    return sorted(p.name.removesuffix(".trace.xz") for p in GOLDEN_DIR.glob("*.trace.xz"))
+
+
+def test_golden_traces_are_present() -> None:
+    # The parametrised test below would silently vanish without its inputs.
+    assert len(_golden_traces()) >= 6
+
+
+@pytest.mark.parametrize("name", _golden_traces())
+def test_timeline_matches_golden(name: str) -> None:
+    data = lzma.decompress((GOLDEN_DIR / f"{name}.trace.xz").read_bytes())
+    got = snapshot(build(data))
+    golden = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
+    if os.environ.get("GOBLUEPRINT_REGEN") == "1":
+        golden[name] = got
+        GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
+    assert name in golden, f"no golden for {name}; generate with GOBLUEPRINT_REGEN=1"
+    assert got == golden[name], f"{name}: timeline changed; review, then regenerate with GOBLUEPRINT_REGEN=1"
+
+
+def _assert_same(new: Timeline, old: Timeline) -> None:
+    assert (new.start_ns, new.end_ns) == (old.start_ns, old.end_ns)
+    assert new.strings == old.strings
+    for name in TABLES:
+        a, b = getattr(new, name), getattr(old, name)
+        assert a.schema == b.schema, name
+        assert a.equals(b), name
+
+
+# (program, Go release, program folder): tests/goprogs by default, else tests/trace_core/goprogs.
+FRESH = [
+    ("sched", "1.27", None),
+    ("sched", "1.22", None),
+    ("flight", "1.27", TRACE_CORE_PROGS),
+    ("gens", "1.22", TRACE_CORE_PROGS),
+    ("cpusample", "1.27", TRACE_CORE_PROGS),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("prog", "go", "root"), FRESH, ids=[f"{p}-{g}" for p, g, _ in FRESH])
+def test_same_timeline_as_before(prog: str, go: str, root: Path | None, go_trace: Any) -> None:
+    path = go_trace(prog, go=go) if root is None else go_trace(prog, go=go, prog_root=root)
+    new, old = TimelineBuilder(), builder_before.TimelineBuilder()
+    result = run_pass(path, [new, old])
+    assert result.events > 1000  # a real trace, not an empty one
+    _assert_same(new.finish(result.last_time), old.finish(result.last_time))
