@@ -119,7 +119,9 @@ GOMAXPROCS_METRIC = "/sched/gomaxprocs:threads"
 _COUNTED = {G_RUNNING: 0, G_RUNNABLE: 1, G_SYSCALL: 2}
 _COUNTED_NAMES = ("goroutines running", "goroutines runnable", "goroutines in syscall")
 _MAX_U64_AS_I64 = 2**63
-_CHUNK = 1 << 20  # spans kept as Python tuples before they are packed into a DataFrame chunk
+# Spans (and counter samples) kept as Python tuples before they are packed into a DataFrame
+# chunk: ~200 bytes each as tuples, so this bounds their memory (~50 MB), not the output.
+_CHUNK = 1 << 18
 
 
 def _task_id(t: int) -> int:
@@ -127,19 +129,33 @@ def _task_id(t: int) -> int:
     return NONE if t == NO_TASK or t >= _MAX_U64_AS_I64 else t
 
 
-class _Span:
-    """A span being built: the open state of one lane."""
+# Open spans are plain tuples in _Span field order (a tuple is built and read faster than
+# a slotted object, and spans are never changed once open).
+_START, _STATE, _G, _P, _M, _LABEL, _STACK = range(7)
 
-    __slots__ = ("g", "label", "m", "p", "stack", "start", "state")
+# The open G, P and M spans live in one dict, as the order of its keys decides the order in
+# which finish() emits them (spans with equal sort keys keep that order through the
+# unstable multi-column sort, so it is part of the output).  Keys are ints, lane * 4 + code:
+# cheaper to build and hash than (kind, lane) tuples.
+_KEY_CODE = {L_G: 0, L_P: 1, L_M: 2}
+_CODE_KIND = (L_G, L_P, L_M)
 
-    def __init__(self, start: int, state: int, g: int, p: int, m: int, label: int, stack: int) -> None:
-        self.start = start
-        self.state = state
-        self.g = g
-        self.p = p
-        self.m = m
-        self.label = label
-        self.stack = stack
+
+class _Compat:
+    """An event of the generic Event API (``time``, ``goroutine``, ...) seen as the reader's
+    Event, whose slots ``ts``, ``g``, ``p``, ``m`` the hot path reads directly."""
+
+    __slots__ = ("_ev", "g", "m", "p", "ts")
+
+    def __init__(self, ev: Any) -> None:
+        self._ev = ev
+        self.ts = ev.time
+        self.g = ev.goroutine
+        self.p = ev.proc
+        self.m = ev.thread
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ev, name)
 
 
 class TimelineBuilder:
@@ -147,7 +163,11 @@ class TimelineBuilder:
 
     def __init__(self) -> None:
         self.strings: dict[str, int] = {"": 0}
-        self.stack_ids: dict[Any, int] = {}
+        # Stack ids of the current generation's table, by stack id in that table.  Only one
+        # table is referenced, so finished generations can be freed; a stack seen again in
+        # a later generation is found by its frames in stack_by_frames.
+        self._stack_table: Any = None
+        self._stack_cache: dict[int, int] = {}
         self.stack_by_frames: dict[tuple[Any, ...], int] = {}
         self.sf: dict[str, list[Any]] = {k: [] for k in ("stack", "depth", "pc", "func", "file", "line")}
         self.rows: list[tuple[int, ...]] = []  # closed spans, in SPANS_SCHEMA column order
@@ -158,23 +178,24 @@ class TimelineBuilder:
                 "migrated",
             )
         }  # fmt: skip
+        self._fl_append = tuple(col.append for col in self.fl.values())
         self.ct_rows: list[tuple[int, int, float]] = []  # counter samples (name, time, value)
         self.span_chunks: list[pl.DataFrame] = []
         self.counter_chunks: list[pl.DataFrame] = []
         self.it: dict[str, list[Any]] = {
             k: [] for k in ("kind", "time", "g", "p", "m", "label", "category", "id", "stack")
         }
-        self.open: dict[tuple[int, int], _Span] = {}  # (lane kind, lane id) -> open span
+        self.open: dict[int, tuple[int, ...]] = {}  # lane * 4 + _KEY_CODE[lane kind] -> open span
         self.g_state: dict[int, int] = {}  # goroutine -> GoState
         self.g_name: dict[int, str] = {}
         self.cause: dict[int, tuple[int, int, int, int, int, int]] = {}  # g -> pending flow
         self.block_reason: dict[int, str] = {}  # g -> why it is waiting, for the unblock flow's name
         self.p_state: dict[int, int] = {}
         self.p_owner: dict[int, int] = {}  # P -> M that holds it
-        self.m_ctx: dict[int, list[int]] = {}  # M -> [p, g]
-        self.ranges: dict[tuple[int, int, str], _Span] = {}
-        self.regions: dict[int, list[_Span]] = {}
-        self.tasks: dict[int, _Span] = {}
+        self.m_ctx: dict[int, list[int]] = {}  # M -> [p, g, M lane state]
+        self.ranges: dict[tuple[int, int, str], tuple[int, ...]] = {}
+        self.regions: dict[int, list[tuple[int, ...]]] = {}
+        self.tasks: dict[int, tuple[int, ...]] = {}
         self.stw_depth = 0
         self.sync_ts = 0
         self.first_ts: int | None = None
@@ -194,13 +215,25 @@ class TimelineBuilder:
         return i
 
     def stack_id(self, stack: Any) -> int:
-        if not stack:
+        try:
+            sid = stack.id
+            table = stack.table
+        except AttributeError:  # a Stack of the generic API (frames() and truthiness only)
+            return self._stack_id_of_frames(stack) if stack else 0
+        if not sid:
             return 0
-        i = self.stack_ids.get(stack)
-        if i is not None:
-            return i
-        frames = stack.frames()
-        key = tuple((f.pc, f.func, f.file, f.line) for f in frames)
+        if table is not self._stack_table:
+            self._stack_table = table
+            self._stack_cache = {}
+        cache = self._stack_cache
+        i = cache.get(sid)
+        if i is None:
+            # Stack.__bool__: a stack id the table does not hold, or holds empty, is no stack.
+            i = cache[sid] = self._stack_id_of_frames(stack) if table.stacks.get(sid) else 0
+        return i
+
+    def _stack_id_of_frames(self, stack: Any) -> int:
+        key = tuple((f.pc, f.func, f.file, f.line) for f in stack.frames())
         i = self.stack_by_frames.get(key)
         if i is None:
             i = self.stack_by_frames[key] = len(self.stack_by_frames) + 1
@@ -212,34 +245,35 @@ class TimelineBuilder:
                 sf["func"].append(self.sid(func))
                 sf["file"].append(self.sid(file))
                 sf["line"].append(line)
-        self.stack_ids[stack] = i
         return i
 
     # --- spans ------------------------------------------------------------------------------
 
-    def _emit(self, kind: int, lane: int, span: _Span, end: int) -> None:
+    def _emit(self, kind: int, lane: int, span: tuple[int, ...], end: int) -> None:
         # One tuple per span (columns are built once at the end): the cheapest append in CPython.
-        start = span.start
-        self.rows.append(
-            (kind, lane, start, end if end > start else start, span.state, span.g, span.p, span.m, span.label,
-             span.stack)
-        )  # fmt: skip
+        start, state, g, p, m, label, stack = span
+        self.rows.append((kind, lane, start, end if end > start else start, state, g, p, m, label, stack))
 
     def _set(
         self, kind: int, lane: int, t: int, state: int | None, g: int = NONE, p: int = NONE, m: int = NONE
     ) -> None:
         """Close the lane's open span at t and open one in `state` (None: nothing open)."""
-        key = (kind, lane)
+        key = lane * 4 + _KEY_CODE[kind]
         cur = self.open.pop(key, None)
         if cur is not None:
-            self._emit(kind, lane, cur, t)
+            start = cur[0]
+            self.rows.append(
+                (kind, lane, start, t if t > start else start, cur[1], cur[2], cur[3], cur[4], cur[5], cur[6])
+            )
         if state is not None:
-            self.open[key] = _Span(t, state, g, p, m, 0, 0)
+            self.open[key] = (t, state, g, p, m, 0, 0)
 
     def _flush(self) -> None:
         """Move finished rows into typed column chunks: Python tuples cost ~10x the memory."""
         self.span_chunks.append(pl.DataFrame(self.rows, schema=SPANS_SCHEMA, orient="row"))
         self.rows = []
+
+    def _flush_counters(self) -> None:
         self.counter_chunks.append(pl.DataFrame(self.ct_rows, schema=COUNTERS_SCHEMA, orient="row"))
         self.ct_rows = []
 
@@ -250,10 +284,10 @@ class TimelineBuilder:
                  stack: int = 0) -> None:  # fmt: skip
         it = self.it
         it["kind"].append(kind)
-        it["time"].append(ev.time)
-        it["g"].append(ev.goroutine)
-        it["p"].append(ev.proc)
-        it["m"].append(ev.thread)
+        it["time"].append(ev.ts)
+        it["g"].append(ev.g)
+        it["p"].append(ev.p)
+        it["m"].append(ev.m)
         it["label"].append(label)
         it["category"].append(category)
         it["id"].append(ident)
@@ -262,22 +296,25 @@ class TimelineBuilder:
     def _flow(self, g: int, cause: tuple[int, int, int, int, int, int], to_p: int, to_m: int,
               to_time: int) -> None:  # fmt: skip
         kind, from_g, from_p, from_time, label, stack = cause
-        fl = self.fl
-        fl["kind"].append(kind)
-        fl["g"].append(g)
-        fl["from_g"].append(from_g)
-        fl["from_p"].append(from_p)
-        fl["from_time"].append(from_time)
-        fl["to_p"].append(to_p)
-        fl["to_m"].append(to_m)
-        fl["to_time"].append(to_time)
-        fl["label"].append(label)
-        fl["stack"].append(stack)
-        fl["migrated"].append(from_p != NONE and to_p != NONE and from_p != to_p)
+        a_kind, a_g, a_from_g, a_from_p, a_from_time, a_to_p, a_to_m, a_to_time, a_label, a_stack, a_mig = (
+            self._fl_append
+        )
+        a_kind(kind)
+        a_g(g)
+        a_from_g(from_g)
+        a_from_p(from_p)
+        a_from_time(from_time)
+        a_to_p(to_p)
+        a_to_m(to_m)
+        a_to_time(to_time)
+        a_label(label)
+        a_stack(stack)
+        a_mig(from_p != NONE and to_p != NONE and from_p != to_p)
 
     # --- M context --------------------------------------------------------------------------
 
     def _m_update(self, m: int, t: int, p: int, g: int) -> None:
+        # Callers on hot paths test "context unchanged" inline first (most events change nothing).
         if m == NONE:
             return
         ctx = self.m_ctx.get(m)
@@ -304,20 +341,27 @@ class TimelineBuilder:
 
     def step(self, ev: Any, kind: int, st: Any) -> None:
         """One event; `kind` and `st` (its state transition, or None) are computed once per pass."""
-        t = ev.time
+        try:
+            t = ev.ts
+        except AttributeError:
+            ev = _Compat(ev)
+            t = ev.ts
         if self.first_ts is None:
             self.first_ts = t
             self.sync_ts = t
         self.last_ts = t
-        if len(self.rows) >= _CHUNK:
-            self._flush()
         if kind == K_STATE:
-            rk = st.resource.kind
+            if len(self.rows) >= _CHUNK:
+                self._flush()
+            if len(self.ct_rows) >= _CHUNK:
+                self._flush_counters()
+            (rk, rid), reason, stack, old, new = st
             if rk == R_GOROUTINE:
-                self._g_transition(ev, st, t)
+                self._g_transition(ev, t, rid, reason, stack, old, new)
             elif rk == R_PROC:
-                self._p_transition(ev, st, t)
-        elif kind == K_SYNC:
+                self._p_transition(ev, t, rid, old, new)
+            return  # transitions update the thread's context themselves
+        if kind == K_SYNC:
             self.sync_ts = t
             self._instant(I_SYNC, ev)
         elif kind == K_RANGE_BEGIN or kind == K_RANGE_ACTIVE or kind == K_RANGE_END:
@@ -339,12 +383,12 @@ class TimelineBuilder:
             if kind == K_TASK_BEGIN:
                 self._instant(I_TASK_BEGIN, ev, label, ident=tid, stack=stack)
                 if tid not in self.tasks:
-                    self.tasks[tid] = _Span(t, (S_TASK), _task_id(task.parent), NONE, NONE, label, stack)
+                    self.tasks[tid] = (t, S_TASK, _task_id(task.parent), NONE, NONE, label, stack)
             else:
                 self._instant(I_TASK_END, ev, label, ident=tid, stack=stack)
                 span = self.tasks.pop(tid, None)
                 if span is None:  # began before the trace
-                    span = _Span(self.first_ts, (S_TASK), _task_id(task.parent), NONE, NONE, label, 0)
+                    span = (self.first_ts, S_TASK, _task_id(task.parent), NONE, NONE, label, 0)
                 self._emit(L_TASK, tid, span, t)
         elif kind == K_LOG:
             log = ev.log()
@@ -357,35 +401,50 @@ class TimelineBuilder:
         elif kind == K_LABEL:
             label = ev.label()
             self._instant(I_LABEL, ev, self.sid(label.label), ident=label.resource.id)
-        # The thread's context after this event (state transitions above have updated G/P).
-        m = ev.thread
-        if m != NONE and kind != K_STATE:
-            self._m_update(m, t, ev.proc, ev.goroutine)
+        # The thread's context after this event; _m_update's own test, inlined.
+        m = ev.m
+        if m != NONE:
+            ctx = self.m_ctx.get(m)
+            if ctx is not None:
+                p = ev.p
+                g = ev.g
+                if ctx[0] == p and ctx[1] == g:
+                    if g != NONE and self.g_state.get(g) == G_SYSCALL:
+                        state = S_M_SYSCALL
+                    elif p != NONE or g != NONE:
+                        state = S_M_RUNNING
+                    else:
+                        state = S_M_IDLE
+                    if ctx[2] == state:
+                        return
+                self._m_update(m, t, p, g)
+            else:
+                self._m_update(m, t, ev.p, ev.g)
 
-    def _g_transition(self, ev: Any, st: Any, t: int) -> None:
+    def _g_transition(self, ev: Any, t: int, gid: int, reason: str, stack: Any, old: int, new: int) -> None:
         # The hottest path of the builder (most events are goroutine transitions):
-        # attribute lookups are hoisted and spans appended inline.
-        gid = st.resource.id
-        old = st.old
-        new = st.new
+        # attribute lookups are hoisted and spans appended inline.  The order of every
+        # append and interning call is the output's row and id order: keep it.
         g_name = self.g_name
         if gid not in g_name:
-            for f in st.stack.frames():
-                g_name[gid] = f.func  # the root frame names the goroutine
+            frames = stack.frames()
+            if frames:
+                g_name[gid] = frames[-1].func  # the root frame names the goroutine
         if old == new:
             return
-        p = ev.proc
-        m = ev.thread
+        p = ev.p
+        m = ev.m
         ct = self.ct_rows
         counts = self.counts
         i = _COUNTED.get(old)
         if i is not None:
-            counts[i] = counts[i] - 1 if counts[i] > 0 else 0
-            ct.append((self.count_names[i], t, float(counts[i])))
+            c = counts[i]
+            c = counts[i] = c - 1 if c > 0 else 0
+            ct.append((self.count_names[i], t, float(c)))
         i = _COUNTED.get(new)
         if i is not None:
-            counts[i] += 1
-            ct.append((self.count_names[i], t, float(counts[i])))
+            c = counts[i] = counts[i] + 1
+            ct.append((self.count_names[i], t, float(c)))
         if old == G_NOT_EXIST or old == G_UNDETERMINED:
             if new != G_NOT_EXIST:
                 self.alive += 1
@@ -397,45 +456,34 @@ class TimelineBuilder:
 
         # The G lane: close the current state, open the new one.
         open_ = self.open
-        key = (L_G, gid)
+        key = gid * 4  # + _KEY_CODE[L_G] (0)
         cur = open_.pop(key, None)
         if cur is not None and old != G_UNDETERMINED:
-            start = cur.start
+            start = cur[0]
             self.rows.append(
-                (
-                    L_G,
-                    gid,
-                    start,
-                    t if t > start else start,
-                    cur.state,
-                    gid,
-                    cur.p,
-                    cur.m,
-                    cur.label,
-                    cur.stack,
-                )
+                (L_G, gid, start, t if t > start else start, cur[1], gid, cur[3], cur[4], cur[5], cur[6])
             )
         span_state = _G_SPAN_STATE.get(new)
         if span_state is not None:
             start = self.sync_ts if old == G_UNDETERMINED else t
             if new == G_RUNNING:
-                open_[key] = _Span(start, span_state, gid, p, m, 0, 0)
+                open_[key] = (start, span_state, gid, p, m, 0, 0)
             else:
-                label = self.sid(st.reason)
-                stack = self.stack_id(st.stack)
+                label = self.sid(reason)
+                sid = self.stack_id(stack)
                 if new == G_SYSCALL:
-                    open_[key] = _Span(start, span_state, gid, p, m, label, stack)
+                    open_[key] = (start, span_state, gid, p, m, label, sid)
                 else:
-                    open_[key] = _Span(start, span_state, gid, NONE, NONE, label, stack)
+                    open_[key] = (start, span_state, gid, NONE, NONE, label, sid)
 
         # Flows: remember why the goroutine may run, emit when it does.
         if new == G_RUNNABLE:
             if old == G_WAITING:
-                reason = self.block_reason.pop(gid, "")
-                name = f"unblock ({reason})" if reason else "unblock"
-                cause = (F_WAKEUP, ev.goroutine, p, t, self.sid(name), self.stack_id(ev.stack))
+                why = self.block_reason.pop(gid, "")
+                name = f"unblock ({why})" if why else "unblock"
+                cause = (F_WAKEUP, ev.g, p, t, self.sid(name), self.stack_id(ev.stack))
             elif old == G_NOT_EXIST:
-                cause = (F_CREATE, ev.goroutine, p, t, self.sid("go"), self.stack_id(ev.stack))
+                cause = (F_CREATE, ev.g, p, t, self.sid("go"), self.stack_id(ev.stack))
             elif old == G_SYSCALL:
                 cause = (
                     F_SYSCALL_EXIT,
@@ -446,7 +494,7 @@ class TimelineBuilder:
                     self.stack_id(ev.stack),
                 )
             elif old == G_RUNNING:
-                cause = (F_REQUEUE, gid, p, t, self.sid(st.reason), self.stack_id(st.stack))
+                cause = (F_REQUEUE, gid, p, t, self.sid(reason), self.stack_id(stack))
             else:
                 cause = None
             if cause is not None:
@@ -455,12 +503,12 @@ class TimelineBuilder:
                     self._flow(gid, prev, NONE, NONE, NONE)
                 self.cause[gid] = cause
         elif new == G_WAITING:
-            self.block_reason[gid] = st.reason
+            self.block_reason[gid] = reason
         elif new == G_RUNNING:
             cause = self.cause.pop(gid, None)
             if cause is not None:
                 self._flow(gid, cause, p, m, t)
-        if new == G_NOT_EXIST or (new == G_WAITING and st.reason == "forever"):
+        if new == G_NOT_EXIST or (new == G_WAITING and reason == "forever"):
             self._close_regions(gid, t)
             cause = self.cause.pop(gid, None)
             if cause is not None:
@@ -474,35 +522,45 @@ class TimelineBuilder:
                 self._p_running(p, t, NONE, m)
         if m != NONE:
             if new == G_RUNNING or new == G_SYSCALL:
-                self._m_update(m, t, p, gid)
-            elif gid == ev.goroutine:
-                self._m_update(m, t, p, NONE)
+                g = gid
+            elif gid == ev.g:
+                g = NONE
             else:
-                self._m_update(m, t, p, ev.goroutine)
+                g = ev.g
+            # _m_update's "nothing changed" test, inlined (gid's state is `new`, set above).
+            ctx = self.m_ctx.get(m)
+            if ctx is not None and ctx[0] == p and ctx[1] == g:
+                if g != NONE and (new if g == gid else self.g_state.get(g)) == G_SYSCALL:
+                    state = S_M_SYSCALL
+                elif p != NONE or g != NONE:
+                    state = S_M_RUNNING
+                else:
+                    state = S_M_IDLE
+                if ctx[2] == state:
+                    return
+            self._m_update(m, t, p, g)
 
     def _p_running(self, p: int, t: int, g: int, m: int) -> None:
-        cur = self.open.get((L_P, p))
-        if cur is not None and cur.state == S_P_RUNNING and cur.g == g:
+        cur = self.open.get(p * 4 + 1)  # _KEY_CODE[L_P]
+        if cur is not None and cur[1] == S_P_RUNNING and cur[2] == g:
             return
         self._set(L_P, p, t, S_P_RUNNING, g, p, m)
 
-    def _p_transition(self, ev: Any, st: Any, t: int) -> None:
-        pid = st.resource.id
-        old, new = st.old, st.new
+    def _p_transition(self, ev: Any, t: int, pid: int, old: int, new: int) -> None:
         self.p_state[pid] = new
-        if old == new and (L_P, pid) in self.open:
+        if old == new and (pid * 4 + 1) in self.open:
             return
         if new == P_RUNNING:
-            self._set(L_P, pid, t, S_P_RUNNING, NONE, pid, ev.thread)
-            if ev.thread != NONE:
-                self._m_update(ev.thread, t, pid, NONE if old != P_RUNNING else ev.goroutine)
+            self._set(L_P, pid, t, S_P_RUNNING, NONE, pid, ev.m)
+            if ev.m != NONE:
+                self._m_update(ev.m, t, pid, NONE if old != P_RUNNING else ev.g)
         elif new == P_IDLE:
             state = S_P_STOPPED if self.stw_depth > 0 else S_P_IDLE
             self._set(L_P, pid, t, int(state), NONE, pid, NONE)
             owner = self.p_owner.pop(pid, NONE)
-            if ev.thread != NONE and ev.proc == pid:
-                self._m_update(ev.thread, t, NONE, NONE)
-            elif owner != NONE and owner != ev.thread:
+            if ev.m != NONE and ev.p == pid:
+                self._m_update(ev.m, t, NONE, NONE)
+            elif owner != NONE and owner != ev.m:
                 ctx = self.m_ctx.get(owner)
                 if ctx is not None and ctx[0] == pid:
                     self._m_update(owner, t, NONE, ctx[1])  # stolen from a thread in a syscall
@@ -517,8 +575,9 @@ class TimelineBuilder:
         frm, to = (S_P_IDLE, S_P_STOPPED) if begin else (S_P_STOPPED, S_P_IDLE)
         if (begin and self.stw_depth != 1) or (not begin and self.stw_depth != 0):
             return
-        for (kind, lane), span in list(self.open.items()):
-            if kind == L_P and span.state == frm:
+        for key, span in list(self.open.items()):
+            if key & 3 == 1 and span[1] == frm:  # a P lane (_KEY_CODE[L_P])
+                lane = key >> 2
                 self._set(L_P, lane, t, int(to), NONE, lane, NONE)
 
     def _range(self, ev: Any, kind: int, t: int) -> None:
@@ -540,32 +599,29 @@ class TimelineBuilder:
         if kind == K_RANGE_END:
             span = self.ranges.pop(key, None)
             if span is None:  # began before the trace
-                span = _Span(self.first_ts or t, state, ev.goroutine, ev.proc, ev.thread, self.sid(name), 0)
+                span = (self.first_ts or t, state, ev.g, ev.p, ev.m, self.sid(name), 0)
             self._emit(lane_kind, lane, span, t)
             if is_stw:
                 self._stw(t, begin=False)
             return
         if key in self.ranges:  # RangeActive re-announces an open range each generation
             return
-        self.ranges[key] = _Span(
-            t, state, ev.goroutine, ev.proc, ev.thread, self.sid(name), self.stack_id(ev.stack)
-        )
+        self.ranges[key] = (t, state, ev.g, ev.p, ev.m, self.sid(name), self.stack_id(ev.stack))
         if is_stw:
             self._stw(t, begin=True)
 
     def _region(self, ev: Any, kind: int, t: int) -> None:
-        g = ev.goroutine
+        g = ev.g
         r = ev.region()
         stack = self.regions.setdefault(g, [])
         if kind == K_REGION_BEGIN:
-            span = _Span(t, (S_REGION), g, _task_id(r.task), len(stack), self.sid(r.type),
-                         self.stack_id(ev.stack))  # fmt: skip
+            span = (t, S_REGION, g, _task_id(r.task), len(stack), self.sid(r.type), self.stack_id(ev.stack))
             stack.append(span)
             return
         if stack:
             span = stack.pop()
         else:  # began before the trace
-            span = _Span(self.first_ts or t, (S_REGION), g, _task_id(r.task), 0, self.sid(r.type), 0)
+            span = (self.first_ts or t, S_REGION, g, _task_id(r.task), 0, self.sid(r.type), 0)
         self._emit(L_REGION, g, span, t)
 
     def _close_regions(self, g: int, t: int) -> None:
@@ -576,8 +632,8 @@ class TimelineBuilder:
 
     def finish(self, end: int | None = None) -> Timeline:
         end = self.last_ts if end is None else end
-        for (kind, lane), span in self.open.items():
-            self._emit(kind, lane, span, end)
+        for key, span in self.open.items():
+            self._emit(_CODE_KIND[key & 3], key >> 2, span, end)
         self.open.clear()
         for (lane_kind, lane, _name), span in self.ranges.items():
             self._emit(lane_kind, lane, span, end)
@@ -592,6 +648,9 @@ class TimelineBuilder:
         self.cause.clear()
 
         self._flush()
+        self._flush_counters()
+        self._stack_table = None
+        self._stack_cache = {}
         spans = pl.concat(self.span_chunks).sort(["lane_kind", "lane_id", "start", "end"])
         strings = list(self.strings)
         tl = Timeline(
