@@ -19,8 +19,10 @@ Spans still open at the end are closed at the time of the last event.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from goblueprint.timeline._api import (
@@ -171,14 +173,9 @@ class TimelineBuilder:
         self.stack_by_frames: dict[tuple[Any, ...], int] = {}
         self.sf: dict[str, list[Any]] = {k: [] for k in ("stack", "depth", "pc", "func", "file", "line")}
         self.rows: list[tuple[int, ...]] = []  # closed spans, in SPANS_SCHEMA column order
-        self.fl: dict[str, list[Any]] = {
-            k: []
-            for k in (
-                "kind", "g", "from_g", "from_p", "from_time", "to_p", "to_m", "to_time", "label", "stack",
-                "migrated",
-            )
-        }  # fmt: skip
-        self._fl_append = tuple(col.append for col in self.fl.values())
+        # Flows as (g, cause, to_p, to_m, to_time): one append each, columns built in finish().
+        self.flow_rows: list[tuple[int, tuple[int, ...], int, int, int]] = []
+        self.flow_chunks: list[pl.DataFrame] = []
         self.ct_rows: list[tuple[int, int, float]] = []  # counter samples (name, time, value)
         self.span_chunks: list[pl.DataFrame] = []
         self.counter_chunks: list[pl.DataFrame] = []
@@ -270,8 +267,16 @@ class TimelineBuilder:
 
     def _flush(self) -> None:
         """Move finished rows into typed column chunks: Python tuples cost ~10x the memory."""
-        self.span_chunks.append(pl.DataFrame(self.rows, schema=SPANS_SCHEMA, orient="row"))
+        rows = self.rows
         self.rows = []
+        # Flattened through numpy: ~30% cheaper than polars' row constructor.  All span
+        # columns are integers; the cast to the schema's narrower types checks the range.
+        n = len(SPANS_SCHEMA)
+        flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=len(rows) * n).reshape(-1, n)
+        del rows
+        self.span_chunks.append(
+            pl.DataFrame({name: flat[:, i] for i, name in enumerate(SPANS_SCHEMA)}).cast(SPANS_SCHEMA)
+        )
 
     def _flush_counters(self) -> None:
         self.counter_chunks.append(pl.DataFrame(self.ct_rows, schema=COUNTERS_SCHEMA, orient="row"))
@@ -295,21 +300,31 @@ class TimelineBuilder:
 
     def _flow(self, g: int, cause: tuple[int, int, int, int, int, int], to_p: int, to_m: int,
               to_time: int) -> None:  # fmt: skip
-        kind, from_g, from_p, from_time, label, stack = cause
-        a_kind, a_g, a_from_g, a_from_p, a_from_time, a_to_p, a_to_m, a_to_time, a_label, a_stack, a_mig = (
-            self._fl_append
+        self.flow_rows.append((g, cause, to_p, to_m, to_time))
+
+    def _flush_flows(self) -> None:
+        self.flow_chunks.append(self._flows_frame(self.flow_rows))
+        self.flow_rows = []
+
+    @staticmethod
+    def _flows_frame(rows: list[tuple[int, tuple[int, ...], int, int, int]]) -> pl.DataFrame:
+        # cause = (kind, from_g, from_p, from_time, label, stack)
+        return frame(
+            "flows",
+            {
+                "kind": [c[0] for _, c, _, _, _ in rows],
+                "g": [g for g, _, _, _, _ in rows],
+                "from_g": [c[1] for _, c, _, _, _ in rows],
+                "from_p": [c[2] for _, c, _, _, _ in rows],
+                "from_time": [c[3] for _, c, _, _, _ in rows],
+                "to_p": [to_p for _, _, to_p, _, _ in rows],
+                "to_m": [to_m for _, _, _, to_m, _ in rows],
+                "to_time": [to_time for _, _, _, _, to_time in rows],
+                "label": [c[4] for _, c, _, _, _ in rows],
+                "stack": [c[5] for _, c, _, _, _ in rows],
+                "migrated": [c[2] != NONE and to_p != NONE and c[2] != to_p for _, c, to_p, _, _ in rows],
+            },
         )
-        a_kind(kind)
-        a_g(g)
-        a_from_g(from_g)
-        a_from_p(from_p)
-        a_from_time(from_time)
-        a_to_p(to_p)
-        a_to_m(to_m)
-        a_to_time(to_time)
-        a_label(label)
-        a_stack(stack)
-        a_mig(from_p != NONE and to_p != NONE and from_p != to_p)
 
     # --- M context --------------------------------------------------------------------------
 
@@ -355,6 +370,8 @@ class TimelineBuilder:
                 self._flush()
             if len(self.ct_rows) >= _CHUNK:
                 self._flush_counters()
+            if len(self.flow_rows) >= _CHUNK:
+                self._flush_flows()
             (rk, rid), reason, stack, old, new = st
             if rk == R_GOROUTINE:
                 self._g_transition(ev, t, rid, reason, stack, old, new)
@@ -469,7 +486,9 @@ class TimelineBuilder:
             if new == G_RUNNING:
                 open_[key] = (start, span_state, gid, p, m, 0, 0)
             else:
-                label = self.sid(reason)
+                label = self.strings.get(reason)
+                if label is None:
+                    label = self.sid(reason)
                 sid = self.stack_id(stack)
                 if new == G_SYSCALL:
                     open_[key] = (start, span_state, gid, p, m, label, sid)
@@ -507,19 +526,44 @@ class TimelineBuilder:
         elif new == G_RUNNING:
             cause = self.cause.pop(gid, None)
             if cause is not None:
-                self._flow(gid, cause, p, m, t)
+                self.flow_rows.append((gid, cause, p, m, t))  # _flow, inlined
         if new == G_NOT_EXIST or (new == G_WAITING and reason == "forever"):
             self._close_regions(gid, t)
             cause = self.cause.pop(gid, None)
             if cause is not None:
                 self._flow(gid, cause, NONE, NONE, NONE)
 
-        # P and M lanes: which G runs where.
+        # P and M lanes: which G runs where (_p_running and _m_update, inlined).
         if p != NONE:
             if new == G_RUNNING:
-                self._p_running(p, t, gid, m)
+                pg = gid
             elif old == G_RUNNING and new != G_SYSCALL and self.p_state.get(p) == P_RUNNING:
-                self._p_running(p, t, NONE, m)
+                pg = NONE
+            else:
+                pg = None
+            if pg is not None:
+                pkey = p * 4 + 1  # _KEY_CODE[L_P]
+                cur = open_.get(pkey)
+                if cur is None:
+                    open_[pkey] = (t, S_P_RUNNING, pg, p, m, 0, 0)
+                elif cur[1] != S_P_RUNNING or cur[2] != pg:
+                    del open_[pkey]  # re-inserted below: the key moves to the end, as _set does
+                    start = cur[0]
+                    self.rows.append(
+                        (
+                            L_P,
+                            p,
+                            start,
+                            t if t > start else start,
+                            cur[1],
+                            cur[2],
+                            cur[3],
+                            cur[4],
+                            cur[5],
+                            cur[6],
+                        )
+                    )
+                    open_[pkey] = (t, S_P_RUNNING, pg, p, m, 0, 0)
         if m != NONE:
             if new == G_RUNNING or new == G_SYSCALL:
                 g = gid
@@ -527,18 +571,31 @@ class TimelineBuilder:
                 g = NONE
             else:
                 g = ev.g
-            # _m_update's "nothing changed" test, inlined (gid's state is `new`, set above).
-            ctx = self.m_ctx.get(m)
-            if ctx is not None and ctx[0] == p and ctx[1] == g:
-                if g != NONE and (new if g == gid else self.g_state.get(g)) == G_SYSCALL:
-                    state = S_M_SYSCALL
-                elif p != NONE or g != NONE:
-                    state = S_M_RUNNING
-                else:
-                    state = S_M_IDLE
-                if ctx[2] == state:
-                    return
-            self._m_update(m, t, p, g)
+            # gid's state is `new`, set above.
+            if g != NONE and (new if g == gid else self.g_state.get(g)) == G_SYSCALL:
+                state = S_M_SYSCALL
+            elif p != NONE or g != NONE:
+                state = S_M_RUNNING
+            else:
+                state = S_M_IDLE
+            m_ctx = self.m_ctx
+            ctx = m_ctx.get(m)
+            if ctx is None:
+                m_ctx[m] = [p, g, state]
+            elif ctx[0] == p and ctx[1] == g and ctx[2] == state:
+                return
+            else:
+                ctx[0], ctx[1], ctx[2] = p, g, state
+            mkey = m * 4 + 2  # _KEY_CODE[L_M]
+            cur = open_.pop(mkey, None)
+            if cur is not None:
+                start = cur[0]
+                self.rows.append(
+                    (L_M, m, start, t if t > start else start, cur[1], cur[2], cur[3], cur[4], cur[5], cur[6])
+                )
+            open_[mkey] = (t, state, g, p, m, 0, 0)
+            if p != NONE:
+                self.p_owner[p] = m
 
     def _p_running(self, p: int, t: int, g: int, m: int) -> None:
         cur = self.open.get(p * 4 + 1)  # _KEY_CODE[L_P]
@@ -649,17 +706,27 @@ class TimelineBuilder:
 
         self._flush()
         self._flush_counters()
+        self._flush_flows()
         self._stack_table = None
         self._stack_cache = {}
-        spans = pl.concat(self.span_chunks).sort(["lane_kind", "lane_id", "start", "end"])
+        # The builder lets go of its chunks as the tables are made: a copy less at the peak.
+        chunks, self.span_chunks = self.span_chunks, []
+        spans = pl.concat(chunks, rechunk=False)
+        del chunks
+        spans = spans.sort(["lane_kind", "lane_id", "start", "end"])
+        flow_chunks, self.flow_chunks = self.flow_chunks, []
+        flows = pl.concat(flow_chunks, rechunk=False)
+        del flow_chunks
+        flows = flows.sort(["from_time", "g"])
+        counter_chunks, self.counter_chunks = self.counter_chunks, []
         strings = list(self.strings)
         tl = Timeline(
             start_ns=self.first_ts or 0,
             end_ns=end,
             strings=strings,
             spans=spans,
-            flows=frame("flows", self.fl).sort(["from_time", "g"]),
-            counters=pl.concat(self.counter_chunks),
+            flows=flows,
+            counters=pl.concat(counter_chunks),
             instants=frame("instants", self.it),
             lanes=self._lanes(spans),
             stack_frames=frame("stack_frames", self.sf),

@@ -18,6 +18,11 @@ from typing import Any
 
 from goblueprint.errors import TraceError, UsageError
 from goblueprint.timeline._api import K_STATE, K_SYNC
+from goblueprint.trace.events import KIND_OF
+
+# Event kind per wire type as plain ints: the reader's Event gives its kind through a
+# property returning an IntEnum member; the pass reads the slots directly instead.
+_KIND_INT: tuple[int, ...] = tuple(int(k) for k in KIND_OF)
 
 
 def open_events(source: Any) -> Iterable[Any]:
@@ -63,6 +68,7 @@ def run_pass(
     before any event, the error is raised.
     """
     feeds = [c.step for c in consumers]
+    kinds = _KIND_INT
     n = 0
     valid = 0
     first = last = valid_last = 0
@@ -76,12 +82,16 @@ def run_pass(
     gc.disable()
     try:
         for ev in events:
-            t = ev.time
+            try:  # the reader's Event
+                t = ev.ts
+                kind = kinds[ev.typ]
+            except AttributeError:  # any other object with the Event API
+                t = ev.time
+                kind = int(ev.kind)
             if n == 0:
                 first = t
             last = t
             n += 1
-            kind = int(ev.kind)
             st = ev.state_transition() if kind == K_STATE else None
             for feed in feeds:
                 feed(ev, kind, st)
