@@ -367,10 +367,9 @@ class TimelineBuilder:
         self.last_ts = t
         if kind == K_STATE:
             if len(self.rows) >= _CHUNK:
+                # Counter samples and flows grow slower than spans: packed at the same time.
                 self._flush()
-            if len(self.ct_rows) >= _CHUNK:
                 self._flush_counters()
-            if len(self.flow_rows) >= _CHUNK:
                 self._flush_flows()
             (rk, rid), reason, stack, old, new = st
             if rk == R_GOROUTINE:
@@ -443,6 +442,7 @@ class TimelineBuilder:
         # attribute lookups are hoisted and spans appended inline.  The order of every
         # append and interning call is the output's row and id order: keep it.
         g_name = self.g_name
+        rows = self.rows  # step() flushes before calling: this list stays current
         if gid not in g_name:
             frames = stack.frames()
             if frames:
@@ -453,15 +453,16 @@ class TimelineBuilder:
         m = ev.m
         ct = self.ct_rows
         counts = self.counts
+        names = self.count_names
         i = _COUNTED.get(old)
         if i is not None:
             c = counts[i]
             c = counts[i] = c - 1 if c > 0 else 0
-            ct.append((self.count_names[i], t, float(c)))
+            ct.append((names[i], t, float(c)))
         i = _COUNTED.get(new)
         if i is not None:
             c = counts[i] = counts[i] + 1
-            ct.append((self.count_names[i], t, float(c)))
+            ct.append((names[i], t, float(c)))
         if old == G_NOT_EXIST or old == G_UNDETERMINED:
             if new != G_NOT_EXIST:
                 self.alive += 1
@@ -477,7 +478,7 @@ class TimelineBuilder:
         cur = open_.pop(key, None)
         if cur is not None and old != G_UNDETERMINED:
             start = cur[0]
-            self.rows.append(
+            rows.append(
                 (L_G, gid, start, t if t > start else start, cur[1], gid, cur[3], cur[4], cur[5], cur[6])
             )
         span_state = _G_SPAN_STATE.get(new)
@@ -549,7 +550,7 @@ class TimelineBuilder:
                 elif cur[1] != S_P_RUNNING or cur[2] != pg:
                     del open_[pkey]  # re-inserted below: the key moves to the end, as _set does
                     start = cur[0]
-                    self.rows.append(
+                    rows.append(
                         (
                             L_P,
                             p,
@@ -590,7 +591,7 @@ class TimelineBuilder:
             cur = open_.pop(mkey, None)
             if cur is not None:
                 start = cur[0]
-                self.rows.append(
+                rows.append(
                     (L_M, m, start, t if t > start else start, cur[1], cur[2], cur[3], cur[4], cur[5], cur[6])
                 )
             open_[mkey] = (t, state, g, p, m, 0, 0)
