@@ -712,9 +712,10 @@ class TimelineBuilder:
         self._stack_cache = {}
         # The builder lets go of its chunks as the tables are made: a copy less at the peak.
         chunks, self.span_chunks = self.span_chunks, []
-        spans = pl.concat(chunks, rechunk=False)
+        spans = _sorted_column_by_column(
+            pl.concat(chunks, rechunk=False), ["lane_kind", "lane_id", "start", "end"]
+        )
         del chunks
-        spans = spans.sort(["lane_kind", "lane_id", "start", "end"])
         flow_chunks, self.flow_chunks = self.flow_chunks, []
         flows = pl.concat(flow_chunks, rechunk=False)
         del flow_chunks
@@ -768,6 +769,20 @@ class TimelineBuilder:
             system.append(is_system_goroutine(name) if kind == L_G else False)
         return frame("lanes", {"lane_kind": kinds, "lane_id": ids, "label": labels, "group": groups,
                                "system": system})  # fmt: skip
+
+
+def _sorted_column_by_column(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """``df.sort(keys)`` holding one sorted column at a time beside the input, not a whole copy.
+
+    The permutation comes from the same DataFrame.sort on the key columns alone (it compares
+    only keys, so rows with equal keys land as they would in ``df.sort(keys)``, which is not
+    stable; tests/timeline/test_builder_exact.py checks that on ties)."""
+    order = df.select(keys).with_row_index("_row").sort(keys).get_column("_row")
+    cols = []
+    for name in df.columns:
+        cols.append(df.get_column(name).rechunk().gather(order))
+        df = df.drop(name)  # the caller holds no other reference: the column is freed here
+    return pl.DataFrame(cols)
 
 
 def build(source: Any, progress: Callable[[int], None] | None = None) -> Timeline:

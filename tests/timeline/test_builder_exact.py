@@ -131,3 +131,30 @@ def test_generic_event_api_gives_the_same_timeline() -> None:
     direct = build(data)
     for tl in (fed.finish(result.last_time), stepped.finish()):
         _assert_same(tl, direct)
+
+
+@pytest.mark.parametrize("chunks", [1, 7])
+def test_column_by_column_sort_is_dataframe_sort(chunks: int) -> None:
+    # finish() sorts the spans through _sorted_column_by_column to save memory; the Timeline
+    # must stay what DataFrame.sort gives, also where rows share keys (its sort is unstable).
+    import numpy as np
+    import polars as pl
+
+    from goblueprint.timeline.builder import _sorted_column_by_column
+
+    rng = np.random.default_rng(7)
+    n = 600_000
+    df = pl.DataFrame(
+        {
+            "lane_kind": rng.integers(0, 3, n).astype(np.uint8),
+            "lane_id": rng.integers(0, 40, n),
+            "start": rng.integers(0, 300, n),
+            "end": rng.integers(0, 300, n),
+            "payload": np.arange(n),
+        }
+    )
+    df = pl.concat([df[i : i + n // chunks] for i in range(0, n, n // chunks)], rechunk=False)
+    keys = ["lane_kind", "lane_id", "start", "end"]
+    want = df.sort(keys)
+    assert not want.equals(df.sort(keys, maintain_order=True))  # the data has reorderable ties
+    assert _sorted_column_by_column(df, keys).equals(want)
