@@ -131,14 +131,13 @@ def _task_id(t: int) -> int:
     return NONE if t == NO_TASK or t >= _MAX_U64_AS_I64 else t
 
 
-# Open spans are plain tuples in _Span field order (a tuple is built and read faster than
-# a slotted object, and spans are never changed once open).
-_START, _STATE, _G, _P, _M, _LABEL, _STACK = range(7)
+# Open spans are plain tuples (start, state, g, p, m, label, stack): built and read faster
+# than slotted objects, and a span is never changed once open.
 
-# The open G, P and M spans live in one dict, as the order of its keys decides the order in
-# which finish() emits them (spans with equal sort keys keep that order through the
-# unstable multi-column sort, so it is part of the output).  Keys are ints, lane * 4 + code:
-# cheaper to build and hash than (kind, lane) tuples.
+# The open G, P and M spans live in one dict because the order of its keys is the order in
+# which finish() emits them, and emission order is part of the output: polars' multi-column
+# sort is not stable, so where rows share sort keys their input order decides theirs.
+# Keys are ints, lane * 4 + code: cheaper to build and hash than (kind, lane) tuples.
 _KEY_CODE = {L_G: 0, L_P: 1, L_M: 2}
 _CODE_KIND = (L_G, L_P, L_M)
 
