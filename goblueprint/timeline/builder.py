@@ -135,8 +135,8 @@ def _task_id(t: int) -> int:
 # than slotted objects, and a span is never changed once open.
 
 # The open G, P and M spans live in one dict because the order of its keys is the order in
-# which finish() emits them, and emission order is part of the output: polars' multi-column
-# sort is not stable, so where rows share sort keys their input order decides theirs.
+# which finish() emits them, and emission order is part of the output: finish() sorts
+# stably, so where rows share sort keys their emission order decides theirs.
 # Keys are ints, lane * 4 + code: cheaper to build and hash than (kind, lane) tuples.
 _KEY_CODE = {L_G: 0, L_P: 1, L_M: 2}
 _CODE_KIND = (L_G, L_P, L_M)
@@ -718,7 +718,7 @@ class TimelineBuilder:
         flow_chunks, self.flow_chunks = self.flow_chunks, []
         flows = pl.concat(flow_chunks, rechunk=False)
         del flow_chunks
-        flows = flows.sort(["from_time", "g"])
+        flows = flows.sort(["from_time", "g"], maintain_order=True)
         counter_chunks, self.counter_chunks = self.counter_chunks, []
         strings = list(self.strings)
         tl = Timeline(
@@ -773,10 +773,9 @@ class TimelineBuilder:
 def _sorted_column_by_column(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """``df.sort(keys)`` holding one sorted column at a time beside the input, not a whole copy.
 
-    The permutation comes from the same DataFrame.sort on the key columns alone (it compares
-    only keys, so rows with equal keys land as they would in ``df.sort(keys)``, which is not
-    stable; tests/timeline/test_builder_exact.py checks that on ties)."""
-    order = df.select(keys).with_row_index("_row").sort(keys).get_column("_row")
+    The sort is stable: rows with equal keys keep the order the builder emitted them in, so
+    the output does not depend on how polars splits an unstable sort across threads."""
+    order = df.select(keys).with_row_index("_row").sort(keys, maintain_order=True).get_column("_row")
     cols = []
     for name in df.columns:
         cols.append(df.get_column(name).rechunk().gather(order))
