@@ -328,7 +328,7 @@ class TimelineBuilder:
     # --- M context --------------------------------------------------------------------------
 
     def _m_update(self, m: int, t: int, p: int, g: int) -> None:
-        # Callers on hot paths test "context unchanged" inline first (most events change nothing).
+        # _g_transition, the hot path, does the same inline.
         if m == NONE:
             return
         ctx = self.m_ctx.get(m)
@@ -416,25 +416,8 @@ class TimelineBuilder:
         elif kind == K_LABEL:
             label = ev.label()
             self._instant(I_LABEL, ev, self.sid(label.label), ident=label.resource.id)
-        # The thread's context after this event; _m_update's own test, inlined.
-        m = ev.m
-        if m != NONE:
-            ctx = self.m_ctx.get(m)
-            if ctx is not None:
-                p = ev.p
-                g = ev.g
-                if ctx[0] == p and ctx[1] == g:
-                    if g != NONE and self.g_state.get(g) == G_SYSCALL:
-                        state = S_M_SYSCALL
-                    elif p != NONE or g != NONE:
-                        state = S_M_RUNNING
-                    else:
-                        state = S_M_IDLE
-                    if ctx[2] == state:
-                        return
-                self._m_update(m, t, p, g)
-            else:
-                self._m_update(m, t, ev.p, ev.g)
+        # The thread's context after this event.
+        self._m_update(ev.m, t, ev.p, ev.g)
 
     def _g_transition(self, ev: Any, t: int, gid: int, reason: str, stack: Any, old: int, new: int) -> None:
         # The hottest path of the builder (most events are goroutine transitions):

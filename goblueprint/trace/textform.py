@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from goblueprint.errors import TraceError
 from goblueprint.trace import spec
+from goblueprint.trace.wire import put_uvarint
 
 # Go's unicode.IsSpace (the White_Space property); Python's str.isspace differs
 # (it also counts the ASCII separators U+001C..U+001F).
@@ -225,10 +226,10 @@ def encode(trace: TextTrace) -> bytes:
         es = specs[event.ev]
         out.append(event.ev)
         for arg in event.args:  # the declared args, then the stack frames if any
-            _put_uvarint(out, arg)
+            put_uvarint(out, arg)
         if es.has_data:
             data = event.data or b""
-            _put_uvarint(out, len(data))
+            put_uvarint(out, len(data))
             out += data
     return bytes(out)
 
@@ -236,13 +237,6 @@ def encode(trace: TextTrace) -> bytes:
 def text_to_wire(data: bytes) -> bytes:
     """A text-form trace straight to wire bytes."""
     return encode(parse_text(data))
-
-
-def _put_uvarint(out: bytearray, value: int) -> None:
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
 
 
 def _go_list(values: list[int]) -> str:

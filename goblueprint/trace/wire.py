@@ -62,6 +62,21 @@ def read_uvarint(buf, pos: int, end: int) -> tuple[int, int]:
     raise WireError(OVERFLOW, pos)
 
 
+def put_uvarint(out: bytearray, value: int) -> None:
+    """binary.AppendUvarint: the minimal encoding that read_uvarint reads back."""
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def uvarint(value: int) -> bytes:
+    """The minimal uvarint encoding of value, as bytes."""
+    out = bytearray()
+    put_uvarint(out, value)
+    return bytes(out)
+
+
 # ---------------------------------------------------------------------------
 # Header
 

@@ -26,20 +26,12 @@ from goblueprint.errors import TraceError
 from goblueprint.trace import spec, wire
 from goblueprint.trace.generation import read_generation, read_generation_with_spill
 from goblueprint.trace.reader import Reader
+from goblueprint.trace.wire import uvarint as uv
 
 from .conftest import same_error
 
 HEADER = len(spec.header(spec.GO126))  # 16: batches start here
 OVERFLOW = "binary: varint overflows a 64-bit integer"
-
-
-def uv(x: int) -> bytes:
-    out = bytearray()
-    while x >= 0x80:
-        out.append(x & 0x7F | 0x80)
-        x >>= 7
-    out.append(x)
-    return bytes(out)
 
 
 class TraceBuilder:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from goblueprint.trace import spec
+from goblueprint.trace.wire import uvarint as _uv
 
 from .conftest import our_parsed, run_cli
 
@@ -16,15 +17,6 @@ NASTY = [
     "nbsp \u00a0 zwsp \u200b soft hyphen \u00ad private \ue000 bom \ufeff".encode(),
     b"",
 ]
-
-
-def _uv(x: int) -> bytes:
-    out = bytearray()
-    while x >= 0x80:
-        out.append(x & 0x7F | 0x80)
-        x >>= 7
-    out.append(x)
-    return bytes(out)
 
 
 def _batch(gen: int, m: int, payload: bytes) -> bytes:

@@ -8,19 +8,15 @@ from goblueprint.errors import TraceError, UnsupportedTraceVersion
 from goblueprint.trace import generation, spec, wire
 
 
-def uvarint(x: int) -> bytes:
-    out = bytearray()
-    while x >= 0x80:
-        out.append(x & 0x7F | 0x80)
-        x >>= 7
-    out.append(x)
-    return bytes(out)
-
-
 @pytest.mark.parametrize("x", [0, 1, 127, 128, 300, 2**32, 2**63, 2**64 - 1])
 def test_uvarint_roundtrip(x):
-    data = uvarint(x) + b"\xff"
+    data = wire.uvarint(x) + b"\xff"
     assert wire.read_uvarint(data, 0, len(data)) == (x, len(data) - 1)
+
+
+def test_uvarint_encoding_is_gos():
+    # binary.AppendUvarint's bytes, so the roundtrip above does not only agree with itself.
+    assert [wire.uvarint(x) for x in (0, 127, 128, 300)] == [b"\x00", b"\x7f", b"\x80\x01", b"\xac\x02"]
 
 
 def test_uvarint_non_minimal_accepted():
