@@ -15,19 +15,26 @@ What is compared:
 * idle Ps: ``idleprocs`` against Ps in state Idle in the trace, among the first
   ``gomaxprocs`` Ps (after GOMAXPROCS shrinks, the trace keeps the dropped Ps Idle).
 
-Clocks: schedtrace's times count from its first line, printed by sysmon right
-after process start.  A capture through the overlay logs one
-``goblueprint.clock`` user log holding time.Now's monotonic reading (which
-also counts from process start) with the trace's own timestamp: that fixes
-the offset to within about a millisecond.  Without it (test captures, foreign
-binaries) the trace's first event is taken as schedtrace's 0 ms, and the
-result says so (``alignment``: ``anchor`` or ``assumed``).
+Clocks: schedtrace's times count from the runtime's start (``runtimeInitTime``,
+a CLOCK_MONOTONIC reading).  capture measures that instant from outside the
+process: every SCHED line says how old the process was ("Nms") and arrives
+through a pipe; the smallest (arrival - N ms) over all lines is the start, late
+by the pipe's latency plus up to 1 ms of truncation (``meta.json``
+``process_start_mono_ns``).  The trace's clock is the runtime's nanotime on
+Linux (``traceClockNow`` = nanotime()/64); Go 1.25+ traces also carry a clock
+snapshot (trace time, monotonic time) in their Sync events, used when present.
+Older captures of main packages logged one ``goblueprint.clock`` user log (an
+in-process anchor) that is still understood.  Without either, the trace's first
+event is taken as schedtrace's 0 ms, and the result says so (``alignment``:
+``outside``, ``anchor`` or ``assumed``).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from goblueprint.capture.schedtrace import Schedtrace
@@ -51,10 +58,23 @@ SLACK_NS = 1_000_000
 _MS = 1_000_000
 
 
-def compare(trace_events: Iterable[Any], sched: Schedtrace) -> dict[str, Any]:
+def clock_origin(capture_dir: Path) -> int | None:
+    """The process start (CLOCK_MONOTONIC ns) recorded in CAPTURE_DIR/meta.json, if any."""
+    try:
+        meta = json.loads((capture_dir / "meta.json").read_text())
+    except (OSError, ValueError):
+        return None
+    value = meta.get("process_start_mono_ns") if isinstance(meta, dict) else None
+    return value if isinstance(value, int) else None
+
+
+def compare(
+    trace_events: Iterable[Any], sched: Schedtrace, origin_mono_ns: int | None = None
+) -> dict[str, Any]:
     """Replay the trace's state transitions and sample them at schedtrace's instants.
 
-    ``trace_events`` are goblueprint.trace Events in reader order (time order).
+    ``trace_events`` are goblueprint.trace Events in reader order (time order);
+    ``origin_mono_ns`` is the process start on CLOCK_MONOTONIC (``clock_origin``).
 
     A schedtrace sample is known only to the millisecond, and the clocks are
     aligned to about a millisecond more, so each sample is compared with every
@@ -67,6 +87,8 @@ def compare(trace_events: Iterable[Any], sched: Schedtrace) -> dict[str, Any]:
     views are right.
     """
     from goblueprint.trace.events import EventKind, GoState, ProcState, ResourceKind
+
+    from_outside = origin_mono_ns is not None
 
     samples = list(sched.samples)
     n = len(samples)
@@ -137,6 +159,12 @@ def compare(trace_events: Iterable[Any], sched: Schedtrace) -> dict[str, Any]:
         if first_time is None:
             first_time = t
         last_time = t
+        if origin is None and from_outside:
+            assert origin_mono_ns is not None  # from_outside says so
+            origin = origin_mono_ns
+            alignment = "outside"
+            if ev.kind == EventKind.SYNC and (snap := ev.sync().clock_snapshot) is not None:
+                origin = snap.trace + (origin_mono_ns - snap.mono)
         if origin is None:
             if ev.kind == EventKind.LOG:
                 log = ev.log()

@@ -1,4 +1,4 @@
-"""Build and run one program under the execution tracer and schedtrace.
+"""Build and run programs and tests under the execution tracer and schedtrace.
 
 Why build first: with ``go run``/``go test`` the go command itself, the
 compiler and the linker would inherit GODEBUG=schedtrace and mix their
@@ -6,8 +6,10 @@ scheduler lines into the program's.  So goblueprint builds the program with
 the chosen toolchain and then runs the executable with GODEBUG set for it
 alone.  A main package gets ``overlay/capture_*.go`` added through
 ``go build -overlay`` (its source tree is not touched); a test package is
-traced by the testing package's own ``-test.trace``; a binary runs as it is
-(and writes a trace if it honours GOBLUEPRINT_TRACE_OUT).
+traced by the testing package's own ``-test.trace`` with nothing added to it
+(see ``packages.build_test``); a binary runs as it is (and writes a trace if it
+honours GOBLUEPRINT_TRACE_OUT).  ``go test`` patterns that name several
+packages give one capture per package, each in a subdirectory of the output.
 """
 
 from __future__ import annotations
@@ -22,48 +24,27 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from goblueprint import toolchain
-from goblueprint.capture.command import Plan, plan_command
+from goblueprint.capture import packages
+from goblueprint.capture.command import Plan, plan_command, split_flag
 from goblueprint.capture.schedtrace import is_schedtrace_line
 from goblueprint.errors import CaptureError, GoblueprintError
 
-OVERLAY_DIR = Path(__file__).parent / "overlay"
-# Names the added files take inside the program's package directory; "0000"
-# sorts first, so their variable initialisers run before the program's.
-OVERLAY_FILES = {
-    "0000_goblueprint_capture_common.go": "capture_common.go",
-    "0000_goblueprint_capture_exithook_go121.go": "capture_exithook_go121.go",
-    "0000_goblueprint_capture_exithook_go123.go": "capture_exithook_go123.go",
-}
-
-
-def overlay_files(tc: toolchain.Toolchain) -> dict[str, str]:
-    """The added files for this release: the common one and the exit-hook variant.
-
-    The variants carry build constraints too, but go ignores those for files
-    named on the command line (`go run a.go b.go`), so the choice is made here.
-    """
-    variant = "go123" if tc.minor >= (1, 23) else "go121"
-    return {
-        added: ours for added, ours in OVERLAY_FILES.items() if "exithook" not in added or variant in added
-    }
-
-
-# The template added to a package under test (package clause filled in).
-TEST_OVERLAY_TEMPLATE = "capture_testpkg.go.txt"
-TEST_OVERLAY_FILE = "0000_goblueprint_capture_testhook.go"
 TRACE_ENV = "GOBLUEPRINT_TRACE_OUT"
 GODEBUG_ORIG_ENV = "GOBLUEPRINT_GODEBUG_ORIG"
 # Seconds a program gets to flush its trace after SIGTERM/SIGINT before SIGKILL.
 GRACE_S = 10.0
+# go test runs every test binary with this -test.timeout unless told otherwise.
+GO_TEST_DEFAULT_TIMEOUT = "10m0s"
+_TEST_TIMED_OUT = b"panic: test timed out after "
+_SCHED_MS = re.compile(rb"^SCHED (\d+)ms:")
 
 
 @dataclass
@@ -83,133 +64,39 @@ class CaptureResult:
 
     @property
     def ok(self) -> bool:
-        return self.meta["error"] is None and self.meta["exit_status"] == 0
+        return self.meta["error"] is None and self.meta["exit_status"] in (0, None)
+
+    @property
+    def skipped(self) -> str | None:
+        """Why nothing ran (a package without test files), or None."""
+        return self.meta.get("skipped")
 
 
-def _go_list(
-    tc: toolchain.Toolchain, target: list[str], build_flags: list[str], workdir: Path
-) -> tuple[Path, str, list[str]]:
-    tags = [f for f in build_flags if f.lstrip("-").split("=")[0] in ("tags", "mod", "modfile")]
-    proc = tc.run(
-        ["list", *tags, "-f", '{{.Dir}}\t{{.Name}}\t{{join .GoFiles " "}}', "--", *target],
-        cwd=str(workdir),
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise CaptureError(f"cannot load {' '.join(target)}: {_first_lines(proc.stderr or proc.stdout)}")
-    lines = proc.stdout.strip().splitlines()
-    if len(lines) != 1:
-        raise CaptureError(f"{' '.join(target)} names {len(lines)} packages; name one")
-    directory, name, files = lines[0].split("\t")
-    return Path(directory), name, files.split()
+@dataclass
+class _Options:
+    schedtrace_ms: int
+    scheddetail: bool
+    procs: int | None
+    timeout: float | None
+    stdout: IO[bytes] | None
+    stderr: IO[bytes] | None
+    no_stdin: bool
 
 
-def _first_lines(text: str, n: int = 6) -> str:
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return "; ".join(lines[:n]) if lines else "no output"
+@dataclass
+class _Job:
+    """One process to run: built executable, arguments, directory, how it traces."""
 
-
-def _calls_trace_start(directory: Path, files: list[str]) -> bool:
-    for name in files:
-        try:
-            if "trace.Start(" in (directory / name).read_text(errors="replace"):
-                return True
-        except OSError:
-            continue
-    return False
-
-
-def _with_checklinkname(build_flags: list[str], tc: toolchain.Toolchain) -> list[str]:
-    """Go 1.23+ links pull-only linknames into the runtime only with -checklinkname=0."""
-    if tc.minor < (1, 23):
-        return build_flags
-    out = []
-    merged = False
-    i = 0
-    while i < len(build_flags):
-        flag = build_flags[i]
-        key = flag.lstrip("-").split("=")[0]
-        if key == "ldflags":
-            if "=" in flag:
-                value = flag.split("=", 1)[1]
-                i += 1
-            else:
-                value = build_flags[i + 1]
-                i += 2
-            out.append(f"-ldflags={value} -checklinkname=0")
-            merged = True
-            continue
-        out.append(flag)
-        i += 1
-    if not merged:
-        out.append("-ldflags=-checklinkname=0")
-    return out
-
-
-def _build(
-    plan: Plan, tc: toolchain.Toolchain, out_dir: Path, workdir: Path, notes: list[str]
-) -> tuple[Path, Path, str]:
-    """Build the program; returns (executable, working directory, how the trace is taken)."""
-    if any(f.lstrip("-").split("=")[0] == "overlay" for f in plan.build_flags):
-        raise CaptureError("-overlay is used by capture itself and cannot be given too")
-    run_dir = workdir
-    build_dir = workdir
-    target = list(plan.target)
-    if plan.kind == "package" and (workdir / target[0]).is_dir():
-        # A directory may be a module of its own, outside the current one: build it from inside.
-        build_dir, target = (workdir / target[0]).resolve(), ["."]
-    directory, name, files = _go_list(tc, target, plan.build_flags, build_dir)
-    if plan.kind == "test":
-        exe = out_dir / "program.test"
-        exe.unlink(missing_ok=True)
-        with tempfile.TemporaryDirectory(prefix="goblueprint-overlay-") as tmp:
-            flags = list(plan.build_flags)
-            # A package with non-test files gets the test hook (GODEBUG restored for child
-            # processes, clock anchor); a directory of external _test files alone does not.
-            if files and not name.endswith("_test"):
-                hook = Path(tmp) / "hook.go"
-                template = (OVERLAY_DIR / TEST_OVERLAY_TEMPLATE).read_text()
-                hook.write_text(template.replace("GOBLUEPRINT_PACKAGE", name))
-                overlay = Path(tmp) / "overlay.json"
-                replace = {str(directory / TEST_OVERLAY_FILE): str(hook)}
-                overlay.write_text(json.dumps({"Replace": replace}, sort_keys=True))
-                flags.append(f"-overlay={overlay}")
-            else:
-                notes.append("test package without non-test files: no GODEBUG restore, no clock anchor")
-            proc = tc.run(
-                ["test", "-c", "-o", str(exe), *flags, "--", *target], cwd=str(build_dir), check=False
-            )
-        if proc.returncode != 0:
-            raise CaptureError(f"go test -c failed: {_first_lines(proc.stderr or proc.stdout)}")
-        if not exe.exists():
-            raise CaptureError(f"{' '.join(plan.target)} has no test files")
-        return exe, directory, "test-flag"
-    if name != "main":
-        raise CaptureError(f"{' '.join(plan.target)} is package {name}, not a main package")
-    exe = out_dir / "program"
-    exe.unlink(missing_ok=True)
-    flags = list(plan.build_flags)
-    how = "overlay"
-    with tempfile.TemporaryDirectory(prefix="goblueprint-overlay-") as tmp:
-        if _calls_trace_start(directory, files):
-            how = "program"
-            notes.append("the program calls trace.Start itself: built without the overlay")
-        else:
-            replace = {
-                str(directory / added): str(OVERLAY_DIR / ours) for added, ours in overlay_files(tc).items()
-            }
-            overlay = Path(tmp) / "overlay.json"
-            overlay.write_text(json.dumps({"Replace": replace}, sort_keys=True))
-            flags = _with_checklinkname([*flags, f"-overlay={overlay}"], tc)
-            if target[0].endswith(".go"):
-                # Packages given as files take only the files listed, all named the same way
-                # (go refuses "." next to an absolute directory).
-                target = [str((build_dir / f).resolve()) for f in target]
-                target.extend(str(directory / added) for added in overlay_files(tc))
-        proc = tc.run(["build", "-o", str(exe), *flags, "--", *target], cwd=str(build_dir), check=False)
-    if proc.returncode != 0:
-        raise CaptureError(f"go build failed: {_first_lines(proc.stderr or proc.stdout)}")
-    return exe, run_dir, how
+    command: list[str]
+    kind: str
+    exe: Path
+    args: list[str]
+    run_dir: Path
+    how: str
+    go_version: str | None
+    goroot: Path | None
+    package: str | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def _binary_go_version(tc: toolchain.Toolchain | None, binary: Path) -> str | None:
@@ -233,17 +120,34 @@ class _TextSink:
         self.stream.flush()
 
 
+@dataclass
+class _StderrState:
+    lines: int = 0  # scheduler lines written to the log
+    # min over SCHED lines of (CLOCK_MONOTONIC at arrival - the line's own "Nms"): the
+    # process's runtimeInitTime, late by at most the pipe's latency plus 1 ms of truncation.
+    origin_mono_ns: int | None = None
+    test_timed_out: bool = False
+
+
 def _pump_stderr(
-    pipe: IO[bytes], log: IO[bytes], echo: IO[bytes] | _TextSink | None, counts: list[int]
+    pipe: IO[bytes], log: IO[bytes], echo: IO[bytes] | _TextSink | None, state: _StderrState
 ) -> None:
     """Split the program's stderr: the runtime's scheduler lines to the log, the rest on."""
     for raw in iter(pipe.readline, b""):
+        arrived = time.monotonic_ns()
         if is_schedtrace_line(raw.decode("utf-8", "replace")):
-            if raw.startswith(b"SCHED ") and counts[0]:
-                log.flush()  # the previous sample is complete: let `tail -f` see it
+            if (match := _SCHED_MS.match(raw)) is not None:
+                if state.lines:
+                    log.flush()  # the previous sample is complete: let `tail -f` see it
+                origin = arrived - int(match.group(1)) * 1_000_000
+                if state.origin_mono_ns is None or origin < state.origin_mono_ns:
+                    state.origin_mono_ns = origin
             log.write(raw)
-            counts[0] += 1
-        elif echo is not None:
+            state.lines += 1
+            continue
+        if raw.startswith(_TEST_TIMED_OUT):
+            state.test_timed_out = True
+        if echo is not None:
             try:
                 echo.write(raw)
                 echo.flush()
@@ -283,114 +187,168 @@ def _stop(proc: subprocess.Popen[bytes], sig: int) -> None:
     try:
         proc.send_signal(sig)
         proc.wait(GRACE_S)
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        # No flush in time, or Ctrl-C once more: the user wants it gone.
         proc.kill()
         proc.wait()
     except OSError:
         pass
 
 
-def capture(
-    command: list[str],
-    out_dir: Path,
-    *,
-    schedtrace_ms: int = 100,
-    scheddetail: bool = False,
-    procs: int | None = None,
-    go: str | None = None,
-    timeout: float | None = None,
-    stdout: IO[bytes] | None = None,
-    stderr: IO[bytes] | None = None,
-    no_stdin: bool = False,
-    cwd: Path | None = None,
-) -> CaptureResult:
-    """Record COMMAND into OUT_DIR (trace.out, schedtrace.log, meta.json).
+def _test_args(plan: Plan, trace_path: Path, timeout: float | None) -> list[str]:
+    """The test binary's arguments as go test would pass them, plus the trace file.
 
-    Build and usage problems raise CaptureError before anything runs.  Once the
-    program ran, a failure (non-zero exit, signal, timeout, no trace) does not
-    raise: it is recorded in meta.json (``error``, ``exit_status``) so that what
-    was recorded is kept; ``CaptureResult.ok`` tells.
+    -test.timeout matters beyond mimicry: when it fires, the testing package
+    stops the trace (flushing it) before it panics, so ``--timeout`` becomes the
+    test binary's own timeout and the trace of a timed-out test is complete.
     """
-    workdir = Path(cwd) if cwd is not None else Path.cwd()
-    plan = plan_command(command, workdir)
-    if schedtrace_ms < 0:
-        raise CaptureError("--schedtrace must be 0 (off) or a period in milliseconds")
-    if procs is not None and procs < 1:
-        raise CaptureError("--procs must be at least 1")
-    out_dir = out_dir.resolve()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in ("trace.out", "schedtrace.log", "meta.json"):
-        (out_dir / stale).unlink(missing_ok=True)
-    notes: list[str] = []
-    tc: toolchain.Toolchain | None
-    try:
-        tc = toolchain.find(go)
-    except GoblueprintError:
-        if plan.kind != "binary" or go is not None:
-            raise
-        tc = None
+    args = [f"-test.trace={trace_path}", "-test.paniconexit0"]
+    user_timeout = None
+    rest = []
+    for arg in plan.program_args:
+        key, value = split_flag(arg)
+        if key == "test.timeout" and value is not None and user_timeout is None:
+            user_timeout = value
+        else:
+            rest.append(arg)
+    chosen = user_timeout if user_timeout is not None else GO_TEST_DEFAULT_TIMEOUT
+    if timeout is not None and (user_timeout is None or _go_duration_s(user_timeout) > timeout):
+        chosen = f"{timeout}s"
+    return [*args, f"-test.timeout={chosen}", *rest]
 
-    trace_path = out_dir / "trace.out"
+
+def _go_duration_s(text: str) -> float:
+    """Seconds of a Go duration such as 1m30s or 500ms (0 for "0": no timeout, so infinite)."""
+    units = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+    parts = re.findall(r"([0-9.]+)(ns|us|µs|ms|s|m|h)", text)
+    if not parts:
+        if text.strip() in ("0", ""):
+            return float("inf")
+        raise CaptureError(f"-timeout {text}: not a duration")
+    total = sum(float(n) * units[u] for n, u in parts)
+    return total if total > 0 else float("inf")
+
+
+def _sub_dir(import_path: str) -> str:
+    return import_path.replace("/", "_")
+
+
+def _jobs(
+    plan: Plan, tc: toolchain.Toolchain | None, out_dir: Path, workdir: Path, opts: _Options
+) -> Iterator[_Job | CaptureResult]:
+    """Build what PLAN names, one job at a time (a package without tests yields a result)."""
+    if any(split_flag(f)[0] == "overlay" for f in plan.build_flags):
+        raise CaptureError("-overlay is used by capture itself and cannot be given too")
     if plan.kind == "binary":
         assert plan.binary is not None  # set by plan_command for binaries
-        exe, run_dir, how = plan.binary, workdir, "env"
-        go_version = _binary_go_version(tc, exe)
-    else:
-        assert tc is not None
-        build_start = time.monotonic()
-        exe, run_dir, how = _build(plan, tc, out_dir, workdir, notes)
-        notes.append(f"built in {time.monotonic() - build_start:.1f}s")
-        go_version = tc.version
+        yield _Job(plan.command, "binary", plan.binary, list(plan.program_args), workdir, "env",
+                   _binary_go_version(tc, plan.binary), None)  # fmt: skip
+        return
+    assert tc is not None  # found by capture_all for every kind but binaries
+    build_dir, target = workdir, plan
+    if plan.kind == "package" and (workdir / plan.target[0]).is_dir():
+        # A directory may be a module of its own, outside the current one: load it from inside.
+        build_dir = (workdir / plan.target[0]).resolve()
+        target = Plan(plan.kind, plan.command, plan.build_flags, ["."], plan.program_args)
+    pkgs = packages.resolve(tc, target, build_dir)
+    if plan.kind != "test":
+        if len(pkgs) != 1:
+            raise CaptureError(f"{' '.join(plan.target)} names {len(pkgs)} packages; go run takes one")
+        pkg = pkgs[0]
+        start = time.monotonic()
+        exe = out_dir / "program"
+        how = packages.build_main(tc, pkg, plan.build_flags, exe, build_dir)
+        job = _Job(plan.command, plan.kind, exe, list(plan.program_args), workdir, how, tc.version, tc.goroot,
+                   pkg.import_path)  # fmt: skip
+        if how == "program":
+            job.notes.append("the program calls trace.Start itself: built without the overlay")
+        job.notes.append(f"built in {time.monotonic() - start:.1f}s")
+        yield job
+        return
+    several = len(pkgs) > 1
+    if several:
+        names = [_sub_dir(p.import_path) for p in pkgs]
+        if len(set(names)) != len(names):
+            raise CaptureError("two packages map to the same output folder name; capture them one at a time")
+    for pkg in pkgs:
+        pkg_out = out_dir / _sub_dir(pkg.import_path) if several else out_dir
+        if pkg.test_files == 0:
+            meta = {"command": plan.command, "package": pkg.import_path, "skipped": "no test files", "error": None,
+                    "exit_status": None, "files": {}}  # fmt: skip
+            yield CaptureResult(pkg_out, meta)
+            continue
+        pkg_out.mkdir(parents=True, exist_ok=True)
+        exe = pkg_out / "program.test"
+        start = time.monotonic()
+        packages.build_test(tc, pkg, plan.build_flags, exe, build_dir)
+        args = _test_args(plan, pkg_out / "trace.out", opts.timeout)
+        job = _Job(plan.command, "test", exe, args, pkg.dir, "test-flag", tc.version, tc.goroot, pkg.import_path)
+        job.notes.append(f"built in {time.monotonic() - start:.1f}s")
+        yield job
 
-    args = list(plan.program_args)
-    if how == "test-flag":
-        args.insert(0, f"-test.trace={trace_path}")
+
+def _environment(job: _Job, trace_path: Path, opts: _Options) -> dict[str, str]:
     env = dict(os.environ)
     orig_godebug = env.get("GODEBUG", "")
     debug = [orig_godebug] if orig_godebug else []
-    if schedtrace_ms:
-        debug.append(f"schedtrace={schedtrace_ms}")
-        if scheddetail:
+    if opts.schedtrace_ms:
+        debug.append(f"schedtrace={opts.schedtrace_ms}")
+        if opts.scheddetail:
             debug.append("scheddetail=1")
     if debug:
         env["GODEBUG"] = ",".join(debug)
     env[GODEBUG_ORIG_ENV] = orig_godebug
-    env[TRACE_ENV] = str(trace_path)
-    if procs is not None:
-        env["GOMAXPROCS"] = str(procs)
+    if job.kind == "test":
+        # As go test runs a test binary: its toolchain's bin first on PATH, PWD set.
+        assert job.goroot is not None
+        env["PATH"] = f"{job.goroot / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        env["PWD"] = str(job.run_dir)
+    else:
+        env[TRACE_ENV] = str(trace_path)
+    if opts.procs is not None:
+        env["GOMAXPROCS"] = str(opts.procs)
+    return env
 
-    echo_err = stderr if stderr is not None else getattr(sys.stderr, "buffer", None)
+
+def _run_job(job: _Job, out_dir: Path, opts: _Options) -> CaptureResult:
+    """Run one built job into OUT_DIR; a failure of the program is recorded, not raised."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in ("trace.out", "schedtrace.log", "meta.json"):
+        (out_dir / stale).unlink(missing_ok=True)
+    trace_path = out_dir / "trace.out"
+    env = _environment(job, trace_path, opts)
+    echo_err = opts.stderr if opts.stderr is not None else getattr(sys.stderr, "buffer", None)
     if echo_err is None:  # a text-only stderr (some embedding): pass the bytes on decoded
         echo_err = _TextSink(sys.stderr)
+    notes = list(job.notes)
     started = _dt.datetime.now(_dt.UTC)
     t0 = time.monotonic()
-    error: str | None = None
-    timed_out = False
-    interrupted = False
-    sched_lines = [0]
+    timed_out = interrupted = False
+    state = _StderrState()
     log_path = out_dir / "schedtrace.log"
+    # A test binary stops itself at -test.timeout (flushing its trace); the wait here is a backstop.
+    wait = opts.timeout if job.kind != "test" or opts.timeout is None else opts.timeout + GRACE_S
     with open(log_path, "wb") as log:
         try:
-            stdin = subprocess.DEVNULL if no_stdin else None
-            proc = subprocess.Popen(
-                [str(exe), *args], cwd=run_dir, env=env, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE
-            )
+            stdin = subprocess.DEVNULL if opts.no_stdin else None
+            proc = subprocess.Popen([str(job.exe), *job.args], cwd=job.run_dir, env=env, stdin=stdin,
+                                    stdout=opts.stdout, stderr=subprocess.PIPE)  # fmt: skip
         except OSError as exc:
-            raise CaptureError(f"cannot run {exe}: {exc}") from exc
+            raise CaptureError(f"cannot run {job.exe}: {exc}") from exc
         assert proc.stderr is not None  # stderr=PIPE
-        pump = threading.Thread(
-            target=_pump_stderr, args=(proc.stderr, log, echo_err, sched_lines), daemon=True
-        )
+        pump = threading.Thread(target=_pump_stderr, args=(proc.stderr, log, echo_err, state), daemon=True)
         pump.start()
         forwarded: list[int] = []
         with _forwarding_signals(proc, forwarded):
             try:
-                proc.wait(timeout)
+                proc.wait(wait)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                # SIGTERM first: the overlay and the testing package flush the trace on it.
+                # SIGTERM first: the overlay flushes the trace on it.
                 _stop(proc, signal.SIGTERM)
             except KeyboardInterrupt:
+                # Ctrl-C reached the program too (same process group); once more for a
+                # program started without a terminal, then the summary as usual.
                 interrupted = True
                 _stop(proc, signal.SIGINT)
         pump.join()
@@ -400,28 +358,41 @@ def capture(
             )
     wall = time.monotonic() - t0
     rc = proc.returncode
+    if state.test_timed_out:
+        timed_out = True
 
+    error: str | None = None
     if timed_out:
-        error = f"timed out after {timeout}s and was stopped"
+        error = (
+            f"timed out after {opts.timeout}s and was stopped"
+            if opts.timeout
+            else "the test binary timed out"
+        )
     elif interrupted:
         error = "interrupted"
     elif rc is not None and rc < 0:
         error = f"killed by signal {signal.Signals(-rc).name}"
     elif rc:
         error = f"exited with status {rc}"
+    if job.kind == "test" and rc is not None and rc < 0:
+        notes.append(
+            "the testing package flushes its trace only when the tests return or -test.timeout fires: "
+            "stopped by a signal, the trace keeps the generations flushed before it (up to about a second is "
+            "lost); --timeout stops a test with a complete trace"
+        )
     have_trace = trace_path.exists() and trace_path.stat().st_size > 0
     if not have_trace:
         trace_path.unlink(missing_ok=True)
         missing = "no trace was written" + (
-            f" (a binary must honour {TRACE_ENV} or call trace.Start itself)" if how == "env" else ""
+            f" (a binary must honour {TRACE_ENV} or call trace.Start itself)" if job.how == "env" else ""
         )
         error = f"{error}; {missing}" if error else missing
-    if not schedtrace_ms:
+    if not opts.schedtrace_ms:
         log_path.unlink()
 
-    gomaxprocs: int | None = procs
-    gomaxprocs_source = "--procs" if procs is not None else None
-    if sched_lines[0]:
+    gomaxprocs: int | None = opts.procs
+    gomaxprocs_source = "--procs" if opts.procs is not None else None
+    if state.lines:
         from goblueprint.capture.schedtrace import parse
 
         try:
@@ -434,16 +405,20 @@ def capture(
         gomaxprocs, gomaxprocs_source = os.cpu_count(), "cpu count"
 
     meta: dict[str, Any] = {
-        "command": list(command),
-        "kind": plan.kind,
-        "trace_via": how,
-        "go_version": go_version,
-        "goroot": str(tc.goroot) if tc is not None and plan.kind != "binary" else None,
+        "command": list(job.command),
+        "package": job.package,
+        "kind": job.kind,
+        "trace_via": job.how,
+        "go_version": job.go_version,
+        "goroot": str(job.goroot) if job.goroot is not None else None,
         "gomaxprocs": gomaxprocs,
         "gomaxprocs_source": gomaxprocs_source,
-        "procs": procs,
-        "schedtrace_ms": schedtrace_ms or None,
-        "scheddetail": bool(scheddetail and schedtrace_ms),
+        "procs": opts.procs,
+        "schedtrace_ms": opts.schedtrace_ms or None,
+        "scheddetail": bool(opts.scheddetail and opts.schedtrace_ms),
+        # CLOCK_MONOTONIC (ns) of the runtime's start, from schedtrace's arrival times:
+        # schedtrace's "0ms" on the trace's clock (see crosscheck.clock_origin).
+        "process_start_mono_ns": state.origin_mono_ns,
         "host": {
             "hostname": socket.gethostname(),
             "os": platform.system().lower(),
@@ -455,17 +430,82 @@ def capture(
         "exit_status": rc if rc is not None and rc >= 0 else None,
         "signal": signal.Signals(-rc).name if rc is not None and rc < 0 else None,
         "timed_out": timed_out,
+        "interrupted": interrupted,
         "error": error,
         "files": {
             "trace": "trace.out" if have_trace else None,
-            "schedtrace": "schedtrace.log" if schedtrace_ms else None,
-            "binary": exe.name if plan.kind != "binary" else None,
+            "schedtrace": "schedtrace.log" if opts.schedtrace_ms else None,
+            "binary": job.exe.name if job.kind != "binary" else None,
         },
-        "schedtrace_lines": sched_lines[0],
+        "schedtrace_lines": state.lines,
         "trace_bytes": trace_path.stat().st_size if have_trace else 0,
         "notes": notes,
     }
     (out_dir / "meta.json").write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n")
-    if interrupted:
-        raise KeyboardInterrupt
     return CaptureResult(out_dir, meta)
+
+
+def capture_all(
+    command: list[str],
+    out_dir: Path,
+    *,
+    schedtrace_ms: int = 100,
+    scheddetail: bool = False,
+    procs: int | None = None,
+    go: str | None = None,
+    timeout: float | None = None,
+    stdout: IO[bytes] | None = None,
+    stderr: IO[bytes] | None = None,
+    no_stdin: bool = False,
+    cwd: Path | None = None,
+    on_result: Callable[[CaptureResult], None] | None = None,
+) -> list[CaptureResult]:
+    """Record COMMAND into OUT_DIR: one result per package (trace.out, schedtrace.log, meta.json).
+
+    A ``go test`` pattern naming several packages records each into
+    ``OUT_DIR/<import path with / as _>/``; one package records into OUT_DIR.
+    Build and usage problems raise CaptureError.  Once a program ran, its
+    failure (non-zero exit, signal, timeout, no trace) does not raise: it is
+    recorded in meta.json (``error``, ``exit_status``) so that what was
+    recorded is kept; ``CaptureResult.ok`` tells.  Ctrl-C ends the current
+    package like that (``"interrupted"``) and skips the rest.
+    """
+    workdir = Path(cwd) if cwd is not None else Path.cwd()
+    plan = plan_command(command, workdir)
+    if schedtrace_ms < 0:
+        raise CaptureError("--schedtrace must be 0 (off) or a period in milliseconds")
+    if procs is not None and procs < 1:
+        raise CaptureError("--procs must be at least 1")
+    if timeout is not None and timeout <= 0:
+        raise CaptureError("--timeout must be positive")
+    opts = _Options(schedtrace_ms, scheddetail, procs, timeout, stdout, stderr, no_stdin)
+    out_dir = out_dir.resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tc: toolchain.Toolchain | None
+    try:
+        tc = toolchain.find(go)
+    except GoblueprintError:
+        if plan.kind != "binary" or go is not None:
+            raise
+        tc = None
+    results: list[CaptureResult] = []
+    for job in _jobs(plan, tc, out_dir, workdir, opts):
+        result = (
+            job
+            if isinstance(job, CaptureResult)
+            else _run_job(job, job.exe.parent if job.kind == "test" else out_dir, opts)
+        )
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+        if result.meta.get("interrupted"):
+            break
+    return results
+
+
+def capture(command: list[str], out_dir: Path, **options: Any) -> CaptureResult:
+    """Record COMMAND, which must name one package (or a binary), into OUT_DIR."""
+    results = capture_all(command, out_dir, **options)
+    if len(results) != 1:
+        raise CaptureError(f"{' '.join(command)} names {len(results)} packages: use capture_all")
+    return results[0]

@@ -24,6 +24,8 @@ def render(
     cross: dict[str, Any] | None = None,
 ) -> str:
     lines = [f"capture of: {' '.join(meta['command'])}"]
+    if meta.get("kind") == "test" and meta.get("package"):
+        lines[0] += f"  (package {meta['package']})"
     status = "ok" if meta["error"] is None else f"FAILED: {meta['error']}"
     lines.append(
         f"  go {meta['go_version'] or '?'} · GOMAXPROCS {meta['gomaxprocs']} ({meta['gomaxprocs_source']}) · "
@@ -56,13 +58,33 @@ def render(
             f"  … and {len(hints) - 6} more hints (goblueprint schedtrace {out_dir / 'schedtrace.log'})"
         )
     if cross:
-        lines.append(
-            f"  cross-check with the trace: {cross['compared']} samples, runqueue disagrees in "
-            f"{cross['runqueue_mismatches']}, idleprocs in {cross['idleprocs_mismatches']} "
-            f"within each sample's millisecond (at the sampled instant: mean |Δ| "
-            f"{cross['runqueue_mean_abs_diff']} / {cross['idleprocs_mean_abs_diff']}; "
-            f"clocks {'aligned by the anchor log' if cross['alignment'] == 'anchor' else 'assumed aligned'})"
-        )
+        lines.append(_crosscheck_line(cross, meta))
     for note in meta.get("notes", []):
         lines.append(f"  note: {note}")
     return "\n".join(lines)
+
+
+_ALIGNMENT = {
+    "outside": "aligned by schedtrace's arrival times",
+    "anchor": "aligned by the anchor log",
+    "assumed": "assumed aligned",
+}
+
+
+def _crosscheck_line(cross: dict[str, Any], meta: dict[str, Any]) -> str:
+    clocks = f"clocks {_ALIGNMENT.get(cross['alignment'], cross['alignment'])}"
+    if not cross["compared"]:
+        # Nothing to compare is not a zero difference: say why instead of printing "None".
+        period = meta.get("schedtrace_ms")
+        span = cross.get("trace_span_ns")
+        why = f"the trace lasted {span / 1e6:.1f} ms" if span is not None else "the trace holds no events"
+        return (
+            f"  cross-check with the trace: no schedtrace sample fell inside the trace ({why}; "
+            f"schedtrace prints every {period} ms), so runqueue and idle Ps were not compared"
+        )
+    return (
+        f"  cross-check with the trace: {cross['compared']} samples, runqueue disagrees in "
+        f"{cross['runqueue_mismatches']}, idleprocs in {cross['idleprocs_mismatches']} "
+        f"within each sample's millisecond (at the sampled instant: mean |Δ| "
+        f"{cross['runqueue_mean_abs_diff']} / {cross['idleprocs_mean_abs_diff']}; {clocks})"
+    )

@@ -49,10 +49,10 @@ def summarize(result: CaptureResult, *, crosscheck: bool = True) -> str:
     notes_extra = []
     if crosscheck and parsed is not None and parsed.samples and result.trace is not None:
         try:
-            from goblueprint.capture.crosscheck import compare
+            from goblueprint.capture.crosscheck import clock_origin, compare
             from goblueprint.trace.reader import open_trace
 
-            cross = compare(open_trace(result.trace), parsed)
+            cross = compare(open_trace(result.trace), parsed, clock_origin(result.out_dir))
         except ImportError:
             notes_extra.append("cross-check skipped: the trace reader is not available")
         except GoblueprintError as exc:
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from goblueprint.capture import capture
+    from goblueprint.capture import capture_all
     from goblueprint.errors import UsageError
 
     command = list(args.command)
@@ -73,7 +73,17 @@ def run(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise UsageError("no command: goblueprint capture [options] -- COMMAND ...")
-    result = capture(
+
+    def report(result: CaptureResult) -> None:
+        # Printed as each package ends, so a long ./... run shows progress.
+        if result.skipped:
+            print(f"?   \t{result.meta['package']}\t[{result.skipped}]", flush=True)
+        elif args.json:
+            print(json.dumps(result.meta, sort_keys=True, indent=2), flush=True)
+        else:
+            print(summarize(result), flush=True)
+
+    results = capture_all(
         command,
         Path(args.out),
         schedtrace_ms=args.schedtrace,
@@ -81,15 +91,14 @@ def run(args: argparse.Namespace) -> int:
         procs=args.procs,
         go=args.go,
         timeout=args.timeout,
+        on_result=report,
     )
-    if args.json:
-        print(json.dumps(result.meta, sort_keys=True, indent=2))
-    else:
-        print(summarize(result))
-    if not result.ok:
+    failed = [r for r in results if not r.ok]
+    for result in failed:
         print(
-            f"goblueprint: the program failed ({result.meta['error']}); what was recorded is in {args.out}",
+            f"goblueprint: the program failed ({result.meta['error']}); what was recorded is in {result.out_dir}",
             file=sys.stderr,
         )
-        return 1
-    return 0
+    if any(r.meta.get("interrupted") for r in results):
+        return 130
+    return 1 if failed else 0

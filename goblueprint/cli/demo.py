@@ -72,11 +72,11 @@ def run(args: argparse.Namespace) -> int:
         from goblueprint.errors import GoblueprintError
 
         try:
-            from goblueprint.capture.crosscheck import compare
+            from goblueprint.capture.crosscheck import clock_origin, compare
             from goblueprint.trace.reader import open_trace
 
             parsed = schedtrace.parse(result.schedtrace.read_text(errors="replace"), lenient=True)
-            cross = compare(open_trace(result.trace), parsed)
+            cross = compare(open_trace(result.trace), parsed, clock_origin(result.out_dir))
             (cap_dir / "crosscheck.json").write_text(json.dumps(cross, sort_keys=True, indent=1) + "\n")
             cross_files.append("capture/crosscheck.json")
         except (ImportError, GoblueprintError) as exc:

@@ -46,10 +46,10 @@ def run(args: argparse.Namespace) -> int:
         schedtrace_plot.write(parsed, hints, Path(args.plot), title=f"schedtrace: {path.name}")
     cross = None
     if args.trace:
-        from goblueprint.capture.crosscheck import compare
+        from goblueprint.capture.crosscheck import clock_origin, compare
         from goblueprint.trace.reader import open_trace
 
-        cross = compare(open_trace(args.trace), parsed)
+        cross = compare(open_trace(args.trace), parsed, clock_origin(Path(args.log).parent))
     if args.json:
         doc = parsed.to_json()
         doc["hints"] = [h.to_json() for h in hints]

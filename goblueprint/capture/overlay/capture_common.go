@@ -11,18 +11,21 @@
 //     the same signal again with the default action restored;
 //   - nothing else: a panic that kills the program or a runtime fatal error
 //     leaves the trace cut at the last flushed generation.
+//
+// The file's name holds "goblueprint_capture", which is how the analyses
+// tell this file's goroutine and frames from the program's and leave them out
+// of the program's results (goblueprint/timeline/capture_marks.py).  The clock
+// anchor for schedtrace is measured outside the process, so nothing here
+// writes into the trace.
 
 package main
 
 import (
-	"context"
 	"os"
 	"os/signal"
 	"runtime/trace"
-	"strings"
 	"sync"
 	"syscall"
-	"time"
 )
 
 var (
@@ -63,14 +66,6 @@ func goblueprintStart() bool {
 	}
 	goblueprintFile = f
 	goblueprintAddExitHook(goblueprintStop)
-	// Clock anchor for comparing the trace with schedtrace: time.Now's monotonic
-	// reading ("m=+0.001234567") counts from process start, as schedtrace's
-	// "SCHED 0ms" does, and the log event carries the trace's own timestamp.
-	now := time.Now().String()
-	if i := strings.Index(now, "m=+"); i >= 0 {
-		trace.Log(context.Background(), "goblueprint.clock", now[i:])
-	}
-
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
