@@ -112,7 +112,16 @@ def build_test(
         replace = {str(tc.goroot / "src" / "testing" / added): str(OVERLAY_DIR / ours)}
         overlay.write_text(json.dumps({"Replace": replace}, sort_keys=True))
         proc = tc.run(
-            ["test", "-c", "-vet=off", "-o", str(exe), *build_flags, f"-overlay={overlay}", *pkg.build_target],
+            [
+                "test",
+                "-c",
+                "-vet=off",
+                "-o",
+                str(exe),
+                *build_flags,
+                f"-overlay={overlay}",
+                *pkg.build_target,
+            ],
             cwd=str(workdir),
             check=False,
         )

@@ -255,6 +255,8 @@ def _jobs(
         if len(pkgs) != 1:
             raise CaptureError(f"{' '.join(plan.target)} names {len(pkgs)} packages; go run takes one")
         pkg = pkgs[0]
+        if pkg.name != "main":
+            raise CaptureError(f"{' '.join(plan.target)} is package {pkg.name}, not a main package")
         start = time.monotonic()
         exe = out_dir / "program"
         how = packages.build_main(tc, pkg, plan.build_flags, exe, build_dir)
@@ -282,7 +284,9 @@ def _jobs(
         start = time.monotonic()
         packages.build_test(tc, pkg, plan.build_flags, exe, build_dir)
         args = _test_args(plan, pkg_out / "trace.out", opts.timeout)
-        job = _Job(plan.command, "test", exe, args, pkg.dir, "test-flag", tc.version, tc.goroot, pkg.import_path)
+        job = _Job(
+            plan.command, "test", exe, args, pkg.dir, "test-flag", tc.version, tc.goroot, pkg.import_path
+        )
         job.notes.append(f"built in {time.monotonic() - start:.1f}s")
         yield job
 

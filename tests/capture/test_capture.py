@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from goblueprint.capture import capture, schedtrace
-from goblueprint.capture.crosscheck import compare
+from goblueprint.capture.crosscheck import clock_origin, compare
 from goblueprint.trace.events import EventKind, GoState, ResourceKind
 from goblueprint.trace.reader import open_trace
 
@@ -126,17 +126,32 @@ def test_sigterm_on_timeout_flushes_the_trace(tmp_path: Path, go_accepts: Callab
     assert _saw_signal_delivery(result.trace)
 
 
-def test_sigterm_on_timeout_flushes_the_trace_of_a_test(
+def _has_frame(trace: Path, func: str) -> bool:
+    """True if some event's stack, or a created goroutine's start stack, holds FUNC."""
+    for ev in open_trace(trace):
+        stacks = [ev.stack]
+        if ev.kind == EventKind.STATE_TRANSITION:
+            stacks.append(ev.state_transition().stack)
+        if any(f.func == func for stack in stacks for f in stack.frames()):
+            return True
+    return False
+
+
+def test_timeout_of_a_test_stops_it_through_test_timeout_with_a_complete_trace(
     tmp_path: Path, go_accepts: Callable, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Nothing in a test binary handles signals; its own -test.timeout alarm stops the trace
+    # (m.after) before it panics, so --timeout becomes that alarm.
     monkeypatch.setenv("TESTPKG_SLEEP", "1")
     result = capture(
-        ["go", "test", "-run", "TestSleep"], tmp_path, timeout=4, cwd=GOPROGS / "testpkg", no_stdin=True
+        ["go", "test", "-run", "TestSleep"], tmp_path, timeout=2, cwd=GOPROGS / "testpkg", no_stdin=True
     )
-    assert result.meta["timed_out"] is True and result.meta["signal"] == signal.SIGTERM.name
+    assert result.meta["timed_out"] is True and "timed out" in result.meta["error"]
+    assert result.meta["exit_status"] == 2 and result.meta["signal"] is None  # the alarm's panic
     assert result.trace is not None
     assert go_accepts(result.trace).returncode == 0
-    assert _saw_signal_delivery(result.trace)
+    # Only a trace stopped by the alarm holds the alarm goroutine stopping it.
+    assert _has_frame(result.trace, "testing.(*M).startAlarm.func1")
 
 
 def test_child_process_lines_stay_out_of_the_log(tmp_path: Path) -> None:
@@ -161,8 +176,8 @@ def test_go_test_of_a_test_package(tmp_path: Path, go_accepts: Callable) -> None
     # The child test binary printed no scheduler lines: one clock, one "SCHED 0ms".
     parsed = _check_log(out / "schedtrace.log")
     assert go_accepts(out / "trace.out").returncode == 0
-    cross = compare(open_trace(out / "trace.out"), parsed)
-    assert cross["alignment"] == "anchor" and cross["compared"] >= 1
+    cross = compare(open_trace(out / "trace.out"), parsed, clock_origin(out))
+    assert cross["alignment"] == "outside" and cross["compared"] >= 1
 
 
 def test_binary_that_starts_its_own_trace(
@@ -196,8 +211,8 @@ def test_crosscheck_against_the_trace(tmp_path: Path) -> None:
     )
     assert result.ok and result.trace is not None and result.schedtrace is not None
     parsed = schedtrace.parse(result.schedtrace.read_text())
-    cross = compare(open_trace(result.trace), parsed)
-    assert cross["alignment"] == "anchor"  # the overlay's clock log was found
+    cross = compare(open_trace(result.trace), parsed, clock_origin(result.out_dir))
+    assert cross["alignment"] == "outside"  # the process start measured by capture
     assert cross["compared"] >= 3
     for row in cross["rows"]:
         # Both views of one run of 2 Ps: idle Ps within 0..2 on both sides.

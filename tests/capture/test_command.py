@@ -47,8 +47,6 @@ def test_go_test_build_flags_args_and_default_package() -> None:
 @pytest.mark.parametrize(
     ("command", "message"),
     [
-        (["go", "test", "./a", "./b"], "one package at a time"),
-        (["go", "test", "./..."], "several packages"),
         (["go", "test", "-c"], "-c is not supported"),
         (["go", "test", "-trace", "x"], "-trace is not supported"),
         (["go", "run"], "no package"),
@@ -90,3 +88,9 @@ def test_go_test_vet_flag_is_dropped() -> None:
     for form in (["-vet=off"], ["-vet", "off"]):
         plan = plan_command(["go", "test", *form, "-v", "./pkg"])
         assert plan.program_args == ["-test.v"] and plan.build_flags == [] and plan.target == ["./pkg"]
+
+
+def test_go_test_takes_several_patterns_as_go_test_does() -> None:
+    plan = plan_command(["go", "test", "-run", "X", "./a", "net/http", "./...", "-count=1"])
+    assert plan.target == ["./a", "net/http", "./..."]
+    assert plan.program_args == ["-test.run=X", "-test.count=1"]
