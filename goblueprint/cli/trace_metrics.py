@@ -17,13 +17,18 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--top", type=int, default=20, metavar="N", help="goroutine groups to show (default 20)"
     )
+    parser.add_argument(
+        "--show-capture",
+        action="store_true",
+        help="keep the goroutines goblueprint capture added to the program (hidden by default)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from goblueprint.timeline import metrics
     from goblueprint.timeline.analysis import analyse
 
-    a = analyse(args.trace)
+    a = analyse(args.trace, show_capture=args.show_capture)
     if a.result.error is not None:
         print(f"goblueprint: warning: {a.result.error}; metrics cover the events before it", file=sys.stderr)
     timeline = a.timeline

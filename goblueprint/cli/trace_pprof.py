@@ -18,6 +18,11 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         "syscall: time in syscalls; net: blocked on the network",
     )  # fmt: skip
     parser.add_argument("-o", "--output", required=True, metavar="FILE.pb.gz", help="profile to write")
+    parser.add_argument(
+        "--show-capture",
+        action="store_true",
+        help="keep the goroutines goblueprint capture added to the program (hidden by default)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from goblueprint.timeline import pprof
     from goblueprint.timeline.analysis import analyse
 
-    a = analyse(args.trace, timeline=False, pprof_types=[args.type])
+    a = analyse(args.trace, timeline=False, pprof_types=[args.type], show_capture=args.show_capture)
     res = a.result
     if not a.summary.goroutines:
         # go tool trace fails the same way: no goroutine, no profile.

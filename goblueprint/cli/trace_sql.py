@@ -13,6 +13,11 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "query", metavar="SQL", help='e.g. "SELECT name, exec FROM goroutines ORDER BY exec DESC"'
     )
+    parser.add_argument(
+        "--show-capture",
+        action="store_true",
+        help="keep the goroutines goblueprint capture added to the program (hidden by default)",
+    )
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print rows as a JSON list of objects")
     fmt.add_argument("--csv", action="store_true", help="print rows as CSV")
@@ -32,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     # The events table costs most of the pass: build it only if the query may name it.
     wants_events = re.search(r"\bevents\b", args.query, re.IGNORECASE) is not None
-    tables = trace_tables(args.trace, events=wants_events)
+    tables = trace_tables(args.trace, events=wants_events, show_capture=args.show_capture)
     con = duckdb.connect(":memory:")
     try:
         for name, df in tables.items():

@@ -36,9 +36,14 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         "--title", default=None, help="title shown in the page (default: the trace file name)"
     )
     parser.add_argument("--width", type=int, default=1200, help="SVG width in pixels (default 1200)")
+    parser.add_argument(
+        "--show-capture",
+        action="store_true",
+        help="keep the goroutines goblueprint capture added to the program (hidden by default)",
+    )
 
 
-def load_timeline(path: str):
+def load_timeline(path: str, *, show_capture: bool = False):
     """The Timeline of a trace file; a missing or unreadable file is a one-line error."""
     from goblueprint.timeline.model import build_timeline
 
@@ -46,7 +51,7 @@ def load_timeline(path: str):
     if not p.is_file():
         raise UsageError(f"{path}: no such trace file")
     try:
-        return build_timeline(p)
+        return build_timeline(p, show_capture=show_capture)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
@@ -65,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--width must be at least 400")
         t_from = parse_duration(args.t_from)
         t_to = parse_duration(args.t_to) if args.t_to is not None else None
-        tl = load_timeline(args.trace)
+        tl = load_timeline(args.trace, show_capture=args.show_capture)
         from goblueprint.render.svg import render_svg
 
         end = tl.end_ns - tl.start_ns if t_to is None else t_to
@@ -75,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             "--from/--to select the window of an --svg chart; the HTML timeline holds the whole trace"
         )
-    tl = load_timeline(args.trace)
+    tl = load_timeline(args.trace, show_capture=args.show_capture)
     from goblueprint.render.timeline_html import render_timeline_html
 
     write_text(args.output, render_timeline_html(tl, title))

@@ -31,6 +31,7 @@ def analyse(
     timeline: bool = True,
     pprof_types: Iterable[str] = (),
     progress: Callable[[int], None] | None = None,
+    show_capture: bool = False,
 ) -> Analysis:
     summarizer = Summarizer()
     consumers: list[Any] = [summarizer]
@@ -42,8 +43,11 @@ def analyse(
     if stays is not None:
         consumers.append(stays)
     result = run_pass(source, consumers, progress)
-    summary = summarizer.finalize()
+    summary = result.marks.summary(summarizer.finalize(), show=show_capture)
     tl = builder.finish(result.last_time) if builder is not None else None
     if tl is not None:
         tl.go_version = result.go_version
+        result.marks.timeline(tl, show=show_capture)
+    if stays is not None:
+        result.marks.stays(stays, show=show_capture)
     return Analysis(summary, tl, stays, result)

@@ -766,11 +766,13 @@ def _sorted_column_by_column(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     return pl.DataFrame(cols)
 
 
-def build(source: Any, progress: Callable[[int], None] | None = None) -> Timeline:
+def build(
+    source: Any, progress: Callable[[int], None] | None = None, *, show_capture: bool = False
+) -> Timeline:
     from goblueprint.timeline.source import run_pass
 
     builder = TimelineBuilder()
     result = run_pass(source, [builder], progress)
     tl = builder.finish(result.last_time)
     tl.go_version = result.go_version
-    return tl
+    return result.marks.timeline(tl, show=show_capture)

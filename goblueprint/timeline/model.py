@@ -370,14 +370,15 @@ def _state_lane(state: int) -> LaneKind:
     }[State(state)]
 
 
-def build_timeline(source: Any, progress: Any = None) -> Timeline:
+def build_timeline(source: Any, progress: Any = None, *, show_capture: bool = False) -> Timeline:
     """Build the timeline of a trace: a path, bytes, or a goblueprint.trace Reader / event iterable.
 
-    ``progress``, if given, is called as ``progress(events_done)`` now and then.
+    ``progress``, if given, is called as ``progress(events_done)`` now and then;
+    ``show_capture`` keeps goblueprint capture's own goroutines (see capture_marks).
     """
     from goblueprint.timeline.builder import build
 
-    return build(source, progress=progress)
+    return build(source, progress=progress, show_capture=show_capture)
 
 
 __all__ = [

@@ -12,12 +12,13 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from goblueprint.errors import TraceError, UsageError
 from goblueprint.timeline._api import K_STATE, K_SYNC
+from goblueprint.timeline.capture_marks import CaptureMarker, CaptureMarks
 from goblueprint.trace.events import KIND_OF
 
 # Event kind per wire type as plain ints: the reader's Event gives its kind through a
@@ -53,6 +54,8 @@ class PassResult:
     valid_last_time: int  # time of the last valid event
     error: TraceError | None
     go_version: str = ""  # trace format version, "1.22" ... (from the reader's header), "" if unknown
+    # What goblueprint capture added to the program: every view leaves it out through these.
+    marks: CaptureMarks = field(default_factory=CaptureMarks)
 
 
 def run_pass(
@@ -67,7 +70,8 @@ def run_pass(
     the events up to the last Sync (the last complete generation).  If it breaks
     before any event, the error is raised.
     """
-    feeds = [c.step for c in consumers]
+    marker = CaptureMarker()
+    feeds = [c.step for c in consumers] + [marker.step]
     kinds = _KIND_INT
     n = 0
     valid = 0
@@ -115,4 +119,4 @@ def run_pass(
             offset=error.offset, generation=error.generation, m=error.m,
         ) from error  # fmt: skip
     go_version = f"1.{version}" if isinstance(version, int) else ""
-    return PassResult(n, valid, first, last, valid_last, error, go_version)
+    return PassResult(n, valid, first, last, valid_last, error, go_version, marker.marks())

@@ -243,7 +243,11 @@ def timeline_tables(tl: Timeline) -> dict[str, pl.DataFrame]:
 
 
 def trace_tables(
-    source: Any, progress: Callable[[int], None] | None = None, *, events: bool = True
+    source: Any,
+    progress: Callable[[int], None] | None = None,
+    *,
+    events: bool = True,
+    show_capture: bool = False,
 ) -> dict[str, pl.DataFrame]:
     """Every table of a trace (path, bytes or events), from one pass.
 
@@ -258,10 +262,10 @@ def trace_tables(
     rows = EventRows(builder.stack_id) if events else None
     consumers: list[Any] = [summarizer, builder] if rows is None else [summarizer, builder, rows]
     result = run_pass(source, consumers, progress)
-    tl = builder.finish(result.last_time)
-    out = {"goroutines": goroutines_frame(summarizer.finalize())}
+    tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
+    out = {"goroutines": goroutines_frame(result.marks.summary(summarizer.finalize(), show=show_capture))}
     if rows is not None:
-        out["events"] = rows.frame()
+        out["events"] = result.marks.events(rows.frame(), show=show_capture)
     out.update(timeline_tables(tl))
     return dict(sorted(out.items()))
 

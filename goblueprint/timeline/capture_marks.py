@@ -1,0 +1,141 @@
+"""What `goblueprint capture` added to a program, told apart from the program itself.
+
+A main package captured through the overlay runs capture's code in its own
+process: ``0000_goblueprint_capture_*.go`` starts the trace during package
+initialisation and waits for SIGINT/SIGTERM in a goroutine of its own, which
+in turn makes os/signal start its goroutines.  None of that is the user's, and
+the user's main goroutine, caught by the trace while still initialising, has
+the runtime's init machinery (``runtime.doInit1``) as its oldest frame.
+
+This module is the one place that decides, for every view (goroutine lists and
+groups, the SQL tables, the timeline, pprof):
+
+* a goroutine is capture's when its start stack or its creator's stack at the
+  ``go`` statement holds a frame from a file whose name contains
+  ``goblueprint_capture`` (the overlay files are named so; the test binaries
+  get nothing of the kind).  Only goroutines created while the trace runs are
+  judged, which is all of capture's: the trace starts before the overlay
+  starts its goroutine;
+* goroutine 1 is the program's main goroutine (the runtime creates it first,
+  to run runtime.main); when Go's naming gives it a runtime frame as its start
+  function (the trace began during package init), it is named ``main.main``;
+* ``--show-capture`` (``show=True``) keeps capture's goroutines in every view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from goblueprint.timeline._api import G_NOT_EXIST, R_GOROUTINE, is_system_goroutine
+
+CAPTURE_FILE_MARK = "goblueprint_capture"
+MAIN_GOROUTINE = 1
+MAIN_NAME = "main.main"
+
+
+def is_capture_frame(file: str) -> bool:
+    return CAPTURE_FILE_MARK in file
+
+
+def _has_capture_frame(stack: Any) -> bool:
+    return any(is_capture_frame(frame.file) for frame in stack.frames())
+
+
+class CaptureMarker:
+    """A consumer of the single pass (``source.run_pass``): notes capture's goroutines.
+
+    Only goroutine creations are looked at (their two stacks), so the cost is
+    per goroutine, not per event.
+    """
+
+    def __init__(self) -> None:
+        self.goroutines: set[int] = set()
+
+    def event(self, ev: Any) -> None:
+        from goblueprint.timeline._api import K_STATE
+
+        kind = int(ev.kind)
+        self.step(ev, kind, ev.state_transition() if kind == K_STATE else None)
+
+    def step(self, ev: Any, kind: int, st: Any) -> None:
+        if st is None or st.old != G_NOT_EXIST or st.resource.kind != R_GOROUTINE:
+            return
+        if _has_capture_frame(st.stack) or _has_capture_frame(ev.stack):
+            self.goroutines.add(st.resource.id)
+
+    def marks(self) -> CaptureMarks:
+        return CaptureMarks(frozenset(self.goroutines))
+
+
+@dataclass(frozen=True)
+class CaptureMarks:
+    """Capture's goroutines in one trace, and how to leave them out of each result."""
+
+    goroutines: frozenset[int] = field(default_factory=frozenset)
+
+    @staticmethod
+    def main_name(name: str) -> str:
+        """Goroutine 1's name: Go's, unless that is a runtime frame the trace caught it in."""
+        return MAIN_NAME if is_system_goroutine(name) else name
+
+    def summary(self, summary: Any, *, show: bool = False) -> Any:
+        """Drop capture's goroutines from a timeline.summary.Summary (in place) and name G1."""
+        if not show:
+            for gid in self.goroutines:
+                summary.goroutines.pop(gid, None)
+            for task in summary.tasks.values():
+                task.goroutines -= self.goroutines
+        main = summary.goroutines.get(MAIN_GOROUTINE)
+        if main is not None:
+            main.name = self.main_name(main.name)
+        return summary
+
+    def timeline(self, tl: Any, *, show: bool = False) -> Any:
+        """Drop capture's goroutine lanes, their flows and instants (in place) and name G1's lane.
+
+        P and M spans that ran a capture goroutine stay: the processor was busy all the same.
+        """
+        from goblueprint.timeline.model import LaneKind
+
+        g_lanes = [int(LaneKind.G), int(LaneKind.GRANGE), int(LaneKind.REGION)]
+        if not show and self.goroutines:
+            hidden = pl.Series(sorted(self.goroutines), dtype=pl.Int64)
+            on_hidden_lane = pl.col("lane_kind").is_in(g_lanes) & pl.col("lane_id").is_in(hidden)
+            tl.spans = tl.spans.filter(~on_hidden_lane)
+            tl.lanes = tl.lanes.filter(~on_hidden_lane)
+            tl.flows = tl.flows.filter(~pl.col("g").is_in(hidden))
+            tl.instants = tl.instants.filter(~pl.col("g").is_in(hidden))
+        main_lane = (pl.col("lane_kind") == int(LaneKind.G)) & (pl.col("lane_id") == MAIN_GOROUTINE)
+        rows = tl.lanes.filter(main_lane)
+        if rows.height:
+            name = self.main_name(rows["group"][0])
+            tl.lanes = tl.lanes.with_columns(
+                pl.when(main_lane)
+                .then(pl.lit(f"G{MAIN_GOROUTINE} {name}"))
+                .otherwise(pl.col("label"))
+                .alias("label"),
+                pl.when(main_lane).then(pl.lit(name)).otherwise(pl.col("group")).alias("group"),
+                pl.when(main_lane).then(pl.lit(False)).otherwise(pl.col("system")).alias("system"),
+            )
+        return tl
+
+    def events(self, df: pl.DataFrame, *, show: bool = False) -> pl.DataFrame:
+        """The SQL events table without the events of capture's goroutines."""
+        if show or not self.goroutines:
+            return df
+        hidden = pl.Series(sorted(self.goroutines), dtype=pl.Int64)
+        about_hidden = (pl.col("resource_kind") == "GOROUTINE") & pl.col("resource_id").is_in(hidden)
+        return df.filter(~(pl.col("g").is_in(hidden).fill_null(False) | about_hidden.fill_null(False)))
+
+    def stays(self, stays: Any, *, show: bool = False) -> Any:
+        """pprof stays without capture's goroutines nor stacks inside capture's code (in place)."""
+        if show:
+            return stays
+        for name, found in stays.stays.items():
+            stays.stays[name] = [
+                s for s in found if s.g not in self.goroutines and not _has_capture_frame(s.stack)
+            ]
+        return stays
