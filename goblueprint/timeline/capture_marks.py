@@ -102,7 +102,7 @@ class CaptureMarks:
 
         g_lanes = [int(LaneKind.G), int(LaneKind.GRANGE), int(LaneKind.REGION)]
         if not show and self.goroutines:
-            hidden = pl.Series(sorted(self.goroutines), dtype=pl.Int64)
+            hidden = sorted(self.goroutines)
             on_hidden_lane = pl.col("lane_kind").is_in(g_lanes) & pl.col("lane_id").is_in(hidden)
             tl.spans = tl.spans.filter(~on_hidden_lane)
             tl.lanes = tl.lanes.filter(~on_hidden_lane)
@@ -126,7 +126,7 @@ class CaptureMarks:
         """The SQL events table without the events of capture's goroutines."""
         if show or not self.goroutines:
             return df
-        hidden = pl.Series(sorted(self.goroutines), dtype=pl.Int64)
+        hidden = sorted(self.goroutines)
         about_hidden = (pl.col("resource_kind") == "GOROUTINE") & pl.col("resource_id").is_in(hidden)
         return df.filter(~(pl.col("g").is_in(hidden).fill_null(False) | about_hidden.fill_null(False)))
 

@@ -1,0 +1,115 @@
+"""capture's own goroutines and frames stay out of the program's results.
+
+One capture of tests/capture/goprogs/mainpkg (through the overlay) is read by
+every view: the goroutine summary and groups, the SQL tables, the timeline
+lanes and the pprof stays.  What is capture's is found from the trace (frames
+from files named ``goblueprint_capture``), so these tests check the views
+against the trace's own stacks, and ``show_capture`` brings everything back.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from goblueprint.capture import capture
+from goblueprint.timeline import metrics
+from goblueprint.timeline.analysis import analyse
+from goblueprint.timeline.capture_marks import is_capture_frame
+from goblueprint.timeline.model import LaneKind, build_timeline
+from goblueprint.timeline.tables import trace_tables
+from goblueprint.trace.events import EventKind, GoState, ResourceKind
+from goblueprint.trace.reader import open_trace
+
+pytestmark = pytest.mark.slow
+GOPROGS = Path(__file__).resolve().parent / "goprogs"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    result = capture(["go", "run", ".", "sleep"], tmp_path_factory.mktemp("cap"), timeout=1,
+                     cwd=GOPROGS / "mainpkg", no_stdin=True)  # fmt: skip
+    assert result.trace is not None and result.meta["trace_via"] == "overlay"
+    return result.trace
+
+
+def _capture_goroutines(trace: Path) -> set[int]:
+    """Goroutines created by capture's code, straight from the trace's creation events."""
+    found = set()
+    for ev in open_trace(trace):
+        if ev.kind != EventKind.STATE_TRANSITION:
+            continue
+        st = ev.state_transition()
+        if st.resource.kind == ResourceKind.GOROUTINE and st.old == GoState.NOT_EXIST:
+            frames = [*ev.stack.frames(), *st.stack.frames()]
+            if any(is_capture_frame(f.file) for f in frames):
+                found.add(st.resource.id)
+    return found
+
+
+def test_goroutine_lists_groups_and_sql_leave_capture_out(captured: Path) -> None:
+    ours = _capture_goroutines(captured)
+    # The overlay's signal goroutine, and os/signal's that its signal.Notify started.
+    assert len(ours) >= 2
+    hidden = trace_tables(captured)
+    shown = trace_tables(captured, show_capture=True)
+    ids = set(hidden["goroutines"]["id"].to_list())
+    assert ids.isdisjoint(ours)
+    assert set(shown["goroutines"]["id"].to_list()) == ids | ours
+    names = dict(zip(shown["goroutines"]["id"].to_list(), shown["goroutines"]["name"].to_list(), strict=True))
+    assert "main.goblueprintStart.func1" in {names[g] for g in ours}
+    # The program's main goroutine, caught in package init, is the program's main.main.
+    assert dict(zip(hidden["goroutines"]["id"], hidden["goroutines"]["name"], strict=True))[1] == "main.main"
+    # No event of capture's goroutines in the events and intervals tables.
+    events = hidden["events"]
+    assert events.filter(pl.col("g").is_in(sorted(ours))).height == 0
+    assert shown["events"].filter(pl.col("g").is_in(sorted(ours))).height > 0
+    g_intervals = hidden["intervals"].filter(pl.col("lane_kind") == int(LaneKind.G))
+    assert set(g_intervals["lane_id"].to_list()).isdisjoint(ours)
+    # Groups (go tool trace's goroutine analysis): main.main is a user group, capture's are gone.
+    a = analyse(captured)
+    assert a.timeline is not None
+    groups = {g["name"] for g in metrics.goroutine_groups(a.summary)}
+    assert "main.main" in groups and not any("goblueprint" in name for name in groups)
+
+
+def test_timeline_lanes_leave_capture_out(captured: Path) -> None:
+    ours = _capture_goroutines(captured)
+    tl = build_timeline(captured)
+    lanes = tl.lanes.filter(pl.col("lane_kind") == int(LaneKind.G))
+    assert set(lanes["lane_id"].to_list()).isdisjoint(ours)
+    main = lanes.filter(pl.col("lane_id") == 1).row(0, named=True)
+    assert main["label"] == "G1 main.main" and main["group"] == "main.main" and main["system"] is False
+    shown = build_timeline(captured, show_capture=True).lanes.filter(pl.col("lane_kind") == int(LaneKind.G))
+    assert ours <= set(shown["lane_id"].to_list())
+
+
+def test_pprof_leaves_capture_out(captured: Path) -> None:
+    ours = _capture_goroutines(captured)
+    stays = analyse(captured, timeline=False, pprof_types=["sync"]).stays
+    shown = analyse(captured, timeline=False, pprof_types=["sync"], show_capture=True).stays
+    assert stays is not None and shown is not None
+    # The overlay's goroutine waits on its signal channel: a sync stay, shown only on request.
+    assert any(s.g in ours for s in shown.stays["sync"])
+    for stay in stays.stays["sync"]:
+        assert stay.g not in ours
+        assert not any(is_capture_frame(f.file) for f in stay.stack.frames())
+
+
+def test_show_capture_flag(captured: Path) -> None:
+    def names(*flags: str) -> str:
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        query = "SELECT name FROM goroutines ORDER BY id"
+        proc = subprocess.run([sys.executable, "-m", "goblueprint", "trace", "sql", *flags, "--csv",
+                               str(captured), query], env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    assert "goblueprintStart" not in names() and "main.main" in names()
+    assert "main.goblueprintStart.func1" in names("--show-capture")
