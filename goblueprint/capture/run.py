@@ -81,6 +81,7 @@ class _Options:
     stdout: IO[bytes] | None
     stderr: IO[bytes] | None
     no_stdin: bool
+    one_package: bool = False
 
 
 @dataclass
@@ -268,6 +269,8 @@ def _jobs(
         yield job
         return
     several = len(pkgs) > 1
+    if several and opts.one_package:
+        raise CaptureError(f"{' '.join(plan.target)} names {len(pkgs)} packages: capture_all records several")
     if several:
         names = [_sub_dir(p.import_path) for p in pkgs]
         if len(set(names)) != len(names):
@@ -463,6 +466,7 @@ def capture_all(
     no_stdin: bool = False,
     cwd: Path | None = None,
     on_result: Callable[[CaptureResult], None] | None = None,
+    one_package: bool = False,
 ) -> list[CaptureResult]:
     """Record COMMAND into OUT_DIR: one result per package (trace.out, schedtrace.log, meta.json).
 
@@ -472,7 +476,8 @@ def capture_all(
     failure (non-zero exit, signal, timeout, no trace) does not raise: it is
     recorded in meta.json (``error``, ``exit_status``) so that what was
     recorded is kept; ``CaptureResult.ok`` tells.  Ctrl-C ends the current
-    package like that (``"interrupted"``) and skips the rest.
+    package like that (``"interrupted"``) and skips the rest.  ``one_package``
+    refuses, before building anything, a pattern that names several.
     """
     workdir = Path(cwd) if cwd is not None else Path.cwd()
     plan = plan_command(command, workdir)
@@ -482,7 +487,7 @@ def capture_all(
         raise CaptureError("--procs must be at least 1")
     if timeout is not None and timeout <= 0:
         raise CaptureError("--timeout must be positive")
-    opts = _Options(schedtrace_ms, scheddetail, procs, timeout, stdout, stderr, no_stdin)
+    opts = _Options(schedtrace_ms, scheddetail, procs, timeout, stdout, stderr, no_stdin, one_package)
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     tc: toolchain.Toolchain | None
@@ -509,7 +514,4 @@ def capture_all(
 
 def capture(command: list[str], out_dir: Path, **options: Any) -> CaptureResult:
     """Record COMMAND, which must name one package (or a binary), into OUT_DIR."""
-    results = capture_all(command, out_dir, **options)
-    if len(results) != 1:
-        raise CaptureError(f"{' '.join(command)} names {len(results)} packages: use capture_all")
-    return results[0]
+    return capture_all(command, out_dir, one_package=True, **options)[0]
