@@ -57,7 +57,7 @@ def test_svg_and_exports(capsys, tmp_path, go_trace, sched_timeline, synthetic_t
     # The trace is built once per session (sched_timeline); the commands get that Timeline.
     from goblueprint.timeline import model
 
-    monkeypatch.setattr(model, "build_timeline", lambda path: sched_timeline)
+    monkeypatch.setattr(model, "build_timeline", lambda path, **_options: sched_timeline)
     trace = str(go_trace("sched"))
     svg = tmp_path / "t.svg"
     assert main(["trace", "timeline", trace, "--svg", "--from", "0", "--to", "50ms", "-o", str(svg)]) == 0
@@ -70,7 +70,7 @@ def test_svg_and_exports(capsys, tmp_path, go_trace, sched_timeline, synthetic_t
         capsys, ["trace", "timeline", trace, "--svg", "--from", "5ms", "--to", "2ms", "-o", str(svg)]
     )
     # The exports themselves are checked on the real trace in test_perfetto/test_chrome; here the wiring.
-    monkeypatch.setattr(model, "build_timeline", lambda path: synthetic_timeline)
+    monkeypatch.setattr(model, "build_timeline", lambda path, **_options: synthetic_timeline)
     pf = tmp_path / "t.pftrace"
     assert main(["trace", "export", "--format", "perfetto", trace, "-o", str(pf)]) == 0
     assert len(pb.Trace.FromString(pf.read_bytes()).packet) > 2 * synthetic_timeline.spans.height
