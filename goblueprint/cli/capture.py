@@ -76,10 +76,10 @@ def run(args: argparse.Namespace) -> int:
 
     def report(result: CaptureResult) -> None:
         # Printed as each package ends, so a long ./... run shows progress.
+        if args.json:
+            return  # one JSON document at the end
         if result.skipped:
             print(f"?   \t{result.meta['package']}\t[{result.skipped}]", flush=True)
-        elif args.json:
-            print(json.dumps(result.meta, sort_keys=True, indent=2), flush=True)
         else:
             print(summarize(result), flush=True)
 
@@ -93,6 +93,10 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         on_result=report,
     )
+    if args.json:
+        # One package: its meta.json as before; several: the list, packages without tests included.
+        metas = [r.meta for r in results]
+        print(json.dumps(metas[0] if len(metas) == 1 else metas, sort_keys=True, indent=2))
     failed = [r for r in results if not r.ok]
     for result in failed:
         print(

@@ -123,3 +123,19 @@ def test_go_run_of_several_packages_is_one_line(module: Path, tmp_path: Path) ->
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("goblueprint: error:"), proc.stderr
+
+
+def test_json_of_several_packages_is_one_list(module: Path, tmp_path: Path) -> None:
+    proc = _cli(["capture", "--json", "-o", str(tmp_path / "cap"), "--", "go", "test", "./..."], module)
+    assert proc.returncode == 0, proc.stderr
+    # The test binaries' own output ("PASS") comes first on stdout; the JSON list ends it.
+    metas = json.loads(proc.stdout[proc.stdout.index("\n[\n") + 1 :])
+    by_package = {m["package"]: m for m in metas}
+    assert sorted(by_package) == [
+        "example.com/m",
+        "example.com/m/cmd/srv",
+        "example.com/m/notests",
+        "example.com/m/sub",
+    ]
+    assert by_package["example.com/m/notests"]["skipped"] == "no test files"
+    assert by_package["example.com/m/sub"]["files"]["trace"] == "trace.out"
