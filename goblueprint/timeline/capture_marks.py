@@ -29,7 +29,7 @@ from typing import Any
 
 import polars as pl
 
-from goblueprint.timeline._api import G_NOT_EXIST, R_GOROUTINE, is_system_goroutine
+from goblueprint.timeline._api import R_GOROUTINE, is_system_goroutine
 
 CAPTURE_FILE_MARK = "goblueprint_capture"
 MAIN_GOROUTINE = 1
@@ -45,23 +45,18 @@ def _has_capture_frame(stack: Any) -> bool:
 
 
 class CaptureMarker:
-    """A consumer of the single pass (``source.run_pass``): notes capture's goroutines.
+    """Fed by the single pass (``source.run_pass``) with each goroutine creation.
 
-    Only goroutine creations are looked at (their two stacks), so the cost is
-    per goroutine, not per event.
+    Only creations are looked at (their two stacks), so the cost is per
+    goroutine, not per event.
     """
 
     def __init__(self) -> None:
         self.goroutines: set[int] = set()
 
-    def event(self, ev: Any) -> None:
-        from goblueprint.timeline._api import K_STATE
-
-        kind = int(ev.kind)
-        self.step(ev, kind, ev.state_transition() if kind == K_STATE else None)
-
-    def step(self, ev: Any, kind: int, st: Any) -> None:
-        if st is None or st.old != G_NOT_EXIST or st.resource.kind != R_GOROUTINE:
+    def created(self, ev: Any, st: Any) -> None:
+        """A state transition out of NotExist: a goroutine (or P, M) came to be."""
+        if st.resource.kind != R_GOROUTINE:
             return
         if _has_capture_frame(st.stack) or _has_capture_frame(ev.stack):
             self.goroutines.add(st.resource.id)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from goblueprint.errors import TraceError, UsageError
-from goblueprint.timeline._api import K_STATE, K_SYNC
+from goblueprint.timeline._api import G_NOT_EXIST, K_STATE, K_SYNC
 from goblueprint.timeline.capture_marks import CaptureMarker, CaptureMarks
 from goblueprint.trace.events import KIND_OF
 
@@ -70,8 +70,9 @@ def run_pass(
     the events up to the last Sync (the last complete generation).  If it breaks
     before any event, the error is raised.
     """
+    feeds = [c.step for c in consumers]
+    # Not one more consumer: it would cost a call per event; it needs goroutine creations only.
     marker = CaptureMarker()
-    feeds = [c.step for c in consumers] + [marker.step]
     kinds = _KIND_INT
     n = 0
     valid = 0
@@ -99,6 +100,8 @@ def run_pass(
             st = ev.state_transition() if kind == K_STATE else None
             for feed in feeds:
                 feed(ev, kind, st)
+            if st is not None and st.old == G_NOT_EXIST:
+                marker.created(ev, st)
             if kind == K_SYNC:
                 valid = n
                 valid_last = t
