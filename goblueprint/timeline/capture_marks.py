@@ -65,6 +65,31 @@ class CaptureMarker:
         return CaptureMarks(frozenset(self.goroutines))
 
 
+def _cut_capture_frames(frames: pl.DataFrame, strings: list[str]) -> pl.DataFrame:
+    """Each stack without capture's frames and what they called: its callers' part only.
+
+    The main goroutine caught in init by the overlay has the stack trace.Start ←
+    main.goblueprintStart ← main.init ← runtime.doInit1 ← runtime.main; the program
+    was initialising package main, which is what is left.
+    """
+    marked = [i for i, text in enumerate(strings) if CAPTURE_FILE_MARK in text]
+    if not marked or frames.height == 0:
+        return frames
+    cut = (
+        frames.filter(pl.col("file").is_in(marked)).group_by("stack").agg(pl.col("depth").max().alias("_cut"))
+    )
+    if cut.height == 0:
+        return frames
+    joined = frames.join(cut, on="stack", how="left", maintain_order="left")
+    kept = joined.filter(pl.col("_cut").is_null() | (pl.col("depth") > pl.col("_cut")))
+    depth = (
+        pl.when(pl.col("_cut").is_null())
+        .then(pl.col("depth"))
+        .otherwise(pl.col("depth") - pl.col("_cut") - 1)
+    )
+    return kept.with_columns(depth.cast(frames.schema["depth"]).alias("depth")).drop("_cut")
+
+
 @dataclass(frozen=True)
 class CaptureMarks:
     """Capture's goroutines in one trace, and how to leave them out of each result."""
@@ -103,6 +128,8 @@ class CaptureMarks:
             tl.lanes = tl.lanes.filter(~on_hidden_lane)
             tl.flows = tl.flows.filter(~pl.col("g").is_in(hidden))
             tl.instants = tl.instants.filter(~pl.col("g").is_in(hidden))
+        if not show:
+            tl.stack_frames = _cut_capture_frames(tl.stack_frames, tl.strings)
         main_lane = (pl.col("lane_kind") == int(LaneKind.G)) & (pl.col("lane_id") == MAIN_GOROUTINE)
         rows = tl.lanes.filter(main_lane)
         if rows.height:

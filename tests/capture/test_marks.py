@@ -72,6 +72,11 @@ def test_goroutine_lists_groups_and_sql_leave_capture_out(captured: Path) -> Non
     assert shown["events"].filter(pl.col("g").is_in(sorted(ours))).height > 0
     g_intervals = hidden["intervals"].filter(pl.col("lane_kind") == int(LaneKind.G))
     assert set(g_intervals["lane_id"].to_list()).isdisjoint(ours)
+    # The stacks table keeps the program's part of stacks that ran into capture's code.
+    assert not any(is_capture_frame(f) for f in hidden["stacks"]["file"].to_list())
+    assert any(is_capture_frame(f) for f in shown["stacks"]["file"].to_list())
+    for stack in hidden["stacks"].partition_by("stack"):
+        assert sorted(stack["depth"].to_list()) == list(range(stack.height))  # leaf first, from 0
     # Groups (go tool trace's goroutine analysis): main.main is a user group, capture's are gone.
     a = analyse(captured)
     assert a.timeline is not None
