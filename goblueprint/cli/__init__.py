@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from goblueprint import __version__
-from goblueprint.errors import GoblueprintError
+from goblueprint.errors import GoblueprintError, PathError
 
 # numpy's OpenBLAS starts a pool of threads that spin at load time; no command does
 # linear algebra, so one thread (set before numpy is first imported) saves that CPU.
@@ -84,6 +84,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args._run(args) or 0)
     except GoblueprintError as exc:
         print(f"goblueprint: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        if exc.filename is None or isinstance(exc, BrokenPipeError):
+            raise
+        # A path no command checked (a bug of ours): still one line, in the paths' words.
+        print(f"goblueprint: error: {PathError.from_os(exc.filename, exc, write=None)}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         # Output piped into `head` and the like: not an error of ours.
