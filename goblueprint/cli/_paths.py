@@ -102,6 +102,15 @@ def output_dir(name: str | os.PathLike[str], *, create: bool = True) -> Path:
 
 
 @contextmanager
+def reading(name: str | os.PathLike[str]) -> Iterator[None]:
+    """Any OSError while reading NAME (checked, yet gone or unreadable since) as a PathError."""
+    try:
+        yield
+    except OSError as exc:
+        raise PathError.from_os(exc.filename or name, exc) from None
+
+
+@contextmanager
 def writing(name: str | os.PathLike[str]) -> Iterator[None]:
     """Any OSError while writing NAME (or a file inside it) is reported as a PathError."""
     try:
