@@ -26,14 +26,17 @@ class PathError(UsageError):
     made before the work and an OSError caught during it read the same.
     """
 
-    def __init__(self, path: str | os.PathLike[str], code: int, *, write: bool | None = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], code: int, *, write: bool | None = False, hint: str = ""
+    ) -> None:
         self.path = os.fspath(path)
         self.code = code
         self.write = write
         text = os.strerror(code)
         problem = text[:1].lower() + text[1:]
         verb = "use" if write is None else "write" if write else "read"  # None: not known which
-        super().__init__(f"cannot {verb} {self.path}: {problem}")
+        more = f" ({hint})" if hint else ""  # what the path was for, what to do instead
+        super().__init__(f"cannot {verb} {self.path}: {problem}{more}")
 
     @classmethod
     def from_os(cls, path: str | os.PathLike[str], exc: OSError, *, write: bool | None = False) -> PathError:

@@ -30,13 +30,16 @@ def resolve(goroot: str | None = None, go: str | None = None) -> Goroot:
         raise SourceError("give either --goroot or --go, not both")
     if goroot:
         path = Path(goroot).expanduser()
+        install = "install a release with: goblueprint toolchain install 1.22 (then use --go 1.22)"
         if not path.is_dir():
-            raise PathError(path, errno.ENOTDIR if path.exists() else errno.ENOENT)
-        if not (path / "src" / "runtime").is_dir():
-            raise SourceError(
-                f"{goroot} is not a GOROOT (no src/runtime); install a release with: "
-                "goblueprint toolchain install 1.22 (then use --go 1.22)"
+            code = errno.ENOTDIR if path.exists() else errno.ENOENT
+            raise PathError(
+                path,
+                code,
+                hint="--goroot names a GOROOT; or: goblueprint toolchain install 1.22, then --go 1.22",
             )
+        if not (path / "src" / "runtime").is_dir():
+            raise SourceError(f"{goroot} is not a GOROOT (no src/runtime); {install}")
         try:
             version = toolchain.goroot_version(path)
         except ToolchainError:

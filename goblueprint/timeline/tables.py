@@ -282,6 +282,9 @@ def write_parquet(
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # name the directory asked for, not the parent that failed
+        raise PathError.from_os(out, exc, write=True) from None
+    try:
         written = []
         for name, df in sorted(tables.items()):
             path = out / f"{name}.parquet"
