@@ -21,6 +21,7 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import NoReturn
 
 from goblueprint import __version__
 from goblueprint.errors import GoblueprintError, PathError
@@ -53,10 +54,26 @@ def _command_modules() -> list[tuple[str, str | None, ModuleType]]:
     return sorted(found, key=lambda item: (item[1] or item[0], item[0]))
 
 
+EPILOG = (
+    "Exit status: 0 on success; 1 on an error (one line on stderr, 'goblueprint: error: ...') or "
+    "a partial result of a trace that breaks part-way (0 with --allow-partial); 2 on a wrong command line."
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its complaint on one line in goblueprint's form (exit status 2 as usual)."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("goblueprint").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"goblueprint: error: {where}{message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="goblueprint",
         description="Blueprints of the Go runtime scheduler: source, binaries and execution traces.",
+        epilog=EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"goblueprint {__version__}")
     top = parser.add_subparsers(dest="command", metavar="COMMAND")

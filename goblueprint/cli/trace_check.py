@@ -19,6 +19,10 @@ HELP = "validate a trace (or a Go .test golden file): SUCCESS or FAILURE with Go
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="binary trace or Go .test (txtar) file")
+    parser.epilog = (
+        "A trace that breaks part-way is a FAILURE verdict (exit 1): the verdict is the output, "
+        "so there is no partial result to accept."
+    )
 
 
 def verdict_of(data: bytes | memoryview) -> TraceError | None:

@@ -293,9 +293,21 @@ def test_disasm_suggests_the_package_of_a_bare_name():
     assert "did you mean runtime.schedule" in res.one_line()
 
 
+def test_wrong_command_lines_are_one_line_too():
+    results = run_many(
+        [["trace", "export", "t"], ["trace"], ["nope"], ["trace", "export", "-f", "xx", "t", "-o", "y"]]
+    )
+    for res in results:
+        assert res.code == 2, res
+        line = res.one_line()
+        assert line.endswith("--help)"), line
+
+
 def test_trace_commands_document_the_partial_rule():
     names = ["stats", "dump", "metrics", "timeline", "export", "sql", "pprof"]
     results = run_many([["trace", n, "--help"] for n in names] + [["schedtrace", "--help"]])
+    top = run_many([["--help"]])[0]
+    assert "Exit status" in top.stdout and "--allow-partial" in top.stdout
     for res in results:
         assert res.code == 0
         text = " ".join(res.stdout.split())
