@@ -363,3 +363,18 @@ def test_benches_without_pytest_say_so_in_one_line() -> None:
     for bench in BENCHES:
         message = said[f"bench/{bench}"]
         assert message.startswith(f"{bench}: needs pytest"), message
+
+
+def test_an_unchecked_os_error_is_still_one_line(monkeypatch, capsys):
+    # The safety net under the checks: an OSError naming a file no check foresaw.
+    import errno
+
+    from goblueprint.cli import main, trace_stats
+
+    def run(args):
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", "/gone/file")
+
+    monkeypatch.setattr(trace_stats, "run", run)
+    assert main(["trace", "stats", "x"]) == 1
+    err = capsys.readouterr().err
+    assert err == "goblueprint: error: cannot use /gone/file: no such file or directory\n"
