@@ -63,9 +63,9 @@ def summarize(result: CaptureResult, *, crosscheck: bool = True) -> str:
 
 def run(args: argparse.Namespace) -> int:
     import json
-    from pathlib import Path
 
     from goblueprint.capture import capture
+    from goblueprint.cli._paths import output_dir
     from goblueprint.errors import UsageError
 
     command = list(args.command)
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("no command: goblueprint capture [options] -- COMMAND ...")
     result = capture(
         command,
-        Path(args.out),
+        output_dir(args.out),
         schedtrace_ms=args.schedtrace,
         scheddetail=args.scheddetail,
         procs=args.procs,

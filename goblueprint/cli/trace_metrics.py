@@ -7,11 +7,13 @@ import json
 import sys
 from typing import Any
 
+from goblueprint.cli._partial import add_trace_argument, finish, open_input_trace
+
 HELP = "scheduler metrics: per-goroutine time breakdown, latency, P utilization, STW/GC pauses, migrations"
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("trace", metavar="TRACE", help="execution trace file (Go 1.22 or newer)")
+    add_trace_argument(parser, "execution trace file (Go 1.22 or newer)")
     parser.add_argument("--json", action="store_true", help="print JSON (sorted keys, deterministic)")
     parser.add_argument("--goroutine", type=int, metavar="ID", help="only this goroutine's breakdown")
     parser.add_argument(
@@ -23,9 +25,8 @@ def run(args: argparse.Namespace) -> int:
     from goblueprint.timeline import metrics
     from goblueprint.timeline.analysis import analyse
 
-    a = analyse(args.trace)
-    if a.result.error is not None:
-        print(f"goblueprint: warning: {a.result.error}; metrics cover the events before it", file=sys.stderr)
+    reader = open_input_trace(args.trace)
+    a = analyse(reader)
     timeline = a.timeline
     if timeline is None:  # analyse() builds it unless told not to
         return 1
@@ -33,9 +34,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         json.dump(data, sys.stdout, sort_keys=True, indent=1)
         sys.stdout.write("\n")
-        return 0
-    _print(data, args.top)
-    return 0
+    else:
+        _print(data, args.top)
+    return finish(reader, args, f"the metrics cover the {reader.events_read} events before it")
 
 
 def _ms(ns: int) -> str:

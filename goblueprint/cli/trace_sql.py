@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from goblueprint.cli._partial import add_partial_flag, finish, open_input_trace
+
 HELP = "run a DuckDB SQL query over the trace's tables (events, intervals, goroutines, metrics, flows, ...)"
 
 
@@ -20,6 +22,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         "tables: events, intervals, goroutines, metrics, flows, stacks, lanes, states "
         "(see goblueprint/timeline/tables.py)"
     )
+    add_partial_flag(parser)  # after the epilog: it adds its own paragraph to it
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
 
     # The events table costs most of the pass: build it only if the query may name it.
     wants_events = re.search(r"\bevents\b", args.query, re.IGNORECASE) is not None
-    tables = trace_tables(args.trace, events=wants_events)
+    reader = open_input_trace(args.trace)
+    tables = trace_tables(reader, events=wants_events)
     con = duckdb.connect(":memory:")
     try:
         for name, df in tables.items():
@@ -47,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if result is None or result.num_rows == 0:
         raise GoblueprintError("the query returned no rows")
     _print(result, args)
-    return 0
+    return finish(reader, args, f"the tables hold the {reader.events_read} events before it")
 
 
 def _print(result, args: argparse.Namespace) -> None:
