@@ -16,9 +16,13 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="output file (a directory for parquet)"
     )
+    parser.add_argument(
+        "--kernel", metavar="DIR", help="add the kernel lanes/tables of a capture made with --kernel"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    kernel = getattr(args, "kernel", None)
     from goblueprint.cli.trace_timeline import load_timeline
 
     if args.format == "parquet":
@@ -30,8 +34,12 @@ def run(args: argparse.Namespace) -> int:
         if not Path(args.trace).is_file():
             raise UsageError(f"{args.trace}: no such trace file")
         write_parquet(args.trace, args.output)
+        if kernel:
+            from goblueprint.kernel.views import write_kernel_parquet
+
+            write_kernel_parquet(args.trace, kernel, args.output)
         return 0
-    tl = load_timeline(args.trace)
+    tl = load_timeline(args.trace, kernel)
     if args.format == "perfetto":
         from goblueprint.timeline.export_perfetto import write_perfetto
 

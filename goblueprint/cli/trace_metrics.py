@@ -11,18 +11,33 @@ HELP = "scheduler metrics: per-goroutine time breakdown, latency, P utilization,
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("trace", metavar="TRACE", help="execution trace file (Go 1.22 or newer)")
+    parser.add_argument(
+        "trace",
+        nargs="?",
+        metavar="TRACE",
+        help="execution trace file (Go 1.22 or newer; with --kernel: DIR/trace.out)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (sorted keys, deterministic)")
     parser.add_argument("--goroutine", type=int, metavar="ID", help="only this goroutine's breakdown")
     parser.add_argument(
         "--top", type=int, default=20, metavar="N", help="goroutine groups to show (default 20)"
     )
+    parser.add_argument(
+        "--kernel", metavar="DIR", help="kernel metrics of a capture made with --kernel (docs/kernel.md)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    from goblueprint.errors import UsageError
     from goblueprint.timeline import metrics
     from goblueprint.timeline.analysis import analyse
 
+    if args.kernel:
+        from goblueprint.kernel.views import run_metrics
+
+        return run_metrics(args)
+    if args.trace is None:
+        raise UsageError("no TRACE given")
     a = analyse(args.trace)
     if a.result.error is not None:
         print(f"goblueprint: warning: {a.result.error}; metrics cover the events before it", file=sys.stderr)

@@ -36,19 +36,30 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         "--title", default=None, help="title shown in the page (default: the trace file name)"
     )
     parser.add_argument("--width", type=int, default=1200, help="SVG width in pixels (default 1200)")
+    parser.add_argument(
+        "--kernel", metavar="DIR", help="add the kernel lanes of a capture made with --kernel"
+    )
 
 
-def load_timeline(path: str):
-    """The Timeline of a trace file; a missing or unreadable file is a one-line error."""
+def load_timeline(path: str, kernel: str | None = None):
+    """The Timeline of a trace file; a missing or unreadable file is a one-line error.
+
+    KERNEL: a capture folder recorded with --kernel, whose kernel lanes are added.
+    """
     from goblueprint.timeline.model import build_timeline
 
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"{path}: no such trace file")
     try:
-        return build_timeline(p)
+        tl = build_timeline(p)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if kernel is not None:
+        from goblueprint.kernel.views import timeline_with_kernel
+
+        tl = timeline_with_kernel(tl, path, kernel)
+    return tl
 
 
 def write_text(path: str, text: str) -> None:
@@ -65,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--width must be at least 400")
         t_from = parse_duration(args.t_from)
         t_to = parse_duration(args.t_to) if args.t_to is not None else None
-        tl = load_timeline(args.trace)
+        tl = load_timeline(args.trace, args.kernel)
         from goblueprint.render.svg import render_svg
 
         end = tl.end_ns - tl.start_ns if t_to is None else t_to
@@ -75,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             "--from/--to select the window of an --svg chart; the HTML timeline holds the whole trace"
         )
-    tl = load_timeline(args.trace)
+    tl = load_timeline(args.trace, args.kernel)
     from goblueprint.render.timeline_html import render_timeline_html
 
     write_text(args.output, render_timeline_html(tl, title))

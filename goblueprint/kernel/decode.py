@@ -216,7 +216,8 @@ def parse_script(text: bytes) -> tuple[pl.DataFrame, int]:
 
 def threads(events: pl.DataFrame, pid: int) -> pl.Series:
     """The thread ids of process PID: those seen in its context."""
-    return events.filter(pl.col("pid") == pid)["tid"].unique().sort()
+    # tid 0 is the idle task and perf prints -1 for a context it does not know.
+    return events.filter((pl.col("pid") == pid) & (pl.col("tid") > 0))["tid"].unique().sort()
 
 
 def program_events(events: pl.DataFrame, pid: int) -> pl.DataFrame:

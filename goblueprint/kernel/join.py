@@ -137,8 +137,11 @@ def _overlap(a_lane: np.ndarray, a_start: np.ndarray, a_end: np.ndarray,
     return ia[keep], ib[keep], start[keep], end[keep]
 
 
-def lookup(lanes: np.ndarray, times: np.ndarray, spans: pl.DataFrame) -> np.ndarray:
-    """For each (lane, time), the row of SPANS (lane_id/start/end, sorted, disjoint) containing it; -1 if none."""
+def lookup(lanes: np.ndarray, times: np.ndarray, spans: pl.DataFrame, *, contain: bool = True) -> np.ndarray:
+    """For each (lane, time), the row of SPANS (lane_id/start/end, sorted, disjoint) containing it; -1 if none.
+
+    With ``contain=False``, the last span of the lane that starts at or before the time.
+    """
     out = np.full(len(times), -1, dtype=np.int64)
     s_lane = spans["lane_id"].to_numpy()
     s_start = spans["start"].to_numpy()
@@ -148,7 +151,8 @@ def lookup(lanes: np.ndarray, times: np.ndarray, spans: pl.DataFrame) -> np.ndar
         si = np.flatnonzero(s_lane == lane)
         k = np.searchsorted(s_start[si], times[qi], side="right") - 1
         ok = k >= 0
-        ok[ok] &= times[qi][ok] < s_end[si][k[ok]]
+        if contain:
+            ok[ok] &= times[qi][ok] < s_end[si][k[ok]]
         out[qi[ok]] = si[k[ok]]
     return out
 
@@ -306,7 +310,16 @@ def with_kernel(tl: Timeline, joined: Joined) -> Timeline:
             "stack": np.zeros(marks.height, np.uint32),
         }
     )
-    added = pl.concat([kernel_spans, cpu_spans, mark_spans]).cast(tl.spans.schema)
+    # Clipped to the trace: perf starts before the program and stops after it, and every
+    # view measures from the trace's start.
+    added = (
+        pl.concat([kernel_spans, cpu_spans, mark_spans])
+        .filter((pl.col("end") > tl.start_ns) & (pl.col("start") < tl.end_ns))
+        .with_columns(
+            pl.col("start").clip(tl.start_ns, tl.end_ns), pl.col("end").clip(tl.start_ns, tl.end_ns)
+        )
+        .cast(tl.spans.schema)
+    )
     spans = pl.concat([tl.spans, added]).sort(["lane_kind", "lane_id", "start"], maintain_order=True)
     lane_rows = added.select("lane_kind", "lane_id").unique().sort(["lane_kind", "lane_id"])
     prefix = {
