@@ -157,6 +157,14 @@ def lookup(lanes: np.ndarray, times: np.ndarray, spans: pl.DataFrame, *, contain
     return out
 
 
+def take(values: np.ndarray, rows: np.ndarray, default: int) -> np.ndarray:
+    """values[rows], DEFAULT where a row is -1 (``lookup``'s "none"); VALUES may be empty."""
+    out = np.full(len(rows), default, dtype=np.int64)
+    ok = rows >= 0
+    out[ok] = values[rows[ok]]
+    return out
+
+
 @dataclass
 class Joined:
     """Kernel intervals on the trace's clock, and their pieces under the trace's M lanes."""
@@ -201,7 +209,7 @@ def join(tl: Timeline, kernel: KernelData, clock: Clock) -> Joined:
         }
     )
     at_start = lookup(iv["tid"].to_numpy(), iv["start"].to_numpy(), ms)
-    g_at_start = np.where(at_start >= 0, ms["g"].to_numpy()[np.maximum(at_start, 0)], NONE)
+    g_at_start = take(ms["g"].to_numpy(), at_start, NONE)
     iv = iv.with_columns(pl.Series("g", g_at_start, dtype=pl.Int64))
     trace_ms = ms["lane_id"].unique()
     matched = int(trace_ms.is_in(kernel.tids.implode()).sum())

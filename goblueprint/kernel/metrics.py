@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from goblueprint.kernel.decode import Event
 from goblueprint.kernel.intervals import KSTATE_NAMES, OFF_CPU, RUNNABLE, KState, out_state
-from goblueprint.kernel.join import Joined, lookup, under_running_g
+from goblueprint.kernel.join import Joined, lookup, take, under_running_g
 from goblueprint.timeline.model import LaneKind, State, Timeline
 
 FUTEX_CMD_MASK = 0x7F  # op without FUTEX_PRIVATE_FLAG (128) and FUTEX_CLOCK_REALTIME (256)
@@ -161,16 +160,15 @@ def wait_hot_spots(joined: Joined, tl: Timeline) -> dict[str, Any]:
     t = waits["time"].to_numpy() - joined.clock.offset_ns
     ms = joined.m_spans
     row = lookup(waits["tid"].to_numpy(), t, ms)
-    has = row >= 0
-    g = np.where(has, ms["g"].to_numpy()[np.maximum(row, 0)], -1)
-    mstate = np.where(has, ms["state"].to_numpy()[np.maximum(row, 0)], 255)
+    g = take(ms["g"].to_numpy(), row, -1)
+    mstate = take(ms["state"].to_numpy(), row, 255)
     # The G's stack: that of its latest span with one (where it last blocked, yielded or was
     # preempted, i.e. where it resumed from), as a running span has none of its own.
     g_spans = tl.spans.filter((pl.col("lane_kind") == LaneKind.G) & (pl.col("stack") > 0)).sort(
         ["lane_id", "start"]
     )
     grow = lookup(g, t, g_spans, contain=False)
-    stack = np.where(grow >= 0, g_spans["stack"].to_numpy()[np.maximum(grow, 0)], 0)
+    stack = take(g_spans["stack"].to_numpy(), grow, 0)
     w = waits.select(
         "tid", "addr", (pl.col("exit_time") - pl.col("time")).alias("wait_ns")
     ).with_columns(

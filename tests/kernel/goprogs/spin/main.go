@@ -1,10 +1,13 @@
-// Eight goroutines that only compute, for a fixed amount of work: run with
+// Eight goroutines that only compute, for a fixed amount of work (argument 1:
+// rounds each, default 40M): run with
 // GOMAXPROCS above the machine's cores, Ms compete for CPUs and the kernel
 // preempts threads while Go believes a goroutine runs on them.
 package main
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 )
 
@@ -13,7 +16,10 @@ func step(x uint64) uint64 { return x*6364136223846793005 + 1442695040888963407 
 
 func main() {
 	const workers = 8
-	const rounds = 40_000_000
+	rounds := 40_000_000
+	if len(os.Args) > 1 {
+		rounds, _ = strconv.Atoi(os.Args[1])
+	}
 	var wg sync.WaitGroup
 	sums := make([]uint64, workers)
 	for w := 0; w < workers; w++ {
