@@ -89,6 +89,7 @@ def run_metrics(args: argparse.Namespace) -> int:
     from goblueprint.timeline import metrics as go_metrics
     from goblueprint.timeline.analysis import analyse
 
+    kernel = join.load(args.kernel)  # first: a folder without a kernel recording is the likelier mistake
     trace = trace_of(args.trace, args.kernel)
     a = analyse(trace)
     if a.result.error is not None:
@@ -96,7 +97,7 @@ def run_metrics(args: argparse.Namespace) -> int:
     tl = a.timeline
     if tl is None:
         return 1
-    joined = join.join(tl, join.load(args.kernel), join.trace_clock(trace))
+    joined = join.join(tl, kernel, join.trace_clock(trace))
     data = metrics.compute(joined, tl)
     if args.json:
         data["go"] = go_metrics.compute(a.summary, tl, goroutine=args.goroutine)
