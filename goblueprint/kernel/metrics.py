@@ -20,7 +20,7 @@ from typing import Any
 import polars as pl
 
 from goblueprint.kernel.decode import Event
-from goblueprint.kernel.intervals import KSTATE_NAMES, OFF_CPU, RUNNABLE, KState, out_state
+from goblueprint.kernel.intervals import KSTATE_NAMES, OFF_CPU, RUNNABLE, KState, out_state, unpaired_switches
 from goblueprint.kernel.join import Joined, lookup, take, under_running_g
 from goblueprint.timeline.model import LaneKind, State, Timeline
 
@@ -248,4 +248,5 @@ def compute(joined: Joined, tl: Timeline) -> dict[str, Any]:
         "states": {KSTATE_NAMES[s]: int(s) for s in KState},
         "locks": wait_hot_spots(joined, tl) if locks else None,
         "lost_records": joined.kernel.meta.get("lost_records", 0),
+        "unpaired_switches": unpaired_switches(joined.kernel.events, joined.kernel.tids),
     }

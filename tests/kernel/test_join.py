@@ -185,3 +185,38 @@ def test_kernel_lanes_in_the_timeline() -> None:
         "Go vs kernel: thread 100",
         "CPU 0",
     }
+
+
+def test_a_switch_perf_did_not_deliver_leaves_its_stretch_out() -> None:
+    # Thread 400: in, out (S), woken, out (S) again with no switch-in between, then in.
+    lines = [
+        _switch("999/999", 1, 100, 999, "R", 400),
+        _switch("50/400", 1, 200, 400, "S", 999),
+        " 999/999 [001] 0.000000300: sched:sched_wakeup: comm=prog pid=400 prio=120 target_cpu=001",
+        _switch("50/400", 1, 400, 400, "S", 999),
+        _switch("999/999", 1, 600, 999, "R", 400),
+        _switch("50/400", 1, 700, 400, "R", 999),
+    ]
+    events, _ = decode.parse_script(_text(lines))
+    tids = decode.threads(events, 50)
+    iv = intervals(decode.program_events(events, 50), tids)
+    got = list(zip(iv["start"], iv["end"], iv["state"], strict=True))
+    # [200, 300) and [300, 400) are unknown: the thread ran somewhere in them, unseen.
+    assert got == [(100, 200, KState.ON_CPU), (400, 600, KState.SLEEPING), (600, 700, KState.ON_CPU)]
+    from goblueprint.kernel.intervals import unpaired_switches
+
+    assert unpaired_switches(events, tids) == 1
+
+
+def test_perfetto_export_has_kernel_and_cpu_tracks(tmp_path) -> None:
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+    from goblueprint.timeline.export_perfetto import write_perfetto
+
+    tl = _timeline()
+    out = tmp_path / "k.pftrace"
+    write_perfetto(join.with_kernel(tl, join.join(tl, _kernel(), join.Clock(0, 0, 0))), out)
+    trace = pb.Trace()
+    trace.ParseFromString(out.read_bytes())
+    names = {p.track_descriptor.name for p in trace.packet if p.HasField("track_descriptor")}
+    assert {"kernel: thread 100", "Go vs kernel: thread 100", "CPU 0", "CPU 1", "CPU cores (kernel)"} <= names
