@@ -108,6 +108,12 @@ def run_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
+def _short(frame: str) -> str:
+    """'func /long/path/to/file.go:12' as 'func file.go:12' for the terminal (JSON keeps the path)."""
+    func, _, where = frame.rpartition(" ")
+    return f"{func} {where.rsplit('/', 1)[-1]}" if func else frame
+
+
 def _ms(ns: int) -> str:
     return f"{ns / 1e6:.3f}"
 
@@ -165,6 +171,6 @@ def _print(data: dict[str, Any], top: int) -> None:
     for s in locks["futex_hot_spots"]:
         t.add_row(
             str(s["waits"]), _ms(s["wait_ns"]), str(s["threads"]), s["m_state"],
-            " ".join(str(g) for g in s["goroutines"]), escape("\n".join(s["stack"][:6]) or "-"),
+            " ".join(str(g) for g in s["goroutines"]), escape("\n".join(_short(f) for f in s["stack"][:6]) or "-"),
         )  # fmt: skip
     console.print(t)
