@@ -99,10 +99,9 @@ def start(
         (out_dir / stale).unlink(missing_ok=True)
     found = perf.probe(perf_binary, locks=locks)
     rec = KernelRecording(out_dir, list(argv), notes, problems=list(found.problems))
-    if not found.ok:
+    if not found.ok or found.perf is None:
         notes.extend(found.problems)
         return rec
-    assert found.perf is not None  # Probe.ok
     rec.perf = found.perf
     rec.events = found.events
     rec.argv = [
