@@ -34,6 +34,7 @@ from goblueprint import toolchain
 from goblueprint.capture.command import Plan, plan_command
 from goblueprint.capture.schedtrace import is_schedtrace_line
 from goblueprint.errors import CaptureError, GoblueprintError
+from goblueprint.kernel.record import start as kernel_start
 
 OVERLAY_DIR = Path(__file__).parent / "overlay"
 # Names the added files take inside the program's package directory; "0000"
@@ -303,6 +304,9 @@ def capture(
     stderr: IO[bytes] | None = None,
     no_stdin: bool = False,
     cwd: Path | None = None,
+    kernel: bool = False,
+    locks: bool = False,
+    perf: str | None = None,
 ) -> CaptureResult:
     """Record COMMAND into OUT_DIR (trace.out, schedtrace.log, meta.json).
 
@@ -369,11 +373,18 @@ def capture(
     interrupted = False
     sched_lines = [0]
     log_path = out_dir / "schedtrace.log"
+    # --kernel: the program runs under perf record (goblueprint.kernel.record), or as it is if perf cannot.
+    kernel_rec = (
+        kernel_start(out_dir, [str(exe), *args], locks=locks, perf_binary=perf, notes=notes)
+        if kernel
+        else None
+    )
+    argv = kernel_rec.argv if kernel_rec is not None else [str(exe), *args]
     with open(log_path, "wb") as log:
         try:
             stdin = subprocess.DEVNULL if no_stdin else None
             proc = subprocess.Popen(
-                [str(exe), *args], cwd=run_dir, env=env, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE
+                argv, cwd=run_dir, env=env, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE
             )
         except OSError as exc:
             raise CaptureError(f"cannot run {exe}: {exc}") from exc
@@ -400,6 +411,7 @@ def capture(
             )
     wall = time.monotonic() - t0
     rc = proc.returncode
+    kernel_meta = kernel_rec.finish() if kernel_rec is not None else None
 
     if timed_out:
         error = f"timed out after {timeout}s and was stopped"
@@ -465,6 +477,8 @@ def capture(
         "trace_bytes": trace_path.stat().st_size if have_trace else 0,
         "notes": notes,
     }
+    if kernel:
+        meta["kernel"] = kernel_meta
     (out_dir / "meta.json").write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n")
     if interrupted:
         raise KeyboardInterrupt

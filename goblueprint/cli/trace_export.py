@@ -22,6 +22,9 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="output file (a directory for parquet)"
     )
+    parser.add_argument(
+        "--kernel", metavar="DIR", help="add the kernel lanes/tables of a capture made with --kernel"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,13 +39,17 @@ def run(args: argparse.Namespace) -> int:
         reader = open_input_trace(args.trace)
         # Given the trace, the writer also adds the tables that come from the events themselves.
         written = write_parquet(reader, out)
+        if args.kernel:
+            from goblueprint.kernel.views import write_kernel_parquet
+
+            written += write_kernel_parquet(args.trace, args.kernel, str(out))
         covers = f"the {len(written)} tables cover the {reader.events_read} events before it"
         return finish(reader, args, covers)
     out = output_file(args.output)
     reader = open_input_trace(args.trace)
     from goblueprint.cli.trace_timeline import load_timeline
 
-    tl = load_timeline(reader)
+    tl = load_timeline(reader, args.kernel, args.trace)
     with writing(out):
         if fmt == "perfetto":
             from goblueprint.timeline.export_perfetto import write_perfetto

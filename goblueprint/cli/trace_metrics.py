@@ -7,24 +7,38 @@ import json
 import sys
 from typing import Any
 
-from goblueprint.cli._partial import add_trace_argument, finish, open_input_trace
+from goblueprint.cli._partial import add_partial_flag, finish, open_input_trace
 
 HELP = "scheduler metrics: per-goroutine time breakdown, latency, P utilization, STW/GC pauses, migrations"
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    add_trace_argument(parser, "execution trace file (Go 1.22 or newer)")
+    parser.add_argument(
+        "trace", nargs="?", metavar="TRACE",
+        help="execution trace file (Go 1.22 or newer; with --kernel: DIR/trace.out by default)",
+    )  # fmt: skip
+    add_partial_flag(parser)
     parser.add_argument("--json", action="store_true", help="print JSON (sorted keys, deterministic)")
     parser.add_argument("--goroutine", type=int, metavar="ID", help="only this goroutine's breakdown")
     parser.add_argument(
         "--top", type=int, default=20, metavar="N", help="goroutine groups to show (default 20)"
     )
+    parser.add_argument(
+        "--kernel", metavar="DIR", help="kernel metrics of a capture made with --kernel (docs/kernel.md)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    from goblueprint.errors import UsageError
     from goblueprint.timeline import metrics
     from goblueprint.timeline.analysis import analyse
 
+    if args.kernel:
+        from goblueprint.kernel.views import run_metrics
+
+        return run_metrics(args)
+    if args.trace is None:
+        raise UsageError("no TRACE given (it may be left out only with --kernel DIR)")
     reader = open_input_trace(args.trace)
     a = analyse(reader)
     timeline = a.timeline

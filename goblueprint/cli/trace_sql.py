@@ -15,6 +15,11 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "query", metavar="SQL", help='e.g. "SELECT name, exec FROM goroutines ORDER BY exec DESC"'
     )
+    parser.add_argument(
+        "--kernel",
+        metavar="DIR",
+        help="add the kernel tables of a capture made with --kernel (kernel_intervals, ...)",
+    )
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print rows as a JSON list of objects")
     fmt.add_argument("--csv", action="store_true", help="print rows as CSV")
@@ -37,6 +42,10 @@ def run(args: argparse.Namespace) -> int:
     wants_events = re.search(r"\bevents\b", args.query, re.IGNORECASE) is not None
     reader = open_input_trace(args.trace)
     tables = trace_tables(reader, events=wants_events)
+    if args.kernel:
+        from goblueprint.kernel.views import sql_tables
+
+        tables.update(sql_tables(args.trace, args.kernel))
     con = duckdb.connect(":memory:")
     try:
         for name, df in tables.items():

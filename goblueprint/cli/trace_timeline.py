@@ -46,16 +46,28 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         "--title", default=None, help="title shown in the page (default: the trace file name)"
     )
     parser.add_argument("--width", type=int, default=1200, help="SVG width in pixels (default 1200)")
+    parser.add_argument(
+        "--kernel", metavar="DIR", help="add the kernel lanes of a capture made with --kernel"
+    )
 
 
 FORMATS = {".html": "html", ".htm": "html", ".svg": "svg"}
 
 
-def load_timeline(reader: Reader) -> Timeline:
-    """The Timeline of an opened trace (a partial reader's timeline covers the events before the failure)."""
+def load_timeline(reader: Reader, kernel: str | None = None, trace: str | None = None) -> Timeline:
+    """The Timeline of an opened trace (a partial reader's timeline covers the events before the failure).
+
+    KERNEL: a capture folder recorded with --kernel whose kernel lanes are added; TRACE names
+    the file READER reads (the kernel join reads the trace's clock snapshots from it).
+    """
     from goblueprint.timeline.model import build_timeline
 
-    return build_timeline(reader)
+    tl = build_timeline(reader)
+    if kernel is not None:
+        from goblueprint.kernel.views import timeline_with_kernel
+
+        tl = timeline_with_kernel(tl, str(trace), kernel)
+    return tl
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         t_from = parse_duration(args.t_from)
         t_to = parse_duration(args.t_to) if args.t_to is not None else None
         reader = open_input_trace(args.trace)
-        tl = load_timeline(reader)
+        tl = load_timeline(reader, args.kernel, args.trace)
         from goblueprint.render.svg import render_svg
 
         end = tl.end_ns - tl.start_ns if t_to is None else t_to
@@ -82,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
                 "--from/--to select the window of an SVG chart; the HTML timeline holds the whole trace"
             )
         reader = open_input_trace(args.trace)
-        tl = load_timeline(reader)
+        tl = load_timeline(reader, args.kernel, args.trace)
         from goblueprint.render.timeline_html import render_timeline_html
 
         text = render_timeline_html(tl, title)
