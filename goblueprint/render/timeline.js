@@ -594,8 +594,13 @@
     if (!F || F.n === 0) return;
     const a = S.t0, b = S.t1, scale = plotW() / (b - a);
     // Flows are sorted by source time; arrows are only worth drawing when they are few.
+    // Count the ones that reach into the window (a busy stretch just before it must not
+    // hide the arrows inside it).
     const i0 = lowerBound(F.from, a - (b - a), 0, F.n), i1 = lowerBound(F.from, b, i0, F.n);
-    if (i1 - i0 > 3000) return;
+    if (i1 - i0 > 100000) return;
+    let shown = 0;
+    for (let i = i0; i < i1; i++) if (F.to[i] >= a) shown++;
+    if (shown > 3000) return;
     ctx.strokeStyle = "rgba(40, 40, 60, 0.55)";
     ctx.fillStyle = "rgba(40, 40, 60, 0.7)";
     ctx.lineWidth = 1;
@@ -791,11 +796,19 @@
     info.textContent = total + " matches in " + hits.length + " lanes";
     schedule();
   }
+  // Unfold whatever hides LANE (its group, its start-function group) so it gets a row.
+  function reveal(lane) {
+    if (laneRowY(lane.index) !== undefined) return;
+    S.groups[lane.group].collapsed = false;
+    S.subFolded.delete(lane.group + ":" + lane.fn);
+    layout();
+  }
   function nextSearchHit() {
     const sh = S.searchHits;
     if (!sh || !sh.hits.length) return;
     sh.pos = (sh.pos + 1) % sh.hits.length;
     const h = sh.hits[sh.pos];
+    reveal(h.lane);
     const y = laneRowY(h.lane.index);
     if (y !== undefined) S.scrollY = y - (H - AXIS_H) / 3;
     clampScroll();
@@ -898,7 +911,7 @@
       li.appendChild(document.createTextNode(does));
       mouse.appendChild(li);
     }
-    const short = KEYS.filter((e) => e.what.startsWith("zoom") || e.what.startsWith("pan") || e.keys.includes("?"));
+    const short = KEYS.filter((e) => /^(zoom (in|out)|pan )/.test(e.what) || e.keys.includes("?"));
     $("hint").textContent = "hover a span for details, click to pin · " +
       MOUSE.slice(0, 3).map(([w, d]) => w + ": " + d).join(" · ") + " · " +
       short.map((e) => e.keys.map(keyName).join("/") + ": " + e.what).join(" · ");

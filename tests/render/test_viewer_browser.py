@@ -121,6 +121,12 @@ def test_many_goroutines_of_one_function_start_folded(tmp_path, open_page):
     assert opened.state("S.rows.filter(r => r.type === 'sub').map(r => [r.count, r.folded])") == [[40, True]]
     shown = "S.rows.filter(r => r.type === 'lane' && /^G\\d+ main.worker$/.test(r.lane.name)).length"
     assert opened.state(shown) == 0
+    # A search hit inside the folded group unfolds it, so the hit can be shown.
+    opened.page.fill("#f-search", "chan receive")
+    opened.page.press("#f-search", "Enter")
+    pinned = opened.state("S.pinned && S.rows.some(r => r.type === 'lane' && r.lane === S.pinned.lane)")
+    assert pinned is True
+    assert opened.state(shown) == 40
     _clean(opened, path)
 
 
