@@ -83,6 +83,9 @@ def _copy_to_procs_and_threads(
         return
     starts = spans["start"].to_numpy()
     ends = spans["end"].to_numpy()
+    # G lanes are sorted by (lane_id = g, start) already (sorted_spans), so the runs are
+    # in join order; the P/M rows are put in it with one numpy lexsort (cheaper than polars'
+    # multi-column sort on millions of rows).
     runs = pl.DataFrame(
         {
             "g": g[g_running],
@@ -91,10 +94,10 @@ def _copy_to_procs_and_threads(
             "s0": start_stack[g_running],
             "s1": end_stack[g_running],
         }
-    ).sort("g", "start")
+    )
     rows = np.flatnonzero(pm)
-    wanted = pl.DataFrame({"row": rows, "g": g[rows], "start": starts[rows]}).sort("g", "start")
-    # The G's latest run that began at or before this P/M span: the one it shows, if still going.
+    rows = rows[np.lexsort((starts[rows], g[rows]))]
+    wanted = pl.DataFrame({"row": rows, "g": g[rows], "start": starts[rows]})
     # Both sides are sorted by (g, start) above; polars cannot verify that with `by`.
     found = wanted.join_asof(runs, on="start", by="g", strategy="backward", check_sortedness=False)
     inside = found["run_end"].fill_null(-1).to_numpy() > found["start"].to_numpy()

@@ -25,6 +25,7 @@
     t0: 0, t1: 1, // visible window, ns relative to the trace origin
     scrollY: 0, rows: [], contentH: 0,
     subFolded: new Map(), // "group:function" -> folded? (start-function groups of goroutines)
+    activity: new Map(), // folded group -> its goroutines' runs, for the header's activity strip
     ticks: [], axisBase: "", // what the time axis shows, for tests and tools
     filter: { gids: null, fn: "", state: -1, minDur: 0, search: "", flows: true },
     searchHits: null, strMatchFn: null, stateColors: [], pinned: null, hover: null,
@@ -151,12 +152,12 @@
     };
     // Interned stacks: stack k is frames first[k] .. first[k+1]-1, each a (func, file, line).
     const ST = hdr.stacks;
+    const first = view(buf, Uint32Array, ST.arrays.first, ST.n + 1);
     S.stackTable = {
-      n: ST.n, first: view(buf, Uint32Array, ST.arrays.first, ST.n + 1), frame: view(buf, Uint32Array, ST.arrays.frame, 0),
+      n: ST.n, first, frame: view(buf, Uint32Array, ST.arrays.frame, first[ST.n]),
       func: view(buf, Int32Array, ST.arrays.func, ST.frames), file: view(buf, Int32Array, ST.arrays.file, ST.frames),
       line: view(buf, Int32Array, ST.arrays.line, ST.frames),
     };
-    S.stackTable.frame = view(buf, Uint32Array, ST.arrays.frame, S.stackTable.first[ST.n]);
     for (const gi of S.groups.keys()) {
       if (S.groups[gi].kind !== "G") continue;
       const count = new Map();
@@ -381,37 +382,69 @@
     ctx.textBaseline = "middle";
     ctx.fillText((g.collapsed ? "▸ " : "▾ ") + g.name + "  (" + row.count + ")", 6, y + GROUP_H / 2);
   }
-  // A start-function header: its name and count, and (folded) how many of its goroutines
-  // run at each moment, sampled per pair of pixel columns, so activity stays visible.
+  // How many goroutines of a folded start-function group run over time, as sorted run
+  // starts and ends with prefix sums: the time integral of "goroutines running" up to x
+  // is x * (starts <= x - ends <= x) - (sum of those starts - sum of those ends), so a
+  // pixel column's average costs four binary searches whatever the number of goroutines.
+  // Built once per group (and membership, which filters change), on first use.
+  function groupActivity(row) {
+    const key = row.key + "/" + row.members.length;
+    let act = S.activity.get(key);
+    if (act) return act;
+    const running = S.runningState;
+    let n = 0;
+    for (const L of row.members) for (let i = 0; i < L.n; i++) if (L.state[i] === running) n++;
+    const starts = new Float64Array(n), ends = new Float64Array(n);
+    let k = 0;
+    for (const L of row.members) for (let i = 0; i < L.n; i++) if (L.state[i] === running) { starts[k] = L.start[i]; ends[k++] = L.end[i]; }
+    starts.sort();
+    ends.sort();
+    const ps = new Float64Array(n + 1), pe = new Float64Array(n + 1);
+    for (let i = 0; i < n; i++) { ps[i + 1] = ps[i] + starts[i]; pe[i + 1] = pe[i] + ends[i]; }
+    act = { n, starts, ends, ps, pe };
+    S.activity.set(key, act);
+    return act;
+  }
+  function runningIntegral(act, x) {
+    const i = lowerBound(act.starts, x, 0, act.n), j = lowerBound(act.ends, x, 0, act.n);
+    return x * (i - j) - (act.ps[i] - act.pe[j]);
+  }
+  // A start-function header: its name, its count, and (folded) how many of its goroutines
+  // run, averaged over each pair of pixel columns and scaled to the busiest one in view.
   function drawSub(row, y) {
     ctx.fillStyle = "#eef1f6";
     ctx.fillRect(0, y, W, SUB_H);
     ctx.fillStyle = "#2b3240";
     ctx.font = "600 11px system-ui, sans-serif";
     ctx.textBaseline = "middle";
+    const count = "×" + row.count;
+    const cw = ctx.measureText(count).width;
+    ctx.fillText(count, LABEL_W - 8 - cw, y + SUB_H / 2);
     ctx.save();
     ctx.beginPath();
-    ctx.rect(0, y, LABEL_W - 6, SUB_H);
+    ctx.rect(0, y, LABEL_W - 14 - cw, SUB_H);
     ctx.clip();
-    ctx.fillText((row.folded ? "▸ " : "▾ ") + S.strings[row.fn] + "  ×" + row.count, 10, y + SUB_H / 2);
+    ctx.fillText((row.folded ? "▸ " : "▾ ") + S.strings[row.fn], 8, y + SUB_H / 2);
     ctx.restore();
-    if (!row.folded) return;
-    const running = S.runningState;
-    if (running < 0) return;
-    const lanes = row.members.length > 256 ? row.members.filter((_, k) => k % Math.ceil(row.members.length / 256) === 0) : row.members;
-    const pw = plotW(), a = S.t0, dt = (S.t1 - S.t0) / pw;
-    ctx.fillStyle = S.stateColors[running];
-    for (let x = 0; x < pw; x += 2) {
-      const t = a + (x + 1) * dt;
-      let on = 0;
-      for (const L of lanes) {
-        const i = lowerBound(L.start, t, 0, L.n) - 1;
-        if (i >= 0 && L.end[i] > t && L.state[i] === running) on++;
-      }
-      if (on) {
-        const h = Math.max(1, ((SUB_H - 4) * on) / lanes.length);
-        ctx.fillRect(LABEL_W + x, y + SUB_H - 2 - h, 2, h);
-      }
+    if (!row.folded || S.runningState < 0) return;
+    const act = groupActivity(row);
+    if (!act.n) return;
+    const pw = plotW(), a = S.t0, dt = (S.t1 - S.t0) / pw, step = 2;
+    const avg = new Float64Array(Math.ceil(pw / step));
+    let peak = 0, prev = runningIntegral(act, a);
+    for (let c = 0; c < avg.length; c++) {
+      const next = runningIntegral(act, a + (c + 1) * step * dt);
+      avg[c] = (next - prev) / (step * dt);
+      prev = next;
+      if (avg[c] > peak) peak = avg[c];
+    }
+    if (peak <= 0) return;
+    ctx.fillStyle = S.stateColors[S.runningState];
+    const full = SUB_H - 4;
+    for (let c = 0; c < avg.length; c++) {
+      if (avg[c] <= peak * 1e-3) continue;
+      const h = Math.max(1, (full * avg[c]) / peak);
+      ctx.fillRect(LABEL_W + c * step, y + SUB_H - 2 - h, step, h);
     }
   }
   function laneLabel(lane, y, striped, indent) {

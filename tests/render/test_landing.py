@@ -16,7 +16,6 @@ from goblueprint.capture import demo
 DATA = Path(__file__).resolve().parent.parent / "capture" / "data"
 VIEWS = {
     "trace-stats.json",
-    "metrics.txt",
     "metrics.json",
     "parquet",
     "schedtrace.json",

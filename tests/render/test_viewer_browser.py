@@ -121,6 +121,15 @@ def test_many_goroutines_of_one_function_start_folded(tmp_path, open_page):
     assert opened.state("S.rows.filter(r => r.type === 'sub').map(r => [r.count, r.folded])") == [[40, True]]
     shown = "S.rows.filter(r => r.type === 'lane' && /^G\\d+ main.worker$/.test(r.lane.name)).length"
     assert opened.state(shown) == 0
+    # The folded header still shows when its goroutines run: running-green in its row.
+    green = opened.state(
+        """(() => { const r = S.rows.find(r => r.type === 'sub'), c = document.getElementById('cv');
+             const d = c.getContext('2d').getImageData(190 * devicePixelRatio, (r.y - S.scrollY + 26) * devicePixelRatio,
+                                                       c.width - 190 * devicePixelRatio, 18 * devicePixelRatio).data;
+             let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i] === 0x2e && d[i + 1] === 0x9e && d[i + 2] === 0x5b) n++;
+             return n; })()"""
+    )
+    assert green > 50
     # A search hit inside the folded group unfolds it, so the hit can be shown.
     opened.page.fill("#f-search", "chan receive")
     opened.page.press("#f-search", "Enter")
