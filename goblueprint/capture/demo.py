@@ -184,7 +184,7 @@ def index_html(
     from goblueprint.render.landing import Landing, ViewCard, ViewFile, landing_html
 
     found = _Artefacts(out_dir)
-    # Steps of one view (its formats) share a card: keyed by the view's picture, or its own name.
+    # Steps of one view (its formats) share a card: keyed by the view's first step (_CARD_OF).
     cards: dict[str, list[StepResult]] = {}
     for r in results:
         cards.setdefault(_CARD_OF.get(r.step.name, r.step.name), []).append(r)
@@ -332,7 +332,13 @@ class _Artefacts:
         if kind is None:
             return None, "no picture for this view"
         if kind not in self._cache:
-            self._cache[kind] = self._draw(kind, name)
+            import polars as pl
+
+            try:
+                self._cache[kind] = self._draw(kind, name)
+            except (OSError, ValueError, KeyError, pl.exceptions.PolarsError) as exc:
+                # A damaged artefact costs its picture, said on its card, not the whole page.
+                self._cache[kind] = (None, f"no picture: {type(exc).__name__}: {exc}")
         return self._cache[kind]
 
     def _draw(self, kind: str, name: str) -> tuple[str | None, str]:

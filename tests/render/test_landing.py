@@ -109,3 +109,16 @@ def test_landing_page_opens_offline_with_every_picture(folder, browser):
         assert page.title() == "landing <test>"
     finally:
         ctx.close()
+
+
+def test_a_damaged_artefact_costs_only_its_picture(folder, tmp_path):
+    import shutil
+
+    out, results = folder
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    (copy / "parquet" / "intervals.parquet").write_bytes(b"PAR1 not really")
+    page = demo.index_html("t", "", results, [], copy)
+    card = re.search(r"<section class='card ok' data-files='trace.perfetto-trace'>.*?</section>", page, re.S)
+    assert card and "no picture: " in card.group(0) and "<img" not in card.group(0)
+    assert page.count("<img") >= 4  # the other views keep theirs
