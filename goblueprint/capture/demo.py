@@ -240,8 +240,18 @@ def _bytes(n: int) -> str:
 def key_figures(metrics: dict | None, stats: dict | None) -> list:
     """The run's numbers that matter first, from metrics.json and trace-stats.json.
 
-    A figure whose source file is missing says so ("n/a" and why): never a silent zero.
+    A figure whose source file is missing, or lacks a field, says so ("n/a" and why):
+    never a silent zero, and never a page lost to one renamed field.
     """
+    from goblueprint.render.landing import Figure
+
+    try:
+        return _figures(metrics, stats)
+    except (KeyError, TypeError, ValueError) as exc:
+        return [Figure("key figures", "n/a", f"metrics.json / trace-stats.json not as expected: {exc!r}")]
+
+
+def _figures(metrics: dict | None, stats: dict | None) -> list:
     from goblueprint.render.landing import Figure
 
     out = []
