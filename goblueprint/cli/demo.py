@@ -107,7 +107,10 @@ def run(args: argparse.Namespace) -> int:
         if (cap_dir / name).exists()
     ]
     index = out_dir / "index.html"
-    index.write_text(demo.index_html("goblueprint demo", text, results, capture_files + cross_files))
+    index.write_text(
+        demo.index_html("goblueprint demo", text, results, capture_files + cross_files, out_dir),
+        encoding="utf-8",
+    )
     ok = sum(r.status == "ok" for r in results)
     skipped = sum(r.status == "skipped" for r in results)
     failed = sum(r.status == "failed" for r in results)
