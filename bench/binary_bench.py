@@ -54,12 +54,22 @@ def timed(argv: list[str], env: dict[str, str]) -> float:
 def agreement() -> None:
     import re
 
+    from _testbuilds import tests_module
+
     from goblueprint import toolchain
     from goblueprint.binary.disasm import calls, disassemble
     from goblueprint.binary.layout import layout
     from goblueprint.binary.session import open_all
-    from tests.binary.conftest import ARCHES, RELEASES, build, gdb_batch
-    from tests.binary.test_oracles import FUNCS, TYPES, parse_ptype
+
+    binary_tests = tests_module("tests.binary.conftest")
+    ARCHES, RELEASES, build, gdb_batch = (
+        binary_tests.ARCHES,
+        binary_tests.RELEASES,
+        binary_tests.build,
+        binary_tests.gdb_batch,
+    )
+    oracles = tests_module("tests.binary.test_oracles")
+    FUNCS, TYPES, parse_ptype = oracles.FUNCS, oracles.TYPES, oracles.parse_ptype
 
     call_re = re.compile(r"^\s+\S+:\d+\s+0x([0-9a-f]+)\s+[0-9a-f]+\s+CALL (\S+?)(?:\(SB\))?\s*$")
     print(f"{'release':<9} {'arch':<6} {'fields = gdb':>14} {'sizes = gdb':>12} {'call sites = objdump':>21}")
@@ -95,7 +105,9 @@ def agreement() -> None:
 
 
 def main() -> None:
-    from tests.binary.conftest import build  # cached builds
+    from _testbuilds import tests_module
+
+    build = tests_module("tests.binary.conftest").build  # cached builds
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--go", default="1.27")

@@ -15,7 +15,6 @@ measure; the default trace is tests/goprogs/big at --scale, cached by tests/conf
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
@@ -23,10 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def produce_trace(scale: int) -> Path:
-    sys.path.insert(0, str(ROOT / "tests"))
-    import conftest  # the project's cached build-and-trace helpers
+    from _testbuilds import trace_goprog  # the tests' cached build-and-trace helpers
 
-    return conftest.trace_goprog("big", "1.27", scale)
+    return trace_goprog("big", "1.27", scale)
 
 
 def read_all(buf: bytes, views: bool = False) -> list:

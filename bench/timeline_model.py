@@ -21,7 +21,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
 
 def main() -> int:
@@ -37,9 +36,9 @@ def main() -> int:
     args = parser.parse_args()
     trace = args.trace
     if trace is None:
-        from conftest import trace_goprog
+        from _testbuilds import trace_goprog  # the tests' cached build-and-trace helpers
 
-        trace = trace_goprog("big", go=args.go, scale=args.scale)
+        trace = trace_goprog("big", args.go, args.scale)
 
     from goblueprint.timeline.analysis import analyse
     from goblueprint.timeline.builder import TimelineBuilder

@@ -23,7 +23,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
 VIEWS = ("html", "perfetto", "chrome")
 
@@ -81,9 +80,9 @@ def main() -> int:
         return 0
     trace = args.trace
     if trace is None:
-        from conftest import trace_goprog
+        from _testbuilds import trace_goprog  # the tests' cached build-and-trace helpers
 
-        trace = trace_goprog("big", go=args.go, scale=args.scale)
+        trace = trace_goprog("big", args.go, args.scale)
     print(f"trace {trace} ({trace.stat().st_size / 1e6:.1f} MB), {os.cpu_count()} CPUs")
     outdir = args.keep or Path(tempfile.mkdtemp(prefix="gbp-bench-views-"))
     outdir.mkdir(parents=True, exist_ok=True)

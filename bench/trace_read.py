@@ -69,10 +69,9 @@ def run_child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float,
 
 
 def produce_trace(scale: int) -> Path:
-    sys.path.insert(0, str(ROOT / "tests"))
-    import conftest  # the project's cached build-and-trace helpers
+    from _testbuilds import trace_goprog  # the tests' cached build-and-trace helpers
 
-    return conftest.trace_goprog("big", "1.27", scale)
+    return trace_goprog("big", "1.27", scale)
 
 
 def go_env() -> dict[str, str]:

@@ -6,6 +6,9 @@ types.  The CLI turns any of them into one line on stderr and a non-zero exit.
 
 from __future__ import annotations
 
+import errno
+import os
+
 
 class GoblueprintError(Exception):
     """Base of every error goblueprint raises on purpose."""
@@ -13,6 +16,32 @@ class GoblueprintError(Exception):
 
 class UsageError(GoblueprintError):
     """A wrong argument or a missing file named on the command line."""
+
+
+class PathError(UsageError):
+    """A path that cannot be read or written as asked: every path, input or output, of
+    every command is reported in these words (``cannot read X: is a directory``).
+
+    The problem is the operating system's own description of an errno, so a check
+    made before the work and an OSError caught during it read the same.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], code: int, *, write: bool | None = False, hint: str = ""
+    ) -> None:
+        self.path = os.fspath(path)
+        self.code = code
+        self.write = write
+        text = os.strerror(code)
+        problem = text[:1].lower() + text[1:]
+        verb = "use" if write is None else "write" if write else "read"  # None: not known which
+        more = f" ({hint})" if hint else ""  # what the path was for, what to do instead
+        super().__init__(f"cannot {verb} {self.path}: {problem}{more}")
+
+    @classmethod
+    def from_os(cls, path: str | os.PathLike[str], exc: OSError, *, write: bool | None = False) -> PathError:
+        """The one-line form of an OSError met while reading or writing PATH."""
+        return cls(path, exc.errno or errno.EIO, write=write)
 
 
 class ToolchainError(GoblueprintError):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from goblueprint.errors import BinaryError
+from goblueprint.errors import BinaryError, PathError
 
 _IDENT = struct.Struct("<4sBBBBB7x")
 _EHDR64 = struct.Struct("<16xHHIQQQIHHHHHH")
@@ -206,8 +206,6 @@ def open_binary(path: str | Path) -> Binary:
     p = Path(path)
     try:
         data = p.read_bytes()
-    except IsADirectoryError as exc:
-        raise BinaryError(f"{p}: is a directory, not a binary") from exc
     except OSError as exc:
-        raise BinaryError(f"{p}: cannot read: {exc.strerror or exc}") from exc
+        raise PathError.from_os(p, exc) from None
     return Binary(data, str(p))

@@ -70,7 +70,12 @@ class Symbols:
         f = self._by_name.get(name)
         if f is not None:
             return f
-        close = difflib.get_close_matches(name, list(self._by_name), n=3, cutoff=0.8)
+        # "schedule" for runtime.schedule: a package-less name is far from the full one by
+        # edit ratio, so names ending in ".NAME" come first.
+        suffix = "." + name
+        close = sorted(n for n in self._by_name if n.endswith(suffix))[:3]
+        if not close:
+            close = difflib.get_close_matches(name, list(self._by_name), n=3, cutoff=0.8)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise BinaryError(f"no function {name!r} in {self.binary.path}{hint}")
 

@@ -36,6 +36,7 @@ from goblueprint.capture import packages
 from goblueprint.capture.command import Plan, plan_command, split_flag
 from goblueprint.capture.schedtrace import is_schedtrace_line
 from goblueprint.errors import CaptureError, GoblueprintError
+from goblueprint.kernel.record import start as kernel_start
 
 TRACE_ENV = "GOBLUEPRINT_TRACE_OUT"
 GODEBUG_ORIG_ENV = "GOBLUEPRINT_GODEBUG_ORIG"
@@ -82,6 +83,9 @@ class _Options:
     stderr: IO[bytes] | None
     no_stdin: bool
     one_package: bool = False
+    kernel: bool = False
+    locks: bool = False
+    perf: str | None = None
 
 
 @dataclass
@@ -335,10 +339,19 @@ def _run_job(job: _Job, out_dir: Path, opts: _Options) -> CaptureResult:
     log_path = out_dir / "schedtrace.log"
     # A test binary stops itself at -test.timeout (flushing its trace); the wait here is a backstop.
     wait = opts.timeout if job.kind != "test" or opts.timeout is None else opts.timeout + GRACE_S
+    # --kernel: the program runs under perf record (goblueprint.kernel.record), or as it is if perf cannot.
+    argv = [str(job.exe), *job.args]
+    kernel_rec = (
+        kernel_start(out_dir, argv, locks=opts.locks, perf_binary=opts.perf, notes=notes)
+        if opts.kernel
+        else None
+    )
+    if kernel_rec is not None:
+        argv = kernel_rec.argv
     with open(log_path, "wb") as log:
         try:
             stdin = subprocess.DEVNULL if opts.no_stdin else None
-            proc = subprocess.Popen([str(job.exe), *job.args], cwd=job.run_dir, env=env, stdin=stdin,
+            proc = subprocess.Popen(argv, cwd=job.run_dir, env=env, stdin=stdin,
                                     stdout=opts.stdout, stderr=subprocess.PIPE)  # fmt: skip
         except OSError as exc:
             raise CaptureError(f"cannot run {job.exe}: {exc}") from exc
@@ -365,6 +378,7 @@ def _run_job(job: _Job, out_dir: Path, opts: _Options) -> CaptureResult:
             )
     wall = time.monotonic() - t0
     rc = proc.returncode
+    kernel_meta = kernel_rec.finish() if kernel_rec is not None else None
     if state.test_timed_out:
         timed_out = True
 
@@ -448,6 +462,8 @@ def _run_job(job: _Job, out_dir: Path, opts: _Options) -> CaptureResult:
         "trace_bytes": trace_path.stat().st_size if have_trace else 0,
         "notes": notes,
     }
+    if opts.kernel:
+        meta["kernel"] = kernel_meta
     (out_dir / "meta.json").write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n")
     return CaptureResult(out_dir, meta)
 
@@ -467,6 +483,9 @@ def capture_all(
     cwd: Path | None = None,
     on_result: Callable[[CaptureResult], None] | None = None,
     one_package: bool = False,
+    kernel: bool = False,
+    locks: bool = False,
+    perf: str | None = None,
 ) -> list[CaptureResult]:
     """Record COMMAND into OUT_DIR: one result per package (trace.out, schedtrace.log, meta.json).
 
@@ -478,6 +497,8 @@ def capture_all(
     recorded is kept; ``CaptureResult.ok`` tells.  Ctrl-C ends the current
     package like that (``"interrupted"``) and skips the rest.  ``one_package``
     refuses, before building anything, a pattern that names several.
+    ``kernel`` also records the kernel scheduler with perf (``locks``: futex and
+    lock events too; ``perf``: the perf binary), see goblueprint.kernel.record.
     """
     workdir = Path(cwd) if cwd is not None else Path.cwd()
     plan = plan_command(command, workdir)
@@ -487,7 +508,9 @@ def capture_all(
         raise CaptureError("--procs must be at least 1")
     if timeout is not None and timeout <= 0:
         raise CaptureError("--timeout must be positive")
-    opts = _Options(schedtrace_ms, scheddetail, procs, timeout, stdout, stderr, no_stdin, one_package)
+    opts = _Options(
+        schedtrace_ms, scheddetail, procs, timeout, stdout, stderr, no_stdin, one_package, kernel, locks, perf
+    )
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     tc: toolchain.Toolchain | None

@@ -21,9 +21,10 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import NoReturn
 
 from goblueprint import __version__
-from goblueprint.errors import GoblueprintError
+from goblueprint.errors import GoblueprintError, PathError
 
 # numpy's OpenBLAS starts a pool of threads that spin at load time; no command does
 # linear algebra, so one thread (set before numpy is first imported) saves that CPU.
@@ -53,10 +54,26 @@ def _command_modules() -> list[tuple[str, str | None, ModuleType]]:
     return sorted(found, key=lambda item: (item[1] or item[0], item[0]))
 
 
+EPILOG = (
+    "Exit status: 0 on success; 1 on an error (one line on stderr, 'goblueprint: error: ...') or "
+    "a partial result of a trace that breaks part-way (0 with --allow-partial); 2 on a wrong command line."
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its complaint on one line in goblueprint's form (exit status 2 as usual)."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("goblueprint").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"goblueprint: error: {where}{message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="goblueprint",
         description="Blueprints of the Go runtime scheduler: source, binaries and execution traces.",
+        epilog=EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"goblueprint {__version__}")
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -84,6 +101,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args._run(args) or 0)
     except GoblueprintError as exc:
         print(f"goblueprint: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        if exc.filename is None or isinstance(exc, BrokenPipeError):
+            raise
+        # A path no command checked (a bug of ours): still one line, in the paths' words.
+        print(f"goblueprint: error: {PathError.from_os(exc.filename, exc, write=None)}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         # Output piped into `head` and the like: not an error of ours.

@@ -10,7 +10,10 @@ HELP = "run a Go program under gdb and record M, G switched to and registers at 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("binary", metavar="BIN", help="a Go amd64/arm64 ELF binary with DWARF, runnable here")
     _options(parser)
-    parser.add_argument("args", nargs=argparse.REMAINDER, metavar="-- ARGS", help="arguments of the program")
+    parser.add_argument(
+        "args", nargs=argparse.REMAINDER, metavar="-- ARGS",
+        help="arguments of the program (if the first is one of the watch options, write -- -- ARGS)",
+    )  # fmt: skip
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -21,6 +24,9 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object per hit (JSON lines)")
 
 
+_OPTION_NAMES = frozenset(("--at", "--count", "--timeout", "--json"))
+
+
 def _g(info: dict | None) -> str:
     return "-" if info is None else f"{info['goid']}/{info['status']}"
 
@@ -29,13 +35,20 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from goblueprint.binary.watch import watch
+    from goblueprint.cli._paths import input_file
     from goblueprint.errors import UsageError
 
     # argparse hands everything after BIN to the REMAINDER positional, so options
-    # written after BIN (the documented order) are parsed here, up to "--".
+    # written after BIN (the documented order) are parsed here, up to "--".  A "--"
+    # right after BIN is dropped by argparse itself: then no watch option leads.
     rest = list(args.args)
-    cut = rest.index("--") if "--" in rest else len(rest)
-    options, prog_args = rest[:cut], rest[cut + 1 :]
+    if "--" in rest:
+        cut = rest.index("--")
+        options, prog_args = rest[:cut], rest[cut + 1 :]
+    elif rest and rest[0].split("=", 1)[0] in _OPTION_NAMES:
+        options, prog_args = rest, []
+    else:
+        options, prog_args = [], rest
     if options:
         sub = argparse.ArgumentParser(prog="goblueprint binary watch BIN", add_help=False)
         _options(sub)
@@ -51,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
                 setattr(args, key, (getattr(args, key) or []) + value if key == "at" else value)
     if args.count < 1:
         raise UsageError("--count must be at least 1")
+    input_file(args.binary)
     at = args.at or ["runtime.execute"]
     if not args.json:
         print(f"{'HIT':>4} {'FUNCTION':<22} {'THR':>4} {'LWP':>7} {'M':>3} {'G':<14} {'M.CURG':<16} "

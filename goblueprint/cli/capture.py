@@ -30,6 +30,13 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         "--timeout", type=float, metavar="S", help="stop the program (SIGTERM) after S seconds"
     )
     parser.add_argument("--json", action="store_true", help="print meta.json instead of the summary")
+    parser.add_argument(
+        "--kernel", action="store_true", help="also record the kernel scheduler (perf record) on its threads"
+    )
+    parser.add_argument(
+        "--locks", action="store_true", help="with --kernel: also futex and lock contention events"
+    )
+    parser.add_argument("--perf", metavar="PATH", help="perf binary for --kernel (default: perf on PATH)")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="what to run")
 
 
@@ -63,9 +70,9 @@ def summarize(result: CaptureResult, *, crosscheck: bool = True) -> str:
 
 def run(args: argparse.Namespace) -> int:
     import json
-    from pathlib import Path
 
     from goblueprint.capture import capture_all
+    from goblueprint.cli._paths import output_dir
     from goblueprint.errors import UsageError
 
     command = list(args.command)
@@ -85,12 +92,15 @@ def run(args: argparse.Namespace) -> int:
 
     results = capture_all(
         command,
-        Path(args.out),
+        output_dir(args.out),
         schedtrace_ms=args.schedtrace,
         scheddetail=args.scheddetail,
         procs=args.procs,
         go=args.go,
         timeout=args.timeout,
+        kernel=args.kernel or args.locks,
+        locks=args.locks,
+        perf=args.perf,
         on_result=report,
     )
     if args.json:

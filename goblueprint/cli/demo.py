@@ -31,9 +31,9 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
     import sys
-    from pathlib import Path
 
     from goblueprint.capture import capture, demo
+    from goblueprint.cli._paths import output_dir
     from goblueprint.cli.capture import summarize
     from goblueprint.errors import UsageError
 
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         if unknown:
             known = ", ".join(step.name for step in demo.STEPS)
             raise UsageError(f"--only: unknown view {', '.join(sorted(unknown))} (views: {known})")
-    out_dir = Path(args.out).resolve()
+    out_dir = output_dir(args.out).resolve()
     cap_dir = out_dir / "capture"
     print(f"goblueprint demo: recording the bundled workload ({demo.WORKLOAD_DIR}) …", flush=True)
     result = capture(
@@ -107,7 +107,10 @@ def run(args: argparse.Namespace) -> int:
         if (cap_dir / name).exists()
     ]
     index = out_dir / "index.html"
-    index.write_text(demo.index_html("goblueprint demo", text, results, capture_files + cross_files))
+    index.write_text(
+        demo.index_html("goblueprint demo", text, results, capture_files + cross_files, out_dir),
+        encoding="utf-8",
+    )
     ok = sum(r.status == "ok" for r in results)
     skipped = sum(r.status == "skipped" for r in results)
     failed = sum(r.status == "failed" for r in results)

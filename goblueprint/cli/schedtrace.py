@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
+from goblueprint.cli._partial import add_partial_flag, finish, open_input_trace
+from goblueprint.cli._paths import input_file, output_file, output_format, reading, writing
+
+if TYPE_CHECKING:
+    from goblueprint.trace.reader import Reader
+
+PLOT_FORMATS = {".svg": "svg", ".png": "png", ".html": "html"}
 HELP = "read schedtrace/scheddetail output (Go 1.21-1.27): JSON, time series, plots, hints"
 
 
@@ -14,6 +22,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--trace", metavar="TRACE", help="execution trace of the same run: compare runqueue/idleprocs with it"
     )
+    add_partial_flag(parser)
     parser.add_argument(
         "--lenient",
         action="store_true",
@@ -23,40 +32,49 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import json
-    from pathlib import Path
 
     from goblueprint.capture import schedtrace, schedtrace_analysis
-    from goblueprint.errors import CaptureError, UsageError
+    from goblueprint.errors import CaptureError
 
-    path = Path(args.log)
-    try:
-        text = path.read_text(errors="replace")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+    path = input_file(args.log)
+    plot = None
+    if args.plot:
+        plot = output_file(args.plot)
+        output_format(plot, PLOT_FORMATS, what="a plot")
+    reader = open_input_trace(args.trace) if args.trace else None
+    with reading(path):
+        data = path.read_bytes()
+    text = data.decode("utf-8", errors="replace")
+    if b"\0" in data or text.count("\ufffd") * 10 > len(text):
+        # A trace, a binary: quoting its first "line" would print raw bytes.
+        raise CaptureError(
+            f"{path}: binary data, not a schedtrace log (the text GODEBUG=schedtrace=MS prints)"
+        )
     try:
         parsed = schedtrace.parse(text, lenient=args.lenient)
     except CaptureError as exc:
-        raise CaptureError(f"{path}:{exc} (use --lenient to skip foreign lines)") from exc
+        raise CaptureError(f"{path}: {exc} (use --lenient to skip foreign lines)") from exc
     if not parsed.samples:
         raise CaptureError(f"{path}: no SCHED lines")
     hints = schedtrace_analysis.hints(parsed)
-    if args.plot:
+    if plot is not None:
         from goblueprint.capture import schedtrace_plot
 
-        schedtrace_plot.write(parsed, hints, Path(args.plot), title=f"schedtrace: {path.name}")
+        with writing(plot):
+            schedtrace_plot.write(parsed, hints, plot, title=f"schedtrace: {path.name}")
     cross = None
-    if args.trace:
+    if reader is not None:
         from goblueprint.capture.crosscheck import clock_origin, compare
-        from goblueprint.trace.reader import open_trace
 
-        cross = compare(open_trace(args.trace), parsed, clock_origin(Path(args.log).parent))
+        # The process start capture measured, from the meta.json beside the log.
+        cross = compare(reader, parsed, clock_origin(path.parent))
     if args.json:
         doc = parsed.to_json()
         doc["hints"] = [h.to_json() for h in hints]
         if cross is not None:
             doc["crosscheck"] = cross
         print(json.dumps(doc, sort_keys=True))
-        return 0
+        return _status(reader, args)
     frame = schedtrace_analysis.samples_frame(parsed)
     stats = schedtrace_analysis.summary(parsed)
     print(
@@ -94,4 +112,10 @@ def run(args: argparse.Namespace) -> int:
                 )
     if args.plot:
         print(f"plot: {args.plot}")
-    return 0
+    return _status(reader, args)
+
+
+def _status(reader: Reader | None, args: argparse.Namespace) -> int:
+    if reader is None:
+        return 0
+    return finish(reader, args, f"the cross-check covers the {reader.events_read} events before it")

@@ -17,17 +17,19 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from goblueprint.errors import UsageError
+    from goblueprint.cli._paths import input_file, reading
+    from goblueprint.errors import SourceError
     from goblueprint.source import diagram, states, tables, verify
     from goblueprint.source.calls import CallGraph
     from goblueprint.source.cli_common import load_facts, print_json
 
+    path = input_file(args.diagram)
+    with reading(path):
+        data = path.read_bytes()
     try:
-        text = Path(args.diagram).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read diagram {args.diagram}: {exc}") from exc
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"{path}: not a Mermaid diagram (not UTF-8 text at byte {exc.start})") from None
     edges = diagram.parse(text, args.diagram)
     facts = load_facts(args)
     bp = states.blueprint(facts, args.machine)

@@ -11,13 +11,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from goblueprint.errors import TraceError, UsageError
+from goblueprint.cli._paths import input_file
+from goblueprint.errors import PathError, TraceError
 
 HELP = "validate a trace (or a Go .test golden file): SUCCESS or FAILURE with Go's reason"
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="binary trace or Go .test (txtar) file")
+    parser.epilog = (
+        "A trace that breaks part-way is a FAILURE verdict (exit 1): the verdict is the output, "
+        "so there is no partial result to accept."
+    )
 
 
 def verdict_of(data: bytes | memoryview) -> TraceError | None:
@@ -58,7 +63,7 @@ def check_file(path: Path) -> tuple[str, bool, str | None]:
             else:
                 golden = None
     except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise PathError.from_os(path, exc) from None
     if golden is None:
         from goblueprint.trace.reader import open_trace
 
@@ -90,10 +95,8 @@ def run(args: argparse.Namespace) -> int:
 
     status = 0
     many = len(args.files) > 1
-    for name in args.files:
-        path = Path(name)
-        if not path.is_file():
-            raise UsageError(f"{'not a regular file' if path.exists() else 'no such file'}: {name}")
+    paths = [input_file(name) for name in args.files]  # every path checked before the first verdict
+    for name, path in zip(args.files, paths, strict=True):
         line, ok, why = check_file(path)
         print(f"{name}: {line}" if many else line)
         if why:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from goblueprint.cli._partial import add_trace_argument, finish, open_input_trace
+
 HELP = "print every event of a Go execution trace as `go tool trace -d=parsed` does"
 
 # Flush after this many characters: bounded memory, few write calls.
@@ -12,19 +14,19 @@ _CHUNK = 1 << 20
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("trace", metavar="TRACE", help="execution trace file (Go 1.22 or newer)")
+    add_trace_argument(parser, "execution trace file (Go 1.22 or newer)")
 
 
 def run(args: argparse.Namespace) -> int:
     from goblueprint.errors import TraceError
-    from goblueprint.trace.reader import open_trace
 
+    reader = open_input_trace(args.trace)
     # Bytes out: trace strings are raw bytes (kept as surrogate escapes), printed as Go prints them.
     out = sys.stdout.buffer
     parts: list[str] = []
     size = 0
     try:
-        for ev in open_trace(args.trace):
+        for ev in reader:
             s = ev.string()
             parts.append(s)
             size += len(s)
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         lines = err.message.splitlines() or [""]
         raise TraceError(lines[0], offset=err.offset, generation=err.generation, m=err.m) from None
     _flush(out, parts)
-    return 0
+    return finish(reader, args, f"printed the {reader.events_read} events before it, as Go does")
 
 
 def _flush(out, parts: list[str]) -> None:

@@ -4,40 +4,59 @@ from __future__ import annotations
 
 import argparse
 
-from goblueprint.errors import UsageError
+from goblueprint.cli._partial import add_trace_argument, finish, open_input_trace
+from goblueprint.cli._paths import output_dir, output_file, output_format, writing
 
 HELP = "export a trace's timeline as Perfetto protobuf, Chrome trace JSON or Parquet tables"
 FORMATS = ("perfetto", "chrome", "parquet")
+# What an output's name says; parquet is a directory of tables, so it has no extension.
+EXTENSIONS = {".perfetto-trace": "perfetto", ".pftrace": "perfetto", ".json": "chrome"}
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", "-f", required=True, choices=FORMATS, help="output format")
-    parser.add_argument("trace", metavar="TRACE", help="execution trace file (Go 1.22 or newer)")
+    parser.add_argument(
+        "--format", "-f", choices=FORMATS,
+        help="output format (default: from OUT's extension: .perfetto-trace/.pftrace, .json)",
+    )  # fmt: skip
+    add_trace_argument(parser, "execution trace file (Go 1.22 or newer)")
     parser.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="output file (a directory for parquet)"
+    )
+    parser.add_argument(
+        "--kernel", metavar="DIR", help="add the kernel lanes/tables of a capture made with --kernel"
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from goblueprint.cli.trace_timeline import load_timeline
-
-    if args.format == "parquet":
-        # Given the path, V1's writer also adds the tables that come from the events themselves.
-        from pathlib import Path
-
+    fmt = output_format(
+        args.output, EXTENSIONS, what="an export", chosen=args.format,
+        hints={"": "or give --format; --format parquet writes a directory"},
+    )  # fmt: skip
+    if fmt == "parquet":
         from goblueprint.timeline.tables import write_parquet
 
-        if not Path(args.trace).is_file():
-            raise UsageError(f"{args.trace}: no such trace file")
-        write_parquet(args.trace, args.output)
-        return 0
-    tl = load_timeline(args.trace)
-    if args.format == "perfetto":
-        from goblueprint.timeline.export_perfetto import write_perfetto
+        out = output_dir(args.output, create=False)
+        reader = open_input_trace(args.trace)
+        # Given the trace, the writer also adds the tables that come from the events themselves.
+        written = write_parquet(reader, out)
+        if args.kernel:
+            from goblueprint.kernel.views import write_kernel_parquet
 
-        write_perfetto(tl, args.output)
-    else:
-        from goblueprint.timeline.export_chrome import write_chrome
+            written += write_kernel_parquet(args.trace, args.kernel, str(out))
+        covers = f"the {len(written)} tables cover the {reader.events_read} events before it"
+        return finish(reader, args, covers)
+    out = output_file(args.output)
+    reader = open_input_trace(args.trace)
+    from goblueprint.cli.trace_timeline import load_timeline
 
-        write_chrome(tl, args.output)
-    return 0
+    tl = load_timeline(reader, args.kernel, args.trace)
+    with writing(out):
+        if fmt == "perfetto":
+            from goblueprint.timeline.export_perfetto import write_perfetto
+
+            write_perfetto(tl, out)
+        else:
+            from goblueprint.timeline.export_chrome import write_chrome
+
+            write_chrome(tl, out)
+    return finish(reader, args, f"the {fmt} file covers the {reader.events_read} events before it")

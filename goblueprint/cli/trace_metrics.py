@@ -7,30 +7,42 @@ import json
 import sys
 from typing import Any
 
+from goblueprint.cli._partial import add_partial_flag, finish, open_input_trace
+from goblueprint.cli._show_capture import add_show_capture_flag
+
 HELP = "scheduler metrics: per-goroutine time breakdown, latency, P utilization, STW/GC pauses, migrations"
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("trace", metavar="TRACE", help="execution trace file (Go 1.22 or newer)")
+    parser.add_argument(
+        "trace", nargs="?", metavar="TRACE",
+        help="execution trace file (Go 1.22 or newer; with --kernel: DIR/trace.out by default)",
+    )  # fmt: skip
+    add_partial_flag(parser)
+    add_show_capture_flag(parser)
     parser.add_argument("--json", action="store_true", help="print JSON (sorted keys, deterministic)")
     parser.add_argument("--goroutine", type=int, metavar="ID", help="only this goroutine's breakdown")
     parser.add_argument(
         "--top", type=int, default=20, metavar="N", help="goroutine groups to show (default 20)"
     )
     parser.add_argument(
-        "--show-capture",
-        action="store_true",
-        help="keep the goroutines goblueprint capture added to the program (hidden by default)",
+        "--kernel", metavar="DIR", help="kernel metrics of a capture made with --kernel (docs/kernel.md)"
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    from goblueprint.errors import UsageError
     from goblueprint.timeline import metrics
     from goblueprint.timeline.analysis import analyse
 
-    a = analyse(args.trace, show_capture=args.show_capture)
-    if a.result.error is not None:
-        print(f"goblueprint: warning: {a.result.error}; metrics cover the events before it", file=sys.stderr)
+    if args.kernel:
+        from goblueprint.kernel.views import run_metrics
+
+        return run_metrics(args)
+    if args.trace is None:
+        raise UsageError("no TRACE given (it may be left out only with --kernel DIR)")
+    reader = open_input_trace(args.trace)
+    a = analyse(reader, show_capture=args.show_capture)
     timeline = a.timeline
     if timeline is None:  # analyse() builds it unless told not to
         return 1
@@ -38,9 +50,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         json.dump(data, sys.stdout, sort_keys=True, indent=1)
         sys.stdout.write("\n")
-        return 0
-    _print(data, args.top)
-    return 0
+    else:
+        _print(data, args.top)
+    return finish(reader, args, f"the metrics cover the {reader.events_read} events before it")
 
 
 def _ms(ns: int) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
+
+from goblueprint.cli._partial import add_trace_argument, finish, open_input_trace
+from goblueprint.cli._paths import output_file, output_format, writing
+from goblueprint.cli._show_capture import add_show_capture_flag
 
 HELP = "pprof profile of scheduler/sync/syscall/network waiting, as go tool trace -pprof=TYPE"
 
@@ -11,43 +14,42 @@ TYPES = ("sched", "sync", "syscall", "net")
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("trace", metavar="TRACE", help="execution trace file (Go 1.22 or newer)")
+    add_trace_argument(parser, "execution trace file (Go 1.22 or newer)")
     parser.add_argument(
         "--type", required=True, choices=TYPES,
         help="sched: runnable->running delay; sync: blocked on chan/mutex/select; "
         "syscall: time in syscalls; net: blocked on the network",
     )  # fmt: skip
     parser.add_argument("-o", "--output", required=True, metavar="FILE.pb.gz", help="profile to write")
-    parser.add_argument(
-        "--show-capture",
-        action="store_true",
-        help="keep the goroutines goblueprint capture added to the program (hidden by default)",
-    )
+    add_show_capture_flag(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from goblueprint.errors import TraceError, UsageError
+    from goblueprint.errors import TraceError
     from goblueprint.timeline import pprof
     from goblueprint.timeline.analysis import analyse
 
-    a = analyse(args.trace, timeline=False, pprof_types=[args.type], show_capture=args.show_capture)
+    out = output_file(args.output)
+    output_format(
+        out, {".pb.gz": "pprof", ".pprof": "pprof", ".pb": "pprof"}, what="a profile", default="pprof",
+        hints={"": "go tool pprof -svg/-png/-http draws one"},
+    )  # fmt: skip
+    reader = open_input_trace(args.trace)
+    a = analyse(reader, timeline=False, pprof_types=[args.type], show_capture=args.show_capture)
     res = a.result
     if not a.summary.goroutines:
         # go tool trace fails the same way: no goroutine, no profile.
         raise TraceError("failed to find any goroutine in the trace")
-    if res.error is not None:
-        print(f"goblueprint: warning: {res.error}; profiling the complete generations only", file=sys.stderr)
     stays = a.stays.stays[args.type] if a.stays is not None else []
     valid = res.valid_events if res.error is not None else None
     recs = pprof.records(stays, a.summary, res.valid_last_time, valid)
     data = pprof.write_gzip(pprof.build_profile(recs))
-    try:
-        Path(args.output).write_bytes(data)
-    except OSError as exc:
-        raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+    with writing(out):
+        out.write_bytes(data)
     total = sum(r.time for r in recs)
     count = sum(r.count for r in recs)
-    print(f"{args.output}: {len(recs)} stacks, {count} events, {total} ns", file=sys.stderr)
-    return 0
+    print(f"{args.output}: {len(recs)} stacks, {count} events, {total} ns")
+    # Like go tool trace, the profile keeps only the generations that ended before the failure.
+    return finish(
+        reader, args, f"the profile covers the {res.valid_events} events of the complete generations"
+    )

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from goblueprint.cli._partial import add_partial_flag, finish, open_input_trace
+from goblueprint.cli._show_capture import add_show_capture_flag
+
 HELP = "run a DuckDB SQL query over the trace's tables (events, intervals, goroutines, metrics, flows, ...)"
 
 
@@ -14,9 +17,9 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         "query", metavar="SQL", help='e.g. "SELECT name, exec FROM goroutines ORDER BY exec DESC"'
     )
     parser.add_argument(
-        "--show-capture",
-        action="store_true",
-        help="keep the goroutines goblueprint capture added to the program (hidden by default)",
+        "--kernel",
+        metavar="DIR",
+        help="add the kernel tables of a capture made with --kernel (kernel_intervals, ...)",
     )
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print rows as a JSON list of objects")
@@ -25,6 +28,8 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         "tables: events, intervals, goroutines, metrics, flows, stacks, lanes, states "
         "(see goblueprint/timeline/tables.py)"
     )
+    add_partial_flag(parser)  # after the epilog: it adds its own paragraph to it
+    add_show_capture_flag(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,7 +42,12 @@ def run(args: argparse.Namespace) -> int:
 
     # The events table costs most of the pass: build it only if the query may name it.
     wants_events = re.search(r"\bevents\b", args.query, re.IGNORECASE) is not None
-    tables = trace_tables(args.trace, events=wants_events, show_capture=args.show_capture)
+    reader = open_input_trace(args.trace)
+    tables = trace_tables(reader, events=wants_events, show_capture=args.show_capture)
+    if args.kernel:
+        from goblueprint.kernel.views import sql_tables
+
+        tables.update(sql_tables(args.trace, args.kernel))
     con = duckdb.connect(":memory:")
     try:
         for name, df in tables.items():
@@ -52,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if result is None or result.num_rows == 0:
         raise GoblueprintError("the query returned no rows")
     _print(result, args)
-    return 0
+    return finish(reader, args, f"the tables hold the {reader.events_read} events before it")
 
 
 def _print(result, args: argparse.Namespace) -> None:

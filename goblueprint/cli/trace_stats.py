@@ -10,19 +10,27 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from goblueprint.errors import UsageError
+from goblueprint.cli._partial import add_trace_argument, finish, open_input_trace
+
+if TYPE_CHECKING:
+    from goblueprint.trace.reader import Reader
 
 HELP = "event counts by kind, goroutines/Ps/Ms, generations, time span, parse speed"
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("trace", metavar="TRACE", help="Go execution trace (Go 1.22+)")
+    add_trace_argument(parser, "Go execution trace (Go 1.22+)")
     parser.add_argument("--json", action="store_true", help="print JSON (sorted keys) instead of a table")
 
 
-def collect(path: Path) -> dict:
-    """Read the whole trace once; the figures as plain data (no formatting)."""
+def collect(path: Path, reader: Reader | None = None) -> dict:
+    """Read the whole trace once; the figures as plain data (no formatting).
+
+    READER, if given, is PATH already opened (a partial one ends at a failure:
+    ``error`` then names it and the figures count the events before it).
+    """
     import time
 
     import numpy as np
@@ -33,7 +41,8 @@ def collect(path: Path) -> dict:
 
     size = path.stat().st_size
     start = time.perf_counter()
-    reader = open_trace(path)
+    if reader is None:
+        reader = open_trace(path)
     typs = np.zeros(256, dtype=np.int64)  # events by wire type; folded into kinds at the end
     goroutines, procs, threads = _IdSet(), _IdSet(), _IdSet()
     n = 0
@@ -74,6 +83,7 @@ def collect(path: Path) -> dict:
         "parse_seconds": round(elapsed, 6),
         "mb_per_s": round(size / 1e6 / elapsed, 3) if elapsed > 0 else None,
         "events_per_s": round(n / elapsed) if elapsed > 0 else None,
+        "error": None if reader.error is None else str(reader.error),
     }
 
 
@@ -125,6 +135,7 @@ def render_text(stats: dict) -> str:
         f"procs (Ps)   {stats['procs']}",
         f"threads (Ms) {stats['threads']}",
         f"parse        {stats['parse_seconds']:.3f} s, {stats['mb_per_s']} MB/s, {stats['events_per_s']} events/s",
+        *([f"incomplete   {stats['error']}"] if stats["error"] else []),
         "",
         "events by kind",
     ]
@@ -137,12 +148,10 @@ def render_text(stats: dict) -> str:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    path = Path(args.trace)
-    if not path.is_file():
-        raise UsageError(f"{'not a regular file' if path.exists() else 'no such file'}: {args.trace}")
-    stats = collect(path)
+    reader = open_input_trace(args.trace)
+    stats = collect(Path(args.trace), reader)
     if args.json:
         print(json.dumps(stats, sort_keys=True, indent=2))
     else:
         print(render_text(stats))
-    return 0
+    return finish(reader, args, f"the figures count the {stats['events']} events before it")

@@ -5,8 +5,16 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from goblueprint.cli._partial import add_trace_argument, finish, open_input_trace
+from goblueprint.cli._paths import output_file, output_format, writing
+from goblueprint.cli._show_capture import add_show_capture_flag
 from goblueprint.errors import UsageError
+
+if TYPE_CHECKING:
+    from goblueprint.timeline.model import Timeline
+    from goblueprint.trace.reader import Reader
 
 HELP = "write a self-contained offline HTML timeline of a trace (or an SVG Gantt chart with --svg)"
 
@@ -23,9 +31,12 @@ def parse_duration(text: str) -> int:
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("trace", metavar="TRACE", help="execution trace file (Go 1.22 or newer)")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT", help="file to write (.html, or .svg)")
-    parser.add_argument("--svg", action="store_true", help="write a static SVG Gantt chart of a window")
+    add_trace_argument(parser, "execution trace file (Go 1.22 or newer)")
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="OUT",
+        help="file to write: OUT.html (the interactive timeline) or OUT.svg (a static Gantt chart)",
+    )  # fmt: skip
+    parser.add_argument("--svg", action="store_true", help="write the SVG Gantt chart (as OUT.svg does)")
     parser.add_argument(
         "--from", dest="t_from", default="0", metavar="T", help="window start since trace start (e.g. 2ms)"
     )
@@ -37,51 +48,61 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--width", type=int, default=1200, help="SVG width in pixels (default 1200)")
     parser.add_argument(
-        "--show-capture",
-        action="store_true",
-        help="keep the goroutines goblueprint capture added to the program (hidden by default)",
+        "--kernel", metavar="DIR", help="add the kernel lanes of a capture made with --kernel"
     )
+    add_show_capture_flag(parser)
 
 
-def load_timeline(path: str, *, show_capture: bool = False):
-    """The Timeline of a trace file; a missing or unreadable file is a one-line error."""
+FORMATS = {".html": "html", ".htm": "html", ".svg": "svg"}
+
+
+def load_timeline(
+    reader: Reader, kernel: str | None = None, trace: str | None = None, *, show_capture: bool = False
+) -> Timeline:
+    """The Timeline of an opened trace (a partial reader's timeline covers the events before the failure).
+
+    KERNEL: a capture folder recorded with --kernel whose kernel lanes are added; TRACE names
+    the file READER reads (the kernel join reads the trace's clock snapshots from it).
+    SHOW_CAPTURE keeps goblueprint capture's own goroutines (timeline.capture_marks).
+    """
     from goblueprint.timeline.model import build_timeline
 
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"{path}: no such trace file")
-    try:
-        return build_timeline(p, show_capture=show_capture)
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    tl = build_timeline(reader, show_capture=show_capture)
+    if kernel is not None:
+        from goblueprint.kernel.views import timeline_with_kernel
 
-
-def write_text(path: str, text: str) -> None:
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        tl = timeline_with_kernel(tl, str(trace), kernel)
+    return tl
 
 
 def run(args: argparse.Namespace) -> int:
+    out = output_file(args.output)
+    fmt = output_format(
+        out, FORMATS, what="a timeline", chosen="svg" if args.svg else None, default="html",
+        hints={".png": "no PNG renderer offline: write .svg and convert it, e.g. rsvg-convert"},
+    )  # fmt: skip
     title = args.title if args.title is not None else Path(args.trace).name
-    if args.svg:
+    if fmt == "svg":
         if args.width < 400:
             raise UsageError("--width must be at least 400")
         t_from = parse_duration(args.t_from)
         t_to = parse_duration(args.t_to) if args.t_to is not None else None
-        tl = load_timeline(args.trace, show_capture=args.show_capture)
+        reader = open_input_trace(args.trace)
+        tl = load_timeline(reader, args.kernel, args.trace, show_capture=args.show_capture)
         from goblueprint.render.svg import render_svg
 
         end = tl.end_ns - tl.start_ns if t_to is None else t_to
-        write_text(args.output, render_svg(tl, t_from, end, width=args.width, title=title))
-        return 0
-    if args.t_to is not None or args.t_from != "0":
-        raise UsageError(
-            "--from/--to select the window of an --svg chart; the HTML timeline holds the whole trace"
-        )
-    tl = load_timeline(args.trace, show_capture=args.show_capture)
-    from goblueprint.render.timeline_html import render_timeline_html
+        text = render_svg(tl, t_from, end, width=args.width, title=title)
+    else:
+        if args.t_to is not None or args.t_from != "0":
+            raise UsageError(
+                "--from/--to select the window of an SVG chart; the HTML timeline holds the whole trace"
+            )
+        reader = open_input_trace(args.trace)
+        tl = load_timeline(reader, args.kernel, args.trace, show_capture=args.show_capture)
+        from goblueprint.render.timeline_html import render_timeline_html
 
-    write_text(args.output, render_timeline_html(tl, title))
-    return 0
+        text = render_timeline_html(tl, title)
+    with writing(out):
+        out.write_text(text, encoding="utf-8")
+    return finish(reader, args, f"the timeline covers the {reader.events_read} events before it")

@@ -17,7 +17,9 @@ from goblueprint.timeline.model import STATE_NAMES, LaneKind, Timeline
 GROUPS: tuple[tuple[str, str, tuple[LaneKind, ...], bool], ...] = (
     ("GC", "GC & stop-the-world", (LaneKind.GC, LaneKind.STW), False),
     ("P", "Procs", (LaneKind.P,), False),
-    ("M", "Threads", (LaneKind.M,), False),
+    # A thread's kernel lanes (goblueprint.kernel) sit right under its M lane.
+    ("M", "Threads", (LaneKind.M, LaneKind.KERNEL, LaneKind.KMARK), False),
+    ("CPU", "CPU cores (kernel)", (LaneKind.CPU,), False),
     ("G", "Goroutines", (LaneKind.G,), False),
     ("SYS", "System goroutines", (LaneKind.G,), True),
     ("GRANGE", "Goroutine ranges (mark assist…)", (LaneKind.GRANGE,), False),
@@ -37,6 +39,9 @@ _KIND_PREFIX = {
     LaneKind.PRANGE: "Proc ",
     LaneKind.REGION: "regions G",
     LaneKind.TASK: "task ",
+    LaneKind.KERNEL: "kernel: thread ",
+    LaneKind.KMARK: "Go vs kernel: thread ",
+    LaneKind.CPU: "CPU ",
 }
 
 
@@ -99,7 +104,10 @@ def arrange(tl: Timeline, spans=None) -> list[Lane]:
             lo, hi = ranges.get((kind, lane_id), (0, 0))
             name = label or _default_name(LaneKind(kind), lane_id)
             members.append(Lane(LaneKind(kind), lane_id, name, function, key, lo, hi))
-        members.sort(key=lambda lane: (lane.kind, lane.lane_id))
+        if key == "M":
+            members.sort(key=lambda lane: (lane.lane_id, lane.kind))
+        else:
+            members.sort(key=lambda lane: (lane.kind, lane.lane_id))
         lanes.extend(members)
         del title
     return lanes

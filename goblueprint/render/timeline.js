@@ -7,7 +7,11 @@
 // per lane instead of O(spans), which keeps a million spans smooth.
 "use strict";
 (function () {
-  const LANE_H = 18, GROUP_H = 22, COUNTER_H = 42, AXIS_H = 26, LABEL_W = 190;
+  const LANE_H = 18, GROUP_H = 22, SUB_H = 18, COUNTER_H = 42, AXIS_H = 26, LABEL_W = 190;
+  // A start-function group of goroutines with more members than this starts folded.
+  const FOLD_ABOVE = 16;
+  // Frames shown per stack in the hover tip (the pinned details show them all).
+  const TIP_FRAMES = 12;
   // Keyed by state name (lower case), as goblueprint.timeline.model.STATE_NAMES spells them.
   const PALETTE = {
     running: "#2e9e5b", runnable: "#e3b23c", waiting: "#9aa7b8", syscall: "#d9534f",
@@ -20,6 +24,9 @@
     hdr: null, strings: [], lanes: [], counters: [], groups: [], flows: null,
     t0: 0, t1: 1, // visible window, ns relative to the trace origin
     scrollY: 0, rows: [], contentH: 0,
+    subFolded: new Map(), // "group:function" -> folded? (start-function groups of goroutines)
+    activity: new Map(), // folded group -> its goroutines' runs, for the header's activity strip
+    ticks: [], axisBase: "", // what the time axis shows, for tests and tools
     filter: { gids: null, fn: "", state: -1, minDur: 0, search: "", flows: true },
     searchHits: null, strMatchFn: null, stateColors: [], pinned: null, hover: null,
     stats: { frames: 0, rects: 0, merged: 0, flows: 0, lastMs: 0 },
@@ -29,7 +36,7 @@
   window.__gbp = S;
 
   const $ = (id) => document.getElementById(id);
-  const cv = $("cv"), tip = $("tip"), details = $("details");
+  const cv = $("cv"), tip = $("tip"), details = $("details"), vscroll = $("vscroll"), vspace = $("vspace");
   let ctx = null, dpr = 1, W = 0, H = 0, raf = 0;
 
   // ---------- formatting ----------
@@ -39,6 +46,23 @@
     if (a < 1e6) return (ns / 1e3).toFixed(a < 1e4 ? 2 : 1) + " µs";
     if (a < 1e9) return (ns / 1e6).toFixed(a < 1e7 ? 3 : 2) + " ms";
     return (ns / 1e9).toFixed(3) + " s";
+  }
+  // Time axis: ticks every STEP ns, labelled as offsets from BASE (the last tick at or
+  // before the left edge), BASE itself written once in full.  Absolute labels would all
+  // read "43.55 ms" in a 2 µs window; offsets stay distinct down to a few ns.
+  const UNITS = [[1e9, "s"], [1e6, "ms"], [1e3, "µs"], [1, "ns"]];
+  function fmtIn(ns, step) {
+    const a = Math.abs(ns);
+    const [mul, unit] = UNITS.find(([m]) => a >= m) || UNITS[3];
+    const dec = Math.max(0, Math.min(9, Math.ceil(-Math.log10(step / mul) - 1e-9)));
+    return (ns / mul).toFixed(dec) + " " + unit;
+  }
+  function fmtOffset(ns, step) {
+    return ns === 0 ? "0" : "+" + fmtIn(ns, step);
+  }
+  // A point in the trace to the nanosecond (hover details, the visible range).
+  function fmtTime(ns) {
+    return fmtIn(Math.round(ns), 1);
   }
   function parseDur(text) {
     const m = /^\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s)?\s*$/.exec(text);
@@ -95,6 +119,7 @@
     const sp = {
       start: col(SP, "start", Float64Array), end: col(SP, "end", Float64Array),
       label: col(SP, "label", Int32Array), stack: col(SP, "stack", Int32Array),
+      endStack: col(SP, "end_stack", Int32Array),
       gid: col(SP, "gid", Int32Array), state: col(SP, "state", Uint8Array),
     };
     const inst = { t: col(IN, "time", Float64Array), label: col(IN, "label", Int32Array), stack: col(IN, "stack", Int32Array) };
@@ -103,7 +128,7 @@
       const lane = {
         index, group: L.group, name: L.name, gid: L.gid, fn: L.fn, n: hi - lo, ni: ih - il,
         start: sp.start.subarray(lo, hi), end: sp.end.subarray(lo, hi),
-        label: sp.label.subarray(lo, hi), stack: sp.stack.subarray(lo, hi),
+        label: sp.label.subarray(lo, hi), stack: sp.stack.subarray(lo, hi), endStack: sp.endStack.subarray(lo, hi),
         sgid: sp.gid.subarray(lo, hi), state: sp.state.subarray(lo, hi),
         it: inst.t.subarray(il, ih), ilabel: inst.label.subarray(il, ih), istack: inst.stack.subarray(il, ih),
       };
@@ -125,8 +150,33 @@
       n: FL.n, from: col(FL, "from", Float64Array), to: col(FL, "to", Float64Array),
       fromLane: col(FL, "from_lane", Int32Array), toLane: col(FL, "to_lane", Int32Array),
     };
+    // Interned stacks: stack k is frames first[k] .. first[k+1]-1, each a (func, file, line).
+    const ST = hdr.stacks;
+    const first = view(buf, Uint32Array, ST.arrays.first, ST.n + 1);
+    S.stackTable = {
+      n: ST.n, first, frame: view(buf, Uint32Array, ST.arrays.frame, first[ST.n]),
+      func: view(buf, Int32Array, ST.arrays.func, ST.frames), file: view(buf, Int32Array, ST.arrays.file, ST.frames),
+      line: view(buf, Int32Array, ST.arrays.line, ST.frames),
+    };
+    for (const gi of S.groups.keys()) {
+      if (S.groups[gi].kind !== "G") continue;
+      const count = new Map();
+      for (const lane of S.lanes) if (lane.group === gi && lane.fn >= 0) count.set(lane.fn, (count.get(lane.fn) || 0) + 1);
+      for (const [fn, k] of count) if (k > FOLD_ABOVE) S.subFolded.set(gi + ":" + fn, true);
+    }
     S.t0 = 0;
     S.t1 = Math.max(hdr.duration, 1);
+  }
+  // Frames of stack IDX as [func, file, line] strings/numbers, leaf first; [] for none.
+  function stackFrames(idx) {
+    const T = S.stackTable;
+    if (!T || idx < 0 || idx >= T.n) return [];
+    const out = [];
+    for (let k = T.first[idx]; k < T.first[idx + 1]; k++) {
+      const f = T.frame[k];
+      out.push([S.strings[T.func[f]], S.strings[T.file[f]], T.line[f]]);
+    }
+    return out;
   }
 
   // Per-lane indexes: running max of ends (monotone, so binary-searchable even if spans
@@ -183,20 +233,40 @@
     if (f.fn && S.strMatchFn && !S.strMatchFn[lane.label[i]] && S.groups[lane.group].kind !== "G") return false;
     return true;
   }
+  // Goroutine lanes, grouped by start function as Go's goroutine analysis groups them:
+  // a function with two or more goroutines gets a foldable header row with its count,
+  // placed where its lowest goroutine id would be; a lone goroutine stays a plain lane.
+  function withSubgroups(gi, members) {
+    const byFn = new Map();
+    for (const m of members) {
+      const key = m.lane.fn;
+      if (!byFn.has(key)) byFn.set(key, []);
+      byFn.get(key).push(m);
+    }
+    const out = [];
+    for (const [fn, list] of byFn) {
+      if (fn < 0 || list.length < 2) { out.push(...list); continue; }
+      const key = gi + ":" + fn;
+      out.push({ type: "sub", gi, fn, key, count: list.length, members: list.map((m) => m.lane), folded: !!S.subFolded.get(key) });
+      if (!S.subFolded.get(key)) for (const m of list) { m.indent = true; out.push(m); }
+    }
+    return out;
+  }
   function layout() {
     const rows = [];
     let y = 0;
     S.groups.forEach((g, gi) => {
-      const members = [];
+      let members = [];
       for (const lane of S.lanes) if (lane.group === gi && laneVisible(lane)) members.push({ type: "lane", lane });
       for (const c of S.counters) if (c.group === gi && S.filter.state < 0 && !S.filter.gids) members.push({ type: "counter", c });
       if (members.length === 0) return;
       rows.push({ type: "group", gi, y, h: GROUP_H, count: members.length });
       y += GROUP_H;
       if (g.collapsed) return;
+      if (g.kind === "G") members = withSubgroups(gi, members);
       for (const m of members) {
         m.y = y;
-        m.h = m.type === "lane" ? LANE_H : COUNTER_H;
+        m.h = m.type === "lane" ? LANE_H : m.type === "sub" ? SUB_H : COUNTER_H;
         rows.push(m);
         y += m.h;
       }
@@ -204,11 +274,19 @@
     S.rows = rows;
     S.contentH = y;
     S.visibleLanes = rows.filter((r) => r.type === "lane").length;
+    vspace.style.height = S.contentH + "px";
     clampScroll();
   }
   function clampScroll() {
     const maxY = Math.max(0, S.contentH - (H - AXIS_H));
     S.scrollY = Math.min(Math.max(0, S.scrollY), maxY);
+    // The native scrollbar mirrors scrollY; its own scroll events come back through onScrollbar.
+    if (Math.abs(vscroll.scrollTop - S.scrollY) >= 1) vscroll.scrollTop = S.scrollY;
+  }
+  function scrollBy(dy) {
+    S.scrollY += dy;
+    clampScroll();
+    schedule();
   }
 
   // ---------- view transform ----------
@@ -274,7 +352,8 @@
       const y = row.y - top;
       if (y > H) break;
       if (row.type === "group") drawGroup(row, y);
-      else if (row.type === "lane") drawLane(row.lane, y, r);
+      else if (row.type === "sub") drawSub(row, y);
+      else if (row.type === "lane") drawLane(row.lane, y, r, row.indent);
       else drawCounter(row.c, y);
     }
     if (S.filter.flows) drawFlows(top);
@@ -283,7 +362,7 @@
     drawAxis();
     st.frames++;
     st.lastMs = performance.now() - started;
-    $("range").textContent = fmtDur(S.t0) + " – " + fmtDur(S.t1) + "  (" + fmtDur(S.t1 - S.t0) + " shown)";
+    $("range").textContent = fmtTime(S.t0) + " – " + fmtTime(S.t1) + "  (" + fmtDur(S.t1 - S.t0) + " shown, " + S.visibleLanes + " lanes)";
   }
   function lowerBoundRows(y) {
     let lo = 0, hi = S.rows.length;
@@ -303,7 +382,72 @@
     ctx.textBaseline = "middle";
     ctx.fillText((g.collapsed ? "▸ " : "▾ ") + g.name + "  (" + row.count + ")", 6, y + GROUP_H / 2);
   }
-  function laneLabel(lane, y, striped) {
+  // How many goroutines of a folded start-function group run over time, as sorted run
+  // starts and ends with prefix sums: the time integral of "goroutines running" up to x
+  // is x * (starts <= x - ends <= x) - (sum of those starts - sum of those ends), so a
+  // pixel column's average costs four binary searches whatever the number of goroutines.
+  // Built once per group (and membership, which filters change), on first use.
+  function groupActivity(row) {
+    const key = row.key + "/" + row.members.length;
+    let act = S.activity.get(key);
+    if (act) return act;
+    const running = S.runningState;
+    let n = 0;
+    for (const L of row.members) for (let i = 0; i < L.n; i++) if (L.state[i] === running) n++;
+    const starts = new Float64Array(n), ends = new Float64Array(n);
+    let k = 0;
+    for (const L of row.members) for (let i = 0; i < L.n; i++) if (L.state[i] === running) { starts[k] = L.start[i]; ends[k++] = L.end[i]; }
+    starts.sort();
+    ends.sort();
+    const ps = new Float64Array(n + 1), pe = new Float64Array(n + 1);
+    for (let i = 0; i < n; i++) { ps[i + 1] = ps[i] + starts[i]; pe[i + 1] = pe[i] + ends[i]; }
+    act = { n, starts, ends, ps, pe };
+    S.activity.set(key, act);
+    return act;
+  }
+  function runningIntegral(act, x) {
+    const i = lowerBound(act.starts, x, 0, act.n), j = lowerBound(act.ends, x, 0, act.n);
+    return x * (i - j) - (act.ps[i] - act.pe[j]);
+  }
+  // A start-function header: its name, its count, and (folded) how many of its goroutines
+  // run, averaged over each pair of pixel columns and scaled to the busiest one in view.
+  function drawSub(row, y) {
+    ctx.fillStyle = "#eef1f6";
+    ctx.fillRect(0, y, W, SUB_H);
+    ctx.fillStyle = "#2b3240";
+    ctx.font = "600 11px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    const count = "×" + row.count;
+    const cw = ctx.measureText(count).width;
+    ctx.fillText(count, LABEL_W - 8 - cw, y + SUB_H / 2);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, y, LABEL_W - 14 - cw, SUB_H);
+    ctx.clip();
+    ctx.fillText((row.folded ? "▸ " : "▾ ") + S.strings[row.fn], 8, y + SUB_H / 2);
+    ctx.restore();
+    if (!row.folded || S.runningState < 0) return;
+    const act = groupActivity(row);
+    if (!act.n) return;
+    const pw = plotW(), a = S.t0, dt = (S.t1 - S.t0) / pw, step = 2;
+    const avg = new Float64Array(Math.ceil(pw / step));
+    let peak = 0, prev = runningIntegral(act, a);
+    for (let c = 0; c < avg.length; c++) {
+      const next = runningIntegral(act, a + (c + 1) * step * dt);
+      avg[c] = (next - prev) / (step * dt);
+      prev = next;
+      if (avg[c] > peak) peak = avg[c];
+    }
+    if (peak <= 0) return;
+    ctx.fillStyle = S.stateColors[S.runningState];
+    const full = SUB_H - 4;
+    for (let c = 0; c < avg.length; c++) {
+      if (avg[c] <= peak * 1e-3) continue;
+      const h = Math.max(1, (full * avg[c]) / peak);
+      ctx.fillRect(LABEL_W + c * step, y + SUB_H - 2 - h, step, h);
+    }
+  }
+  function laneLabel(lane, y, striped, indent) {
     ctx.fillStyle = striped ? "#f4f6f9" : "#fcfcfd";
     ctx.fillRect(0, y, W, LANE_H);
     ctx.fillStyle = "#2b3240";
@@ -314,11 +458,11 @@
     ctx.beginPath();
     ctx.rect(0, y, LABEL_W - 6, LANE_H);
     ctx.clip();
-    ctx.fillText(text, 14, y + LANE_H / 2);
+    ctx.fillText(text, indent ? 24 : 14, y + LANE_H / 2);
     ctx.restore();
   }
-  function drawLane(lane, y, rowIndex) {
-    laneLabel(lane, y, rowIndex % 2 === 0);
+  function drawLane(lane, y, rowIndex, indent) {
+    laneLabel(lane, y, rowIndex % 2 === 0, indent);
     ctx.save();
     ctx.beginPath();
     ctx.rect(LABEL_W, y, W - LABEL_W, LANE_H);
@@ -483,8 +627,13 @@
     if (!F || F.n === 0) return;
     const a = S.t0, b = S.t1, scale = plotW() / (b - a);
     // Flows are sorted by source time; arrows are only worth drawing when they are few.
+    // Count the ones that reach into the window (a busy stretch just before it must not
+    // hide the arrows inside it).
     const i0 = lowerBound(F.from, a - (b - a), 0, F.n), i1 = lowerBound(F.from, b, i0, F.n);
-    if (i1 - i0 > 3000) return;
+    if (i1 - i0 > 100000) return;
+    let shown = 0;
+    for (let i = i0; i < i1; i++) if (F.to[i] >= a) shown++;
+    if (shown > 3000) return;
     ctx.strokeStyle = "rgba(40, 40, 60, 0.55)";
     ctx.fillStyle = "rgba(40, 40, 60, 0.7)";
     ctx.lineWidth = 1;
@@ -529,16 +678,26 @@
     ctx.lineTo(W, AXIS_H - 0.5);
     ctx.stroke();
     const step = niceStep(((S.t1 - S.t0) / plotW()) * 110);
+    const base = Math.floor(S.t0 / step) * step;
     ctx.fillStyle = "#4b5563";
     ctx.font = "11px system-ui, sans-serif";
     ctx.textBaseline = "middle";
-    for (let t = Math.ceil(S.t0 / step) * step; t <= S.t1; t += step) {
-      const x = t2x(t);
+    const ticks = [];
+    for (let k = 1; base + k * step <= S.t1; k++) {
+      const t = base + k * step, x = t2x(t);
+      if (x < LABEL_W) continue;
+      const text = fmtOffset(k * step, step);
       ctx.fillRect(x, AXIS_H - 7, 1, 7);
-      ctx.fillText(fmtDur(t), x + 3, AXIS_H / 2 - 2);
+      ctx.fillText(text, x + 3, AXIS_H / 2 - 2);
+      ticks.push({ x, t, text });
     }
-    ctx.fillStyle = "#6b7280";
-    ctx.fillText(S.visibleLanes + " lanes", 8, AXIS_H / 2 - 2);
+    S.ticks = ticks;
+    S.axisBase = fmtIn(base, step);
+    ctx.fillStyle = "#f1f3f7";
+    ctx.fillRect(0, 0, LABEL_W, AXIS_H - 1);
+    ctx.fillStyle = "#1d2330";
+    ctx.font = "600 11px system-ui, sans-serif";
+    ctx.fillText("from " + S.axisBase, 8, AXIS_H / 2 - 2);
   }
 
   // ---------- picking and details ----------
@@ -556,6 +715,7 @@
     const row = rowAt(y);
     if (!row) return null;
     if (row.type === "group") return { kind: "group", row };
+    if (row.type === "sub") return { kind: "sub", row };
     if (row.type === "counter") {
       const c = row.c, t = x2t(x);
       const i = lowerBound(c.t, t, 0, c.n) - 1;
@@ -586,40 +746,46 @@
     parent.appendChild(d);
     return d;
   }
-  function addStack(parent, idx) {
-    if (idx < 0) return;
-    const fr = S.hdr.stacks[idx];
-    if (!fr) return;
-    addLine(parent, "h", "stack");
-    for (let k = 0; k + 2 < fr.length && k < 3 * 32; k += 3) {
-      addLine(parent, "fr", S.strings[fr[k]]);
-      addLine(parent, "fl", S.strings[fr[k + 1]] + ":" + fr[k + 2]);
+  function addStack(parent, idx, title, limit) {
+    const fr = stackFrames(idx);
+    if (!fr.length) return;
+    addLine(parent, "h", title);
+    for (const [fn, file, line] of fr.slice(0, limit)) {
+      addLine(parent, "fr", fn);
+      addLine(parent, "fl", file + ":" + line);
     }
-    if (fr.length > 3 * 32) addLine(parent, "fl", "… " + (fr.length / 3 - 32) + " more frames");
+    if (fr.length > limit) addLine(parent, "fl", "… " + (fr.length - limit) + " more frames");
   }
-  function describe(target, into) {
+  function describe(target, into, limit = 1000) {
     into.replaceChildren();
     if (!target) return false;
     if (target.kind === "span") {
       const L = target.lane, i = target.i;
       addLine(into, "h", (L.label[i] >= 0 ? S.strings[L.label[i]] : S.hdr.states[L.state[i]]));
       addLine(into, "", L.name + " · " + S.hdr.states[L.state[i]]);
-      addLine(into, "", "start " + fmtDur(L.start[i]) + " · duration " + fmtDur(L.end[i] - L.start[i]));
+      addLine(into, "", "start " + fmtTime(L.start[i]) + " · duration " + fmtDur(L.end[i] - L.start[i]));
       if (L.sgid[i] >= 0) addLine(into, "", "goroutine " + L.sgid[i]);
-      addStack(into, L.stack[i]);
+      if (S.hdr.states[L.state[i]] === "running") {
+        // Go records no stack when a goroutine starts running: it resumes where it last
+        // stopped (or, new, at its start function), and stops where the next span begins.
+        addStack(into, L.stack[i], "stack at start (where it resumed)", limit);
+        addStack(into, L.endStack[i], "stack at end (where it stopped)", limit);
+      } else {
+        addStack(into, L.stack[i], "stack", limit);
+      }
       return true;
     }
     if (target.kind === "instant") {
       const L = target.lane, i = target.i;
       addLine(into, "h", L.ilabel[i] >= 0 ? S.strings[L.ilabel[i]] : "event");
-      addLine(into, "", L.name + " · at " + fmtDur(L.it[i]));
-      addStack(into, L.istack[i]);
+      addLine(into, "", L.name + " · at " + fmtTime(L.it[i]));
+      addStack(into, L.istack[i], "stack", limit);
       return true;
     }
     if (target.kind === "counter") {
       const c = target.c;
       addLine(into, "h", c.name);
-      addLine(into, "", fmtValue(c.v[target.i], c.unit) + " at " + fmtDur(c.t[target.i]));
+      addLine(into, "", fmtValue(c.v[target.i], c.unit) + " at " + fmtTime(c.t[target.i]));
       return true;
     }
     if (target.kind === "lane") {
@@ -631,7 +797,7 @@
     return false;
   }
   function showTip(target, mx, my) {
-    if (!describe(target, tip)) { tip.hidden = true; return; }
+    if (!describe(target, tip, TIP_FRAMES)) { tip.hidden = true; return; }
     tip.hidden = false;
     const vw = cv.clientWidth, vh = cv.clientHeight;
     const w = tip.offsetWidth, h = tip.offsetHeight;
@@ -663,11 +829,19 @@
     info.textContent = total + " matches in " + hits.length + " lanes";
     schedule();
   }
+  // Unfold whatever hides LANE (its group, its start-function group) so it gets a row.
+  function reveal(lane) {
+    if (laneRowY(lane.index) !== undefined) return;
+    S.groups[lane.group].collapsed = false;
+    S.subFolded.delete(lane.group + ":" + lane.fn);
+    layout();
+  }
   function nextSearchHit() {
     const sh = S.searchHits;
     if (!sh || !sh.hits.length) return;
     sh.pos = (sh.pos + 1) % sh.hits.length;
     const h = sh.hits[sh.pos];
+    reveal(h.lane);
     const y = laneRowY(h.lane.index);
     if (y !== undefined) S.scrollY = y - (H - AXIS_H) / 3;
     clampScroll();
@@ -702,6 +876,99 @@
     layout();
     schedule();
   }
+  // ---------- keys: one table drives both the handler and the help ----------
+  // Conventions of Perfetto and chrome://tracing: W/S zoom, A/D pan; arrows pan and scroll.
+  const mid = () => LABEL_W + plotW() / 2;
+  const KEYS = [
+    { keys: ["w", "+", "="], what: "zoom in", run: () => zoomAt(mid(), 0.7) },
+    { keys: ["s", "-"], what: "zoom out", run: () => zoomAt(mid(), 1 / 0.7) },
+    { keys: ["a", "ArrowLeft"], what: "pan left", run: () => panBy(-plotW() * 0.15) },
+    { keys: ["d", "ArrowRight"], what: "pan right", run: () => panBy(plotW() * 0.15) },
+    { keys: ["ArrowUp"], what: "scroll lanes up", run: () => scrollBy(-LANE_H * 3) },
+    { keys: ["ArrowDown"], what: "scroll lanes down", run: () => scrollBy(LANE_H * 3) },
+    { keys: ["PageUp"], what: "scroll lanes a page up", run: () => scrollBy(-(H - AXIS_H) * 0.9) },
+    { keys: ["PageDown"], what: "scroll lanes a page down", run: () => scrollBy((H - AXIS_H) * 0.9) },
+    { keys: ["f"], what: "zoom to the selected span", run: fitSelection },
+    { keys: ["0"], what: "show the whole trace", run: () => setWindow(0, S.hdr.duration) },
+    { keys: ["Escape"], what: "clear the selection", run: clearSelection },
+    { keys: ["?"], what: "show or hide this help", run: toggleHelp },
+  ];
+  const MOUSE = [
+    ["wheel", "scroll lanes"],
+    ["ctrl/⌘ + wheel", "zoom at the pointer"],
+    ["shift + wheel, drag", "pan"],
+    ["hover / click", "details / pin them"],
+    ["click a header", "fold or unfold its lanes"],
+  ];
+  const KEY_NAMES = { ArrowLeft: "←", ArrowRight: "→", ArrowUp: "↑", ArrowDown: "↓", Escape: "Esc", PageUp: "PgUp", PageDown: "PgDn" };
+  const keyName = (k) => KEY_NAMES[k] || (k.length === 1 ? k.toUpperCase() : k);
+  const KEY_MAP = new Map();
+  for (const entry of KEYS) for (const k of entry.keys) KEY_MAP.set(k, entry);
+  function keyEntry(ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return undefined;
+    return KEY_MAP.get(ev.key) || KEY_MAP.get(ev.key.toLowerCase());
+  }
+  function fitSelection() {
+    const sel = S.pinned || S.hover;
+    if (!sel || sel.kind !== "span") return;
+    const s = sel.lane.start[sel.i], e = sel.lane.end[sel.i], pad = Math.max((e - s) * 0.1, 5);
+    setWindow(s - pad, e + pad);
+  }
+  function clearSelection() {
+    S.pinned = null;
+    details.textContent = "nothing selected";
+    schedule();
+  }
+  function toggleHelp() {
+    $("help").hidden = !$("help").hidden;
+  }
+  // The help panel and the one-line hint, written from KEYS and MOUSE only.
+  function buildHelp() {
+    const list = $("help-keys");
+    for (const entry of KEYS) {
+      const li = document.createElement("li");
+      const k = document.createElement("span");
+      k.className = "keys";
+      k.textContent = entry.keys.map(keyName).join(" ");
+      li.appendChild(k);
+      li.appendChild(document.createTextNode(entry.what));
+      list.appendChild(li);
+    }
+    const mouse = $("help-mouse");
+    for (const [what, does] of MOUSE) {
+      const li = document.createElement("li");
+      const k = document.createElement("span");
+      k.className = "keys";
+      k.textContent = what;
+      li.appendChild(k);
+      li.appendChild(document.createTextNode(does));
+      mouse.appendChild(li);
+    }
+    const short = KEYS.filter((e) => /^(zoom (in|out)|pan )/.test(e.what) || e.keys.includes("?"));
+    $("hint").textContent = "hover a span for details, click to pin · " +
+      MOUSE.slice(0, 3).map(([w, d]) => w + ": " + d).join(" · ") + " · " +
+      short.map((e) => e.keys.map(keyName).join("/") + ": " + e.what).join(" · ");
+  }
+
+  function onClick(d) {
+    const target = pick(d.x, d.y);
+    if (target && target.kind === "group") {
+      const g = S.groups[target.row.gi];
+      g.collapsed = !g.collapsed;
+      layout();
+      schedule();
+      return;
+    }
+    if (target && target.kind === "sub") {
+      S.subFolded.set(target.row.key, !target.row.folded);
+      layout();
+      schedule();
+      return;
+    }
+    S.pinned = target && target.kind !== "lane" ? target : null;
+    if (!describe(S.pinned, details)) details.textContent = "nothing selected";
+    schedule();
+  }
   function bind() {
     for (const id of ["f-gid", "f-fn", "f-mindur"]) $(id).addEventListener("input", applyFilters);
     $("f-state").addEventListener("change", applyFilters);
@@ -709,30 +976,27 @@
     $("f-search").addEventListener("input", () => { S.filter.search = $("f-search").value.trim().toLowerCase(); runSearch(); });
     $("f-search").addEventListener("keydown", (ev) => { if (ev.key === "Enter") nextSearchHit(); });
     $("b-reset").addEventListener("click", () => setWindow(0, S.hdr.duration));
+    $("b-help").addEventListener("click", toggleHelp);
+    $("help").addEventListener("click", toggleHelp);
     window.addEventListener("resize", resize);
+    vscroll.addEventListener("scroll", () => {
+      if (Math.abs(vscroll.scrollTop - S.scrollY) < 1) return;
+      S.scrollY = vscroll.scrollTop;
+      clampScroll();
+      schedule();
+    });
 
     let drag = null;
     cv.addEventListener("mousedown", (ev) => {
       cv.focus();
       drag = { x: ev.offsetX, y: ev.offsetY, t0: S.t0, t1: S.t1, sy: S.scrollY, moved: false };
     });
-    window.addEventListener("mouseup", (ev) => {
+    window.addEventListener("mouseup", () => {
       if (!drag) return;
       const d = drag;
       drag = null;
       cv.classList.remove("dragging");
-      if (d.moved) return;
-      const target = pick(d.x, d.y);
-      if (target && target.kind === "group") {
-        const g = S.groups[target.row.gi];
-        g.collapsed = !g.collapsed;
-        layout();
-        schedule();
-        return;
-      }
-      S.pinned = target && target.kind !== "lane" ? target : null;
-      if (!describe(S.pinned, details)) details.textContent = "nothing selected";
-      schedule();
+      if (!d.moved) onClick(d);
     });
     cv.addEventListener("mousemove", (ev) => {
       if (drag) {
@@ -753,36 +1017,32 @@
       const target = pick(ev.offsetX, ev.offsetY);
       const same = target && S.hover && target.kind === S.hover.kind && target.i === S.hover.i && target.lane === S.hover.lane;
       S.hover = target;
-      if (target && target.kind !== "group") showTip(target, ev.offsetX, ev.offsetY);
+      if (target && target.kind !== "group" && target.kind !== "sub") showTip(target, ev.offsetX, ev.offsetY);
       else tip.hidden = true;
       if (!same) schedule();
     });
     cv.addEventListener("mouseleave", () => { tip.hidden = true; S.hover = null; schedule(); });
+    // Wheel as in Perfetto and every browser page: it scrolls; ctrl/⌘ + wheel (and a
+    // touchpad pinch, which browsers report as ctrl + wheel) zooms at the pointer;
+    // shift + wheel or a sideways wheel pans.
     cv.addEventListener("wheel", (ev) => {
       ev.preventDefault();
-      if (ev.shiftKey) {
-        S.scrollY += ev.deltaY;
-        clampScroll();
-        schedule();
+      const unit = ev.deltaMode === 1 ? 30 : ev.deltaMode === 2 ? H : 1;
+      let dx = ev.deltaX * unit, dy = ev.deltaY * unit;
+      if (ev.ctrlKey || ev.metaKey) {
+        zoomAt(ev.offsetX, Math.exp(dy * 0.0022));
         return;
       }
-      const dy = ev.deltaMode === 1 ? ev.deltaY * 30 : ev.deltaY;
-      zoomAt(ev.offsetX, Math.exp(dy * 0.0022));
+      if (ev.shiftKey && dx === 0) { dx = dy; dy = 0; }
+      if (dx) panBy(dx);
+      if (dy) scrollBy(dy);
     }, { passive: false });
     window.addEventListener("keydown", (ev) => {
       if (ev.target && (ev.target.tagName === "INPUT" || ev.target.tagName === "SELECT")) return;
-      const mid = LABEL_W + plotW() / 2;
-      switch (ev.key) {
-        case "w": case "W": case "+": case "=": zoomAt(mid, 0.7); break;
-        case "s": case "S": case "-": case "_": zoomAt(mid, 1 / 0.7); break;
-        case "a": case "A": case "ArrowLeft": panBy(-plotW() * 0.15); break;
-        case "d": case "D": case "ArrowRight": panBy(plotW() * 0.15); break;
-        case "ArrowUp": S.scrollY -= LANE_H * 3; clampScroll(); schedule(); break;
-        case "ArrowDown": S.scrollY += LANE_H * 3; clampScroll(); schedule(); break;
-        case "0": setWindow(0, S.hdr.duration); break;
-        case "Escape": S.pinned = null; details.textContent = "nothing selected"; schedule(); break;
-        default: return;
-      }
+      const entry = keyEntry(ev);
+      if (!entry) return;
+      entry.run();
+      S.lastKey = entry.what;
       ev.preventDefault();
     });
   }
@@ -795,7 +1055,9 @@
     const x0 = Math.max(LABEL_W, t2x(lane.start[i])), x1 = Math.min(W, t2x(lane.end[i]));
     return { x: (x0 + x1) / 2, y: y - S.scrollY + AXIS_H + LANE_H / 2, visible: x1 > x0 };
   }
-  S.api = { locate, setWindow, layout };
+  // The key table as the handler uses it, for tests and tools.
+  const keyTable = () => KEYS.map((e) => ({ keys: e.keys.slice(), names: e.keys.map(keyName), what: e.what }));
+  S.api = { locate, setWindow, layout, keyTable, stackFrames };
 
   async function main() {
     try {
@@ -830,6 +1092,8 @@
       item.appendChild(document.createTextNode(name));
       legend.appendChild(item);
     });
+    S.runningState = S.hdr.states.indexOf("running");
+    buildHelp();
     bind();
     S.ready = true;
     layout();

@@ -26,9 +26,10 @@ import numpy as np
 import polars as pl
 
 from goblueprint.render.lanes import COUNTER_GROUP, GROUPS, arrange, sorted_spans, span_titles, state_names
+from goblueprint.render.run_stacks import running_stacks
 from goblueprint.timeline.model import InstantKind, LaneKind, Timeline
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: stacks as an interned table in the blob; spans carry end_stack
 # Instants worth a marker on a lane; CPU samples and syncs would only bury them.
 _SHOWN_INSTANTS = (
     InstantKind.LOG,
@@ -110,29 +111,35 @@ def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], byt
     display = title_ids[title_of_span] if len(titles) else np.zeros(0, dtype=np.int64)
     own_g = (kinds == LaneKind.G) | (kinds == LaneKind.GRANGE) | (kinds == LaneKind.REGION)
     gid = np.where(own_g, lane_ids, np.where(kinds == LaneKind.TASK, -1, g))
-    stack = spans["stack"].to_numpy().astype(np.int64)
+    start_stack, end_stack = running_stacks(spans)
+    lane_index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(lanes)}
+    instants, instant_ranges = _instants(tl, lane_index, strings)
+    instant_stack = instants["stack"].to_numpy().astype(np.int64)
+    # Only the stacks something on screen refers to, renumbered 0..k-1 (-1: none).
+    used, dense = np.unique(np.concatenate((start_stack, end_stack, instant_stack)), return_inverse=True)
+    dense = dense.ravel() - (1 if len(used) and used[0] == 0 else 0)
+    n_spans = spans.height
     header_spans = blob.table(
-        spans.height,
+        n_spans,
         {
             "start": (spans["start"].to_numpy() - origin, "f8"),
             "end": (spans["end"].to_numpy() - origin, "f8"),
             "label": (display, "i4"),
-            "stack": (np.where(stack != 0, stack, -1), "i4"),
+            "stack": (np.where(start_stack != 0, dense[:n_spans], -1), "i4"),
+            "end_stack": (np.where(end_stack != 0, dense[n_spans : 2 * n_spans], -1), "i4"),
             "gid": (np.clip(gid, -1, 2**31 - 1), "i4"),
             "state": (code_to_index[spans["state"].to_numpy()], "u1"),
         },
     )
-
-    lane_index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(lanes)}
-    instants, instant_ranges = _instants(tl, lane_index, strings)
     header_instants = blob.table(
         instants.height,
         {
             "time": (instants["time"].to_numpy() - origin, "f8"),
             "label": (instants["text"].to_numpy(), "i4"),
-            "stack": (np.where(instants["stack"].to_numpy() != 0, instants["stack"].to_numpy(), -1), "i4"),
+            "stack": (np.where(instant_stack != 0, dense[2 * n_spans :], -1), "i4"),
         },
     )
+    header_stacks = _stack_table(tl, used[used != 0], blob)
     groups = [
         {"name": title_, "kind": "G" if key == "SYS" else key, "collapsed": folded}
         for key, title_, _k, folded in GROUPS
@@ -169,7 +176,7 @@ def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], byt
         "instants": header_instants,
         "samples": header_samples,
         "flows": header_flows,
-        "stacks": _stacks(tl),
+        "stacks": header_stacks,
         "strings": strings.items,
     }
     return header, b"".join(blob.parts)
@@ -265,22 +272,40 @@ def _flows(tl: Timeline, blob: _Blob, origin: int, lane_index: dict[tuple[int, i
     )
 
 
-def _stacks(tl: Timeline) -> list[list[int]]:
-    """Stack id -> flat [func, file, line, ...] leaf first; [] for ids with no frames."""
-    df = tl.stack_frames.sort(["stack", "depth"])
-    if df.height == 0:
-        return [[]]
-    ids = df["stack"].to_numpy()
-    flat = np.stack([df["func"].to_numpy(), df["file"].to_numpy(), df["line"].to_numpy()], axis=1).astype(
-        np.int64
+def _stack_table(tl: Timeline, ids: np.ndarray, blob: _Blob) -> dict[str, Any]:
+    """Stacks IDS (sorted) as an interned table: distinct frames once, stacks as frame lists.
+
+    Stack k of the page is ``frame[first[k]:first[k + 1]]``, leaf first; a frame is
+    (func, file, line) with string ids.  Goroutines of one program share most frames,
+    so this is far smaller than repeating the frames of every stack.
+    """
+    df = tl.stack_frames.filter(pl.col("stack").is_in(ids.astype(np.uint32).tolist())).sort(
+        ["stack", "depth"]
     )
-    out: list[list[int]] = [[] for _ in range(int(ids.max()) + 1)]
-    change = np.flatnonzero(ids[1:] != ids[:-1]) + 1
-    starts = np.concatenate(([0], change)).tolist()
-    ends = np.concatenate((change, [len(ids)])).tolist()
-    for lo, hi in zip(starts, ends, strict=True):
-        out[int(ids[lo])] = flat[lo:hi].ravel().tolist()
-    return out
+    stack_col = df["stack"].to_numpy().astype(np.int64)
+    triples = (
+        np.stack([df["func"].to_numpy(), df["file"].to_numpy(), df["line"].to_numpy()], axis=1)
+        .astype(np.int64)
+        .reshape(-1, 3)
+    )
+    frames, frame_of_row = np.unique(triples, axis=0, return_inverse=True)
+    counts = (
+        np.bincount(np.searchsorted(ids, stack_col), minlength=len(ids))
+        if len(ids)
+        else np.zeros(0, np.int64)
+    )
+    first = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return {
+        "n": len(ids),
+        "frames": len(frames),
+        "arrays": {
+            "first": blob.add(first, "u4"),
+            "frame": blob.add(frame_of_row.ravel(), "u4"),
+            "func": blob.add(frames[:, 0] if len(frames) else frames, "i4"),
+            "file": blob.add(frames[:, 1] if len(frames) else frames, "i4"),
+            "line": blob.add(frames[:, 2] if len(frames) else frames, "i4"),
+        },
+    }
 
 
 def embed_json(value: Any) -> str:

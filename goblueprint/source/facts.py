@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from goblueprint import toolchain
-from goblueprint.errors import GoblueprintError, SourceError, ToolchainError
+from goblueprint.errors import GoblueprintError, PathError, SourceError, ToolchainError
 from goblueprint.source import asm, helper, tables
 
 FACTS_FORMAT = 2  # bump when the meaning of cached facts changes
@@ -29,11 +30,16 @@ def resolve(goroot: str | None = None, go: str | None = None) -> Goroot:
         raise SourceError("give either --goroot or --go, not both")
     if goroot:
         path = Path(goroot).expanduser()
-        if not (path / "src" / "runtime").is_dir():
-            raise SourceError(
-                f"{goroot} is not a GOROOT (no src/runtime); install a release with: "
-                "goblueprint toolchain install 1.22 (then use --go 1.22)"
+        install = "install a release with: goblueprint toolchain install 1.22 (then use --go 1.22)"
+        if not path.is_dir():
+            code = errno.ENOTDIR if path.exists() else errno.ENOENT
+            raise PathError(
+                path,
+                code,
+                hint="--goroot names a GOROOT; or: goblueprint toolchain install 1.22, then --go 1.22",
             )
+        if not (path / "src" / "runtime").is_dir():
+            raise SourceError(f"{goroot} is not a GOROOT (no src/runtime); {install}")
         try:
             version = toolchain.goroot_version(path)
         except ToolchainError:

@@ -19,7 +19,7 @@ from typing import IO
 import numpy as np
 import polars as pl
 
-from goblueprint.errors import UsageError
+from goblueprint.errors import PathError
 from goblueprint.render.lanes import GROUPS, arrange, sorted_spans, span_titles
 from goblueprint.timeline.export_perfetto import COUNTER_TITLES
 from goblueprint.timeline.model import STATE_NAMES, LaneKind, Timeline
@@ -32,7 +32,7 @@ def write_chrome(tl: Timeline, out: str | Path | IO[str]) -> int:
             with open(out, "w", encoding="utf-8") as handle:
                 return write_chrome(tl, handle)
         except OSError as exc:
-            raise UsageError(f"cannot write {out}: {exc.strerror}") from exc
+            raise PathError.from_os(out, exc, write=True) from None
     dump = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode
     origin = tl.start_ns
     spans = sorted_spans(tl)

@@ -22,7 +22,7 @@ from typing import IO
 import numpy as np
 import polars as pl
 
-from goblueprint.errors import UsageError
+from goblueprint.errors import PathError
 from goblueprint.render.lanes import GROUPS, arrange, layers, sorted_spans, span_titles
 from goblueprint.timeline.model import LaneKind, State, Timeline
 
@@ -80,7 +80,7 @@ def write_perfetto(tl: Timeline, out: str | Path | IO[bytes]) -> int:
             with open(out, "wb") as handle:
                 return write_perfetto(tl, handle)
         except OSError as exc:
-            raise UsageError(f"cannot write {out}: {exc.strerror}") from exc
+            raise PathError.from_os(out, exc, write=True) from None
     from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
     origin = tl.start_ns

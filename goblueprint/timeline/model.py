@@ -56,6 +56,16 @@ Tables
     ``p`` column = task id (-1 for none) and ``m`` column = nesting depth.
   * ``TASK`` (lane_id = task id): user tasks, label = task type, ``g`` = parent task
     id (-1 for none).
+  * ``KERNEL`` (lane_id = thread id, i.e. the M id): what the Linux scheduler did with
+    the thread (goblueprint.kernel, from ``perf record``): K_ON_CPU, K_PREEMPTED and
+    K_WOKEN (runnable, waiting for a CPU), K_SLEEPING, K_DISK, K_OFF_CPU.  ``p`` = the
+    CPU core (not a P), ``m`` = the thread, ``g`` = the G the trace says the M ran at
+    the span's start (-1 if none), label = its description ("CPU 1", "preempted (R)").
+  * ``KMARK`` (lane_id = thread id): where the trace and the kernel disagree:
+    OS_PREEMPTED_UNDER_G (Go says the M runs ``g`` on ``p``, the kernel has the thread
+    off its CPU; label = why) and CPU_WAIT_WITH_P (the M holds P ``p`` but runs no G
+    and waits for a CPU).
+  * ``CPU`` (lane_id = core): the program's threads on each core (K_ON_CPU, ``m`` = thread).
 
 ``flows`` — wake-ups and other causal arrows, one row each:
 
@@ -138,6 +148,9 @@ class LaneKind(enum.IntEnum):
     PRANGE = 6
     REGION = 7
     TASK = 8
+    KERNEL = 9
+    KMARK = 10
+    CPU = 11
 
 
 class State(enum.IntEnum):
@@ -158,6 +171,14 @@ class State(enum.IntEnum):
     RANGE = 34
     REGION = 40
     TASK = 41
+    K_ON_CPU = 50
+    K_PREEMPTED = 51
+    K_WOKEN = 52
+    K_SLEEPING = 53
+    K_DISK = 54
+    K_OFF_CPU = 55
+    OS_PREEMPTED_UNDER_G = 56
+    CPU_WAIT_WITH_P = 57
 
 
 # Human names, used by every renderer so they agree.
@@ -179,6 +200,14 @@ STATE_NAMES: dict[int, str] = {
     State.RANGE: "range",
     State.REGION: "region",
     State.TASK: "task",
+    State.K_ON_CPU: "on CPU",
+    State.K_PREEMPTED: "preempted (runnable)",
+    State.K_WOKEN: "woken, waiting for a CPU",
+    State.K_SLEEPING: "blocked in the kernel (S)",
+    State.K_DISK: "blocked in the kernel (D)",
+    State.K_OFF_CPU: "off CPU (other)",
+    State.OS_PREEMPTED_UNDER_G: "OS preemption under a running G",
+    State.CPU_WAIT_WITH_P: "waiting for a CPU with a P",
 }
 
 
@@ -367,7 +396,9 @@ def _state_lane(state: int) -> LaneKind:
         State.RANGE: LaneKind.GRANGE,
         State.REGION: LaneKind.REGION,
         State.TASK: LaneKind.TASK,
-    }[State(state)]
+        State.OS_PREEMPTED_UNDER_G: LaneKind.KMARK,
+        State.CPU_WAIT_WITH_P: LaneKind.KMARK,
+    }.get(State(state), LaneKind.KERNEL)
 
 
 def build_timeline(source: Any, progress: Any = None, *, show_capture: bool = False) -> Timeline:

@@ -9,6 +9,7 @@ pass so a large trace is decoded once.
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goblueprint.errors import TraceError, UsageError
+from goblueprint.errors import PathError, TraceError
 from goblueprint.timeline._api import G_NOT_EXIST, K_STATE, K_SYNC
 from goblueprint.timeline.capture_marks import CaptureMarker, CaptureMarks
 from goblueprint.trace.events import KIND_OF
@@ -29,15 +30,12 @@ _KIND_INT: tuple[int, ...] = tuple(int(k) for k in KIND_OF)
 def open_events(source: Any) -> Iterable[Any]:
     """Events of a trace given as a path, bytes, a Reader or any iterable of events."""
     if isinstance(source, str | os.PathLike):
-        path = Path(source)
-        if not path.is_file():
-            raise UsageError(f"cannot read trace {path}: no such file")
         from goblueprint.trace.reader import open_trace
 
-        try:
-            return open_trace(path)
-        except OSError as exc:
-            raise UsageError(f"cannot read trace {path}: {exc.strerror or exc}") from exc
+        path = Path(source)
+        if path.is_dir():  # mmap of a directory would fail with a less telling errno
+            raise PathError(path, errno.EISDIR)
+        return open_trace(path)
     if isinstance(source, bytes | bytearray | memoryview):
         from goblueprint.trace.reader import Reader
 
@@ -108,10 +106,14 @@ def run_pass(
             if progress is not None and n & 0xFFFF == 0:
                 progress(n)
     except TraceError as exc:
+        if getattr(opened, "partial", False):
+            raise  # a partial Reader raises only when nothing before the failure is usable
         error = exc
     finally:
         if gc_was_enabled:
             gc.enable()
+    if error is None:  # a Reader opened with partial=True ends quietly and keeps its error
+        error = getattr(opened, "error", None)
     if error is None:
         valid, valid_last = n, last
     elif n == 0:

@@ -22,13 +22,13 @@ Strings are stored as data; nothing here interprets them.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from goblueprint.errors import UsageError
+from goblueprint.errors import PathError
 from goblueprint.timeline._api import (
     K_LABEL,
     K_LOG,
@@ -271,11 +271,11 @@ def trace_tables(
 
 
 def write_parquet(
-    timeline_or_path: Timeline | str | os.PathLike[str], out_dir: str | os.PathLike[str]
+    timeline_or_path: Timeline | str | os.PathLike[str] | Iterable[Any], out_dir: str | os.PathLike[str]
 ) -> list[Path]:
     """Write the tables as OUT_DIR/<table>.parquet; returns the files written.
 
-    Given a trace path, all tables are written (events, intervals, goroutines,
+    Given a trace (path, Reader or events), all tables are written (events, intervals, goroutines,
     metrics, flows, stacks, lanes, states).  Given an already built Timeline,
     only the tables that come from it are (no events, no goroutines).
     """
@@ -286,11 +286,14 @@ def write_parquet(
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # name the directory asked for, not the parent that failed
+        raise PathError.from_os(out, exc, write=True) from None
+    try:
         written = []
         for name, df in sorted(tables.items()):
             path = out / f"{name}.parquet"
             df.write_parquet(path, statistics=True)
             written.append(path)
     except OSError as exc:
-        raise UsageError(f"cannot write Parquet files to {out}: {exc.strerror or exc}") from exc
+        raise PathError.from_os(exc.filename or out, exc, write=True) from None
     return written

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from goblueprint.errors import TraceError, UsageError
+from goblueprint.errors import PathError, TraceError
 from goblueprint.trace import spec
 from goblueprint.trace.events import EV_SYNC_EVENT, Event
 from goblueprint.trace.generation import EvTable, Generation, read_generation, read_generation_with_spill
@@ -78,12 +78,21 @@ class Reader:
     ``Reader(data)`` parses the header at once (raising TraceError or
     UnsupportedTraceVersion); iterating yields Events and raises TraceError
     after the events Go would have produced before failing.
+
+    ``partial=True`` is how a command uses a trace that breaks part-way: the
+    iteration ends quietly after the events Go would have produced, and the
+    TraceError is kept in ``error`` (``events_read`` counts what came before it).
+    A trace that breaks before any event but the opening Sync has nothing to use:
+    its error is raised as without ``partial``.
     """
 
-    def __init__(self, data: bytes | bytearray | memoryview | mmap.mmap) -> None:
+    def __init__(self, data: bytes | bytearray | memoryview | mmap.mmap, *, partial: bool = False) -> None:
         self._buf = data
         self._end = len(data)
         self.version, self._pos = read_header(data)
+        self.partial = partial
+        self.error: TraceError | None = None
+        self.events_read = 0
 
     def __iter__(self) -> Iterator[Event]:
         return self._events()
@@ -107,8 +116,25 @@ class Reader:
         """The events as column chunks: per generation its Sync, then its events.
 
         Raises TraceError (offset, generation, M) after the chunks Go would have
-        produced before failing, exactly where iterating Events would.
+        produced before failing, exactly where iterating Events would (or, with
+        ``partial``, stops there and keeps the error).
         """
+        return self._until_error(self._chunks()) if self.partial else self._chunks()
+
+    def _until_error(self, chunks: Iterator[Chunk]) -> Iterator[Chunk]:
+        syncs = 0
+        try:
+            for chunk in chunks:
+                self.events_read += len(chunk)
+                if len(chunk) == 1 and chunk.typ[0] == EV_SYNC_EVENT:
+                    syncs += 1
+                yield chunk
+        except TraceError as exc:
+            if self.events_read == syncs:
+                raise
+            self.error = exc
+
+    def _chunks(self) -> Iterator[Chunk]:
         raw = self._buf
         mapped = raw if isinstance(raw, mmap.mmap) else None
         # A view pins the mapping: close() during iteration then leaves it alone.
@@ -277,7 +303,7 @@ def _engine_inputs(gen: Generation, strings: list[str], string_ids: dict[str, in
     )
 
 
-def open_trace(path: str | Path) -> Reader:
+def open_trace(path: str | Path, *, partial: bool = False) -> Reader:
     """A Reader over a trace file, memory-mapped (the mapping lives as long as the Reader)."""
     p = Path(path)
     try:
@@ -288,5 +314,5 @@ def open_trace(path: str | Path) -> Reader:
             else:
                 data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as err:
-        raise UsageError(f"cannot read trace {p}: {err.strerror or err}") from None
-    return Reader(data)
+        raise PathError.from_os(p, err) from None
+    return Reader(data, partial=partial)

@@ -169,4 +169,6 @@ def test_crosscheck_against_other_release_explains_differences(capsys, go_binary
     code, _, err = run_cli(
         capsys, "binary", "crosscheck", str(go_binary("hello")), "--goroot", "/nonexistent"
     )
-    assert "not a GOROOT" in one_line_error(code, err)
+    assert "cannot read /nonexistent: no such file or directory (--goroot names a GOROOT" in one_line_error(
+        code, err
+    )

@@ -63,7 +63,7 @@ def test_schedtrace_log_with_foreign_lines(tmp_path: Path, capsys: pytest.Captur
     log.write_text("\n".join(lines))
     assert main(["schedtrace", str(log)]) == 1
     line = _one_error_line(capsys)
-    assert re.search(r"mixed\.log:line 5: not a schedtrace line: 'panic: something", line)
+    assert re.search(r"mixed\.log: line 5: not a schedtrace line: 'panic: something", line)
     assert "--lenient" in line
     assert main(["schedtrace", "--lenient", str(log)]) == 0
     assert "1 foreign lines skipped" in capsys.readouterr().out
@@ -77,7 +77,7 @@ def test_schedtrace_bad_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["schedtrace", str(empty)]) == 1
     assert "no SCHED lines" in _one_error_line(capsys)
     assert main(["schedtrace", "--plot", str(tmp_path / "x.pdf"), str(DATA / "schedtrace-go1.27.3.log")]) == 1
-    assert "must end in" in _one_error_line(capsys)
+    assert "a plot is written as .svg, .png, .html, not .pdf" in _one_error_line(capsys)
 
 
 def test_capture_unknown_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

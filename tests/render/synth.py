@@ -16,12 +16,21 @@ HOSTILE = [
 
 
 def synthetic(
-    goroutines: int = 6, spans_per_g: int = 40, procs: int = 3, hostile: bool = False, seed: int = 1
+    goroutines: int = 6,
+    spans_per_g: int = 40,
+    procs: int = 3,
+    hostile: bool = False,
+    seed: int = 1,
+    functions: tuple[str, ...] = (),
+    run_stack: int = 2,
 ) -> Timeline:
     """A Timeline with G/P/M/GC/STW lanes, regions, counters, flows, instants and stacks.
 
     G spans tile each goroutine's life (running/runnable/waiting); each running span is
-    mirrored on a P lane and an M lane, as the real builder does.
+    mirrored on a P lane and an M lane, as the real builder does.  FUNCTIONS, if given,
+    are the goroutines' start functions in turn (else all start in main.worker).
+    RUN_STACK is the stack of running G spans: 0 is what the builder writes (Go records
+    no stack when a goroutine starts running).
     """
     rng = np.random.default_rng(seed)
     start_ns = 1_000_000_000
@@ -69,8 +78,9 @@ def synthetic(
         t = start_ns + int(rng.integers(0, 5000))
         lanes["lane_kind"].append(int(LaneKind.G))
         lanes["lane_id"].append(gid)
-        lanes["label"].append(f"G{gid} {strings[1]}")
-        lanes["group"].append(strings[1])
+        fn = functions[(gid - 1) % len(functions)] if functions else strings[1]
+        lanes["label"].append(f"G{gid} {fn}")
+        lanes["group"].append(fn)
         lanes["system"].append(gid == goroutines)  # one system goroutine
         for k in range(spans_per_g):
             d = int(rng.integers(200, 20000))
@@ -78,7 +88,7 @@ def synthetic(
             if state == State.G_RUNNING:
                 p = int(np.argmin(p_free))
                 t = max(t, p_free[p])
-                add(LaneKind.G, gid, t, t + d, state, g=gid, p=p, m=p, stack=2)
+                add(LaneKind.G, gid, t, t + d, state, g=gid, p=p, m=p, stack=run_stack)
                 add(LaneKind.P, p, t, t + d, State.P_RUNNING, g=gid, p=p, m=p)
                 add(LaneKind.M, p, t, t + d, State.M_RUNNING, g=gid, p=p, m=p)
                 p_free[p] = t + d

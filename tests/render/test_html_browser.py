@@ -65,14 +65,16 @@ def test_zoom_and_pan_change_the_visible_range(tmp_path, open_page, synthetic_ti
     opened.wait_frame(frames)
     width1 = opened.state("S.t1 - S.t0")
     assert width1 < width0 * 0.8
-    # Wheel zoom around the cursor keeps the time under the cursor in place.
+    # Ctrl-wheel zooms around the cursor and keeps the time under the cursor in place.
     box = page.locator("#cv").bounding_box()
     x, y = box["x"] + box["width"] * 0.6, box["y"] + 200
     under = f"S.t0 + ({box['width'] * 0.6} - 190) / (document.getElementById('cv').clientWidth - 190) * (S.t1 - S.t0)"
     t_under = opened.state(under)
     frames = opened.state("S.stats.frames")
     page.mouse.move(x, y)
+    page.keyboard.down("Control")
     page.mouse.wheel(0, -400)
+    page.keyboard.up("Control")
     opened.wait_frame(frames)
     width2 = opened.state("S.t1 - S.t0")
     assert width2 < width1 * 0.8
@@ -234,15 +236,16 @@ def test_real_trace(tmp_path, open_page, sched_timeline):
     # Hover a blocked span that has a stack and see the trace's own frames.
     found = opened.state(
         """(() => { for (const L of S.lanes) for (let i = 0; i < L.n; i++)
-             if (L.stack[i] > 0 && S.hdr.stacks[L.stack[i]].length && S.groups[L.group].kind === 'G'
+             if (L.stack[i] >= 0 && S.api.stackFrames(L.stack[i]).length && S.groups[L.group].kind === 'G'
                  && !S.groups[L.group].collapsed && L.end[i] - L.start[i] > 1000)
-               return [L.index, i, S.strings[S.hdr.stacks[L.stack[i]][0]]];
+               return [L.index, i, S.api.stackFrames(L.stack[i])[0][0]];
            return null; })()"""
     )
     assert found, "no goroutine span with a stack in the sched trace"
     lane, i, leaf = found
     opened.act(
-        f"S.scrollY = S.rows.find(r => r.lane && r.lane.index === {lane}).y - 100,"
+        f"S.subFolded.clear(), S.api.layout(),"
+        f" S.scrollY = S.rows.find(r => r.lane && r.lane.index === {lane}).y - 100,"
         f" S.api.setWindow(S.lanes[{lane}].start[{i}], S.lanes[{lane}].end[{i}])"
     )
     spot = opened.state(f"S.api.locate({lane}, {i})")

@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 import synth
 
+from goblueprint.render.lanes import sorted_spans
 from goblueprint.render.timeline_html import embed_json, render_timeline_html
 from goblueprint.timeline.model import STATE_NAMES
 
@@ -97,3 +98,32 @@ def test_real_trace_round_trip(sched_timeline):
     counters = decode(render_timeline_html(sched_timeline, "sched"))[0]["counters"]
     assert sum(c["samples"][1] - c["samples"][0] for c in counters) == sched_timeline.counters.height
     assert pl.Series([c["name"] for c in counters]).is_unique().all()
+
+
+def test_stack_table_holds_the_timelines_frames(sched_timeline):
+    header, raw = decode(render_timeline_html(sched_timeline, "sched"))
+    st = header["stacks"]
+
+    def arr(name, dtype, n):
+        return np.frombuffer(raw, dtype=np.dtype(dtype).newbyteorder("<"), count=n, offset=st["arrays"][name])
+
+    first = arr("first", "u4", st["n"] + 1)
+    frame = arr("frame", "u4", int(first[-1]))
+    func, file, line = (arr(c, "i4", st["frames"]) for c in ("func", "file", "line"))
+    strings = header["strings"]
+
+    def frames(k):
+        return [(strings[func[f]], strings[file[f]], int(line[f])) for f in frame[first[k] : first[k + 1]]]
+
+    # Spans that are not runs point at the Timeline's own stack, through the page's table.
+    stack = column(header, raw, "spans", "stack", "i4")
+    spans = sorted_spans(sched_timeline)
+    own = spans["stack"].to_numpy()
+    checked = 0
+    for k in np.flatnonzero(own > 0)[:: max(1, int((own > 0).sum()) // 300)]:
+        assert frames(stack[k]) == sched_timeline.stack(int(own[k]))
+        checked += 1
+    assert checked > 100
+    # Interned: each distinct frame once.
+    triples = set(zip(func.tolist(), file.tolist(), line.tolist(), strict=True))
+    assert len(triples) == st["frames"]

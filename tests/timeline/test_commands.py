@@ -97,7 +97,7 @@ def test_metrics_terminal_and_one_goroutine(trace_path: Any, go_reference: Any, 
     ("args", "message"),
     [
         (["trace", "metrics", "{trace}", "--goroutine", "999999"], "no goroutine 999999"),
-        (["trace", "metrics", "{missing}"], "cannot read trace"),
+        (["trace", "metrics", "{missing}"], "missing.trace: no such file or directory"),
         (["trace", "metrics", "{garbage}"], ""),
         (["trace", "metrics", "{old}"], "not supported"),
         (["trace", "sql", "{empty}", "SELECT 1"], "not a Go execution trace"),

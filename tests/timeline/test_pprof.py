@@ -99,7 +99,8 @@ def test_truncated_trace_profiles_complete_generations_like_go(
     go_trace: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # A trace cut in its last generation: go tool trace profiles the events up to the
-    # last Sync it read and still succeeds; so must we (with a warning, exit 0).
+    # last Sync it read and still succeeds; so do we, with --allow-partial (a warning, exit 0;
+    # without it the same profile is written and the exit status says it is partial).
     # gens runs for about 2.5 s, so the runtime (a new generation every second) writes several.
     whole = go_trace(
         "gens", go="1.27", prog_root=Path(__file__).resolve().parents[1] / "trace_core" / "goprogs"
@@ -116,8 +117,10 @@ def test_truncated_trace_profiles_complete_generations_like_go(
     last_start = gen_starts[max(gen_starts)]
     cut.write_bytes(data[: (last_start + len(data)) // 2])
     out = tmp_path / "cut.pb.gz"
-    assert main(["trace", "pprof", "--type", "sched", str(cut), "-o", str(out)]) == 0
+    assert main(["trace", "pprof", "--type", "sched", str(cut), "-o", str(out)]) == 1
     assert "complete generations" in capsys.readouterr().err
+    assert main(["trace", "pprof", "--allow-partial", "--type", "sched", str(cut), "-o", str(out)]) == 0
+    assert "goblueprint: warning: partial trace: " in capsys.readouterr().err
     ours = pprof.decode(out.read_bytes())
     assert ours.samples
     assert_same_profile(ours, go_profile(cut, "sched"))

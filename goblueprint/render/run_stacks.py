@@ -1,0 +1,106 @@
+"""Stacks for running spans: where a goroutine resumed and where it stopped.
+
+Go's trace records no stack when a goroutine starts running (GoStart has none), so
+the Timeline's running spans carry stack 0.  What a reader wants on a running span
+is what ``go tool trace`` shows as its "Stack" and "End Stack": the stack where the
+goroutine last stopped running (blocked, was preempted, entered a syscall) or, for
+a new goroutine, its creation stack, since that is where it resumes; and the stack
+where this run ended.  Both are already in the Timeline, on the G lane's
+neighbouring non-running spans, so they are derived here from the builder's
+output, with no change to it.  A running span that does carry a stack of its own
+(a transition with a stack, e.g. a syscall return) keeps it.
+
+P and M lanes show the same runs of goroutines; their running spans get the stacks
+of the G lane's run they overlap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from goblueprint.timeline.model import LaneKind, State
+
+_RUN_STATES = (int(State.G_RUNNING), int(State.P_RUNNING), int(State.M_RUNNING))
+
+
+def running_stacks(spans: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(start stack, end stack) per row of SPANS (sorted by lane, then start), 0 for none.
+
+    Rows that are not running keep their own stack as start stack and get no end stack.
+    """
+    n = spans.height
+    kind = spans["lane_kind"].to_numpy()
+    lane = spans["lane_id"].to_numpy()
+    state = spans["state"].to_numpy()
+    own = spans["stack"].to_numpy().astype(np.int64)
+    start_stack = own.copy()
+    end_stack = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return start_stack, end_stack
+    is_g = kind == int(LaneKind.G)
+    running = is_g & (state == int(State.G_RUNNING))
+    # Rows where a new G lane begins: nothing is carried across lanes.
+    lane_start = np.ones(n, dtype=bool)
+    lane_start[1:] = (kind[1:] != kind[:-1]) | (lane[1:] != lane[:-1])
+
+    # Start stack: the last non-running span with a stack since the previous run on this
+    # lane (waiting with its block stack, then runnable with none, then running: the block
+    # stack).  A forward fill of "last row with a stack", reset by runs and lane starts.
+    has = is_g & ~running & (own != 0)
+    marker = has | running | lane_start
+    last = np.maximum.accumulate(np.where(marker, np.arange(n), 0))
+    carried = np.where(has[last], own[last], 0)
+    prev = np.zeros(n, dtype=np.int64)
+    prev[1:] = carried[:-1]
+    prev[lane_start] = 0
+    take = running & (own == 0)
+    start_stack[take] = prev[take]
+
+    # End stack: the next span on the lane, when it begins where this run ends and is
+    # not a run itself (it holds the stack of the transition that stopped this run).
+    nxt = np.zeros(n, dtype=np.int64)
+    follows = np.zeros(n, dtype=bool)
+    follows[:-1] = (
+        ~lane_start[1:] & ~running[1:] & (spans["start"].to_numpy()[1:] == spans["end"].to_numpy()[:-1])
+    )
+    nxt[:-1] = own[1:]
+    end_stack[running & follows] = nxt[running & follows]
+
+    _copy_to_procs_and_threads(spans, running, start_stack, end_stack)
+    return start_stack, end_stack
+
+
+def _copy_to_procs_and_threads(
+    spans: pl.DataFrame, g_running: np.ndarray, start_stack: np.ndarray, end_stack: np.ndarray
+) -> None:
+    """Give each P/M running span the stacks of the G run it shows (same G, overlapping)."""
+    kind = spans["lane_kind"].to_numpy()
+    state = spans["state"].to_numpy()
+    g = spans["g"].to_numpy()
+    pm = ((kind == int(LaneKind.P)) | (kind == int(LaneKind.M))) & np.isin(state, _RUN_STATES) & (g >= 0)
+    if not pm.any() or not g_running.any():
+        return
+    starts = spans["start"].to_numpy()
+    ends = spans["end"].to_numpy()
+    # G lanes are sorted by (lane_id = g, start) already (sorted_spans), so the runs are
+    # in join order; the P/M rows are put in it with one numpy lexsort (cheaper than polars'
+    # multi-column sort on millions of rows).
+    runs = pl.DataFrame(
+        {
+            "g": g[g_running],
+            "start": starts[g_running],
+            "run_end": ends[g_running],
+            "s0": start_stack[g_running],
+            "s1": end_stack[g_running],
+        }
+    )
+    rows = np.flatnonzero(pm)
+    rows = rows[np.lexsort((starts[rows], g[rows]))]
+    wanted = pl.DataFrame({"row": rows, "g": g[rows], "start": starts[rows]})
+    # Both sides are sorted by (g, start) above; polars cannot verify that with `by`.
+    found = wanted.join_asof(runs, on="start", by="g", strategy="backward", check_sortedness=False)
+    inside = found["run_end"].fill_null(-1).to_numpy() > found["start"].to_numpy()
+    row = found["row"].to_numpy()[inside]
+    start_stack[row] = np.where(start_stack[row] != 0, start_stack[row], found["s0"].to_numpy()[inside])
+    end_stack[row] = found["s1"].to_numpy()[inside]
