@@ -20,7 +20,8 @@ a CLOCK_MONOTONIC reading).  capture measures that instant from outside the
 process: every SCHED line says how old the process was ("Nms") and arrives
 through a pipe; the smallest (arrival - N ms) over all lines is the start, late
 by the pipe's latency plus up to 1 ms of truncation (``meta.json``
-``process_start_mono_ns``).  The trace's clock is the runtime's nanotime on
+``process_start_mono_ns``), and never later than the trace's first event (the
+runtime starts before anything can start its trace).  The trace's clock is the runtime's nanotime on
 Linux (``traceClockNow`` = nanotime()/64); Go 1.25+ traces also carry a clock
 snapshot (trace time, monotonic time) in their Sync events, used when present.
 Older captures of main packages logged one ``goblueprint.clock`` user log (an
@@ -165,6 +166,9 @@ def compare(
             alignment = "outside"
             if ev.kind == EventKind.SYNC and (snap := ev.sync().clock_snapshot) is not None:
                 origin = snap.trace + (origin_mono_ns - snap.mono)
+            # The runtime starts before anything can start its trace; the measurement can only be
+            # late (by the pipe's latency), so an estimate inside the trace is moved before it.
+            origin = min(origin, t - 1)
         if origin is None:
             if ev.kind == EventKind.LOG:
                 log = ev.log()

@@ -164,20 +164,25 @@ def _pump_stderr(
 
 @contextlib.contextmanager
 def _forwarding_signals(proc: subprocess.Popen[bytes], seen: list[int]) -> Iterator[None]:
-    """Pass SIGTERM/SIGHUP sent to goblueprint on to the program while it runs.
+    """Pass SIGINT/SIGTERM/SIGHUP sent to goblueprint on to the program while it runs.
 
     Dying at once would leave the program running unobserved; passed on, it
     flushes its trace (overlay handler) and exits, and what was recorded is kept.
+    SIGINT (Ctrl-C) is handled here too rather than as KeyboardInterrupt: raised
+    inside Popen.wait between waitpid and the recording of its status, that
+    exception loses the exit status (Python then reports 0).  A second Ctrl-C
+    kills the program.
     """
 
     def forward(signum: int, _frame: object) -> None:
+        again = signum == signal.SIGINT and signal.SIGINT in seen
         seen.append(signum)
         with contextlib.suppress(OSError):
-            proc.send_signal(signum)
+            proc.kill() if again else proc.send_signal(signum)
 
     previous = {}
     try:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             previous[sig] = signal.signal(sig, forward)
     except ValueError:  # not the main thread: signals cannot be caught here
         pass
@@ -367,14 +372,17 @@ def _run_job(job: _Job, out_dir: Path, opts: _Options) -> CaptureResult:
                 # SIGTERM first: the overlay flushes the trace on it.
                 _stop(proc, signal.SIGTERM)
             except KeyboardInterrupt:
-                # Ctrl-C reached the program too (same process group); once more for a
-                # program started without a terminal, then the summary as usual.
+                # SIGINT came while the handler above was not installed (not the main thread).
                 interrupted = True
                 _stop(proc, signal.SIGINT)
         pump.join()
-        if forwarded:
+        # Ctrl-C reached the program too (same process group) and once more from the handler,
+        # for a program started without a terminal; the summary follows as after any run.
+        interrupted = interrupted or signal.SIGINT in forwarded
+        passed_on = [sig for sig in forwarded if sig != signal.SIGINT]
+        if passed_on:
             notes.append(
-                f"goblueprint got {signal.Signals(forwarded[0]).name} and passed it on to the program"
+                f"goblueprint got {signal.Signals(passed_on[0]).name} and passed it on to the program"
             )
     wall = time.monotonic() - t0
     rc = proc.returncode
