@@ -205,8 +205,18 @@ def _stop(proc: subprocess.Popen[bytes], sig: int) -> None:
         pass
 
 
-def _test_args(plan: Plan, trace_path: Path, timeout: float | None) -> list[str]:
+# Test flags naming files that go test resolves against its own directory (-test.outputdir).
+_PROFILE_FLAGS = frozenset(
+    f"test.{name}" for name in "cpuprofile memprofile blockprofile mutexprofile coverprofile".split()
+)
+
+
+def _test_args(plan: Plan, trace_path: Path, timeout: float | None, workdir: Path) -> list[str]:
     """The test binary's arguments as go test would pass them, plus the trace file.
+
+    The binary runs in its package's directory, as under go test; profile files
+    named relative to the directory go test ran in land there all the same
+    (go test's own -test.outputdir).
 
     -test.timeout matters beyond mimicry: when it fires, the testing package
     stops the trace (flushing it) before it panics, so ``--timeout`` becomes the
@@ -224,6 +234,9 @@ def _test_args(plan: Plan, trace_path: Path, timeout: float | None) -> list[str]
     chosen = user_timeout if user_timeout is not None else GO_TEST_DEFAULT_TIMEOUT
     if timeout is not None and (user_timeout is None or _go_duration_s(user_timeout) > timeout):
         chosen = f"{timeout}s"
+    keys = {split_flag(arg)[0] for arg in rest}
+    if keys & _PROFILE_FLAGS and "test.outputdir" not in keys:
+        args.append(f"-test.outputdir={workdir.resolve()}")
     return [*args, f"-test.timeout={chosen}", *rest]
 
 
@@ -295,7 +308,7 @@ def _jobs(
         exe = pkg_out / "program.test"
         start = time.monotonic()
         packages.build_test(tc, pkg, plan.build_flags, exe, build_dir)
-        args = _test_args(plan, pkg_out / "trace.out", opts.timeout)
+        args = _test_args(plan, pkg_out / "trace.out", opts.timeout, workdir)
         job = _Job(
             plan.command, "test", exe, args, pkg.dir, "test-flag", tc.version, tc.goroot, pkg.import_path
         )
