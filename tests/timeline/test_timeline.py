@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import lzma
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+import tl_goref as goref
 from tl_goref import MORE_TRACES, TRACES, FakeEvent, Stack, StackFrame
 
 from goblueprint.timeline._api import EventKind, GoState, ProcState, ResourceKind
 from goblueprint.timeline.builder import TimelineBuilder
 from goblueprint.timeline.model import FlowKind, LaneKind, State, Timeline, build_timeline, state_table
 
+DATA = Path(__file__).parent / "data"
 G_SPAN_STATES = {
     int(State.G_RUNNING): "exec",
     int(State.G_RUNNABLE): "sched_wait",
@@ -50,17 +54,14 @@ def _syscall_block_counted_twice(tl: Timeline) -> dict[int, int]:
     return twice
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("prog", "go"), MORE_TRACES)
-def test_goroutine_spans_add_up_to_gos_summary(prog: str, go: str, analysed: Any, go_reference: Any) -> None:
+def _assert_spans_add_up_to_gos_summary(tl: Timeline, summaries: dict[int, Any]) -> None:
     # Every G state span, summed per goroutine and state, equals Go's own summary
     # (internal/trace.Summarizer run by goref): running = ExecTime, runnable = SchedWaitTime,
     # waiting = sum of BlockTimeByReason, syscall = SyscallTime + SyscallBlockTime.
-    tl = analysed(prog, go).timeline
     sums = durations(tl, LaneKind.G).group_by("lane_id", "state").agg(pl.col("d").sum())
     got = {(g, s): d for g, s, d in sums.iter_rows()}
     counted_twice = _syscall_block_counted_twice(tl)
-    for gid, ref in go_reference(prog, go).summaries.items():
+    for gid, ref in summaries.items():
         expected = {
             "exec": ref["exec"],
             "sched_wait": ref["sched_wait"] - counted_twice.get(gid, 0),
@@ -69,6 +70,23 @@ def test_goroutine_spans_add_up_to_gos_summary(prog: str, go: str, analysed: Any
         }
         for state, key in G_SPAN_STATES.items():
             assert got.get((gid, state), 0) == expected[key], (gid, key)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("prog", "go"), MORE_TRACES)
+def test_goroutine_spans_add_up_to_gos_summary(prog: str, go: str, analysed: Any, go_reference: Any) -> None:
+    _assert_spans_add_up_to_gos_summary(analysed(prog, go).timeline, go_reference(prog, go).summaries)
+
+
+def test_spans_add_up_when_a_syscall_whose_p_was_taken_ends_the_trace(tmp_path: Path) -> None:
+    # A recorded trace (committed: whether a run ends so is up to timing) in which goroutine 9
+    # is in a syscall at the end and its P went idle meanwhile: Go's summary counts that
+    # stretch twice, the spans once.
+    trace = tmp_path / "t.trace"
+    trace.write_bytes(lzma.decompress((DATA / "syscall-blocked-at-end-go1.25.trace.xz").read_bytes()))
+    tl = build_timeline(trace)
+    assert _syscall_block_counted_twice(tl) == {9: 193089}
+    _assert_spans_add_up_to_gos_summary(tl, goref.reference(trace).summaries)
 
 
 @pytest.mark.slow
