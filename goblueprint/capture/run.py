@@ -147,9 +147,19 @@ def _with_checklinkname(build_flags: list[str], tc: toolchain.Toolchain) -> list
 
 
 def _build(
-    plan: Plan, tc: toolchain.Toolchain, out_dir: Path, workdir: Path, notes: list[str]
+    plan: Plan,
+    tc: toolchain.Toolchain,
+    out_dir: Path,
+    workdir: Path,
+    notes: list[str],
+    extra_overlay: dict[str, str] | None = None,
 ) -> tuple[Path, Path, str]:
-    """Build the program; returns (executable, working directory, how the trace is taken)."""
+    """Build the program; returns (executable, working directory, how the trace is taken).
+
+    EXTRA_OVERLAY (file replaced -> replacement) joins the overlay: `goblueprint lab`
+    passes an instrumented copy of runtime files this way.
+    """
+    extra = dict(extra_overlay or {})
     if any(f.lstrip("-").split("=")[0] == "overlay" for f in plan.build_flags):
         raise CaptureError("-overlay is used by capture itself and cannot be given too")
     run_dir = workdir
@@ -164,18 +174,20 @@ def _build(
         exe.unlink(missing_ok=True)
         with tempfile.TemporaryDirectory(prefix="goblueprint-overlay-") as tmp:
             flags = list(plan.build_flags)
+            replace = dict(extra)
             # A package with non-test files gets the test hook (GODEBUG restored for child
             # processes, clock anchor); a directory of external _test files alone does not.
             if files and not name.endswith("_test"):
                 hook = Path(tmp) / "hook.go"
                 template = (OVERLAY_DIR / TEST_OVERLAY_TEMPLATE).read_text()
                 hook.write_text(template.replace("GOBLUEPRINT_PACKAGE", name))
-                overlay = Path(tmp) / "overlay.json"
-                replace = {str(directory / TEST_OVERLAY_FILE): str(hook)}
-                overlay.write_text(json.dumps({"Replace": replace}, sort_keys=True))
-                flags.append(f"-overlay={overlay}")
+                replace[str(directory / TEST_OVERLAY_FILE)] = str(hook)
             else:
                 notes.append("test package without non-test files: no GODEBUG restore, no clock anchor")
+            if replace:
+                overlay = Path(tmp) / "overlay.json"
+                overlay.write_text(json.dumps({"Replace": replace}, sort_keys=True))
+                flags.append(f"-overlay={overlay}")
             proc = tc.run(
                 ["test", "-c", "-o", str(exe), *flags, "--", *target], cwd=str(build_dir), check=False
             )
@@ -194,10 +206,15 @@ def _build(
         if _calls_trace_start(directory, files):
             how = "program"
             notes.append("the program calls trace.Start itself: built without the overlay")
+            if extra:
+                overlay = Path(tmp) / "overlay.json"
+                overlay.write_text(json.dumps({"Replace": extra}, sort_keys=True))
+                flags.append(f"-overlay={overlay}")
         else:
             replace = {
                 str(directory / added): str(OVERLAY_DIR / ours) for added, ours in overlay_files(tc).items()
             }
+            replace.update(extra)
             overlay = Path(tmp) / "overlay.json"
             overlay.write_text(json.dumps({"Replace": replace}, sort_keys=True))
             flags = _with_checklinkname([*flags, f"-overlay={overlay}"], tc)
@@ -303,13 +320,16 @@ def capture(
     stderr: IO[bytes] | None = None,
     no_stdin: bool = False,
     cwd: Path | None = None,
+    extra_overlay: dict[str, str] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> CaptureResult:
     """Record COMMAND into OUT_DIR (trace.out, schedtrace.log, meta.json).
 
     Build and usage problems raise CaptureError before anything runs.  Once the
     program ran, a failure (non-zero exit, signal, timeout, no trace) does not
     raise: it is recorded in meta.json (``error``, ``exit_status``) so that what
-    was recorded is kept; ``CaptureResult.ok`` tells.
+    was recorded is kept; ``CaptureResult.ok`` tells.  EXTRA_OVERLAY joins the build's
+    overlay and EXTRA_ENV the program's environment (both for `goblueprint lab`).
     """
     workdir = Path(cwd) if cwd is not None else Path.cwd()
     plan = plan_command(command, workdir)
@@ -338,7 +358,7 @@ def capture(
     else:
         assert tc is not None
         build_start = time.monotonic()
-        exe, run_dir, how = _build(plan, tc, out_dir, workdir, notes)
+        exe, run_dir, how = _build(plan, tc, out_dir, workdir, notes, extra_overlay)
         notes.append(f"built in {time.monotonic() - build_start:.1f}s")
         go_version = tc.version
 
@@ -356,6 +376,7 @@ def capture(
         env["GODEBUG"] = ",".join(debug)
     env[GODEBUG_ORIG_ENV] = orig_godebug
     env[TRACE_ENV] = str(trace_path)
+    env.update(extra_env or {})
     if procs is not None:
         env["GOMAXPROCS"] = str(procs)
 

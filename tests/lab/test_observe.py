@@ -1,0 +1,71 @@
+"""lab observe on real programs, Go 1.27 and 1.22: records against the trace and the source layer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from goblueprint.lab import crosscheck, records, transitions
+from goblueprint.source import facts, states
+
+from .conftest import RELEASES
+
+pytestmark = pytest.mark.slow
+
+
+def _load(out: Path) -> tuple[dict, records.Dump, dict]:
+    table, dump = records.load(out)
+    return table, dump, facts.load(facts.resolve(go=table["go_version"]))
+
+
+@pytest.mark.parametrize("go", RELEASES)
+def test_goroutine_starts_match_the_trace(lab_run: Callable[..., Path], go: str) -> None:
+    """Every Runnable->Running the tracer saw is a _Grunnable->_Grunning record, and no more,
+    once the starts the tracer invents are taken out (lost-P syscall exits, see StartCount).
+
+    Tolerance 2: records and trace share nanotime, but execute's casgstatus is recorded
+    just before the tracer's GoStart, so a start at either end of the trace's span can
+    fall on one side only.
+    """
+    out = lab_run("sched", go, procs=4)
+    table, dump, f = _load(out)
+    count = crosscheck.goroutine_starts(out / "trace.out", table, dump, f)
+    assert count.trace > 1000
+    assert abs(count.unexplained) <= 2, count
+
+
+@pytest.mark.parametrize("go", RELEASES)
+def test_edges_have_concrete_prior_states_and_source_sites(lab_run: Callable[..., Path], go: str) -> None:
+    out = lab_run("sched", go, procs=4)
+    table, dump, f = _load(out)
+    for machine in ("g", "p"):
+        names = set(transitions.state_names(f, machine).values())
+        rows = transitions.transitions(table, dump, f, machine)
+        assert rows
+        for row in rows:
+            assert row["from"] in names and row["to"] in names, row
+        source = {(t.file, t.line): t for t in states.blueprint(f, machine).transitions}
+        sites = {(s["file"], s["line"]) for s in table["sites"]}
+        for row in rows:
+            # Each place is a write site of the source layer, or a call of a wrapper that
+            # the source layer also names (casgstatus's callers), or inside an inlined wrapper.
+            at = (row["file"], row["line"])
+            assert at in source or at in sites or row["function"].startswith("cas"), row
+    p_rows = transitions.transitions(table, dump, f, "p")
+    # The source layer cannot tell what a plain store replaced; the lab always can.
+    assert any(r["from"] != "*" for r in p_rows)
+
+
+def test_cli_transitions_json(
+    lab_run: Callable[..., Path], run_cli: Callable[..., tuple[int, str, str]]
+) -> None:
+    out = lab_run("sched", "1.27", procs=4)
+    code, text, _ = run_cli("lab", "transitions", str(out), "--machine", "g", "--json")
+    assert code == 0
+    rows = json.loads(text)["transitions"]
+    assert {"from", "to", "function", "file", "line", "count"} <= set(rows[0])
+    execute = [r for r in rows if r["function"] == "execute" and r["to"] == "_Grunning"]
+    assert execute and execute[0]["from"] == "_Grunnable"
