@@ -204,7 +204,7 @@ def _produce(
                 tables.GOARCH,
                 "-spec",
                 str(spec_path),
-            ],  # fmt: skip
+            ],
         )
     finally:
         spec_path.unlink(missing_ok=True)
