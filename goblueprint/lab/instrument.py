@@ -19,6 +19,7 @@ from typing import Any
 
 from goblueprint import toolchain
 from goblueprint.errors import LabError
+from goblueprint.lab import probes as lab_probes
 from goblueprint.source import facts as source_facts
 from goblueprint.source import helper, states, tables
 
@@ -45,7 +46,7 @@ class Site:
     """One recorded site: a record's `site` column indexes a table of these."""
 
     id: int
-    kind: str  # "g_status", "p_status"
+    kind: str  # "g_status", "p_status", or a probe's kind (probes.COLUMNS)
     function: str
     file: str
     line: int
@@ -65,6 +66,7 @@ class Instrumented:
     build_id: int
     missed: list[dict[str, Any]] = field(default_factory=list)  # sites the helper could not rewrite
     dumps: list[str] = field(default_factory=list)  # functions that dump the records
+    notes: list[str] = field(default_factory=list)  # what this release cannot be probed for
 
     def table(self) -> dict[str, Any]:
         return {
@@ -74,6 +76,7 @@ class Instrumented:
             "sites": [asdict(s) for s in self.sites],
             "missed": self.missed,
             "dumps": self.dumps,
+            "notes": self.notes,
         }
 
 
@@ -101,11 +104,39 @@ def status_sites(facts: dict[str, Any]) -> list[Site]:
     return out
 
 
-def _spec(facts: dict[str, Any], sites: list[Site]) -> dict[str, Any]:
+def probe_sites(facts: dict[str, Any], first_id: int) -> tuple[list[Site], list[lab_probes.Probe], list[str]]:
+    """The probes of this release as sites numbered from FIRST_ID (site line: the function's)."""
+    found, notes = lab_probes.probes(facts)
+    funcs = {f["name"]: f for f in facts["funcs"] if f["body"]}
+    sites, kept = [], []
+    for probe in found:
+        fn = funcs.get(probe.func)
+        if fn is None:
+            notes.append(f"no function {probe.func}: no {probe.kind} records from it")
+            continue
+        where = (
+            "defer" if probe.defer else f"before {probe.before}" if probe.before
+            else f"after {probe.after}" if probe.after else f"return {probe.returning}" if probe.returning
+            else "entry"
+        )  # fmt: skip
+        sites.append(
+            Site(first_id + len(sites), probe.kind, probe.func, fn["file"], fn["line"], where, False)
+        )
+        kept.append(probe)
+    return sites, kept, notes
+
+
+def _spec(
+    facts: dict[str, Any], sites: list[Site], probes: list[lab_probes.Probe] | None = None
+) -> dict[str, Any]:
     by_pos = {(s["file"], s["line"], s["field"], s["how"], s.get("callee") or ""): s for s in facts["sites"]}
     fields = {f"{m.name}_status": m.field for m in tables.MACHINES.values()}
     spec_sites = []
+    probe_ids = {}
     for site in sites:
+        if site.kind not in fields:
+            probe_ids[len(probe_ids)] = site.id
+            continue
         field_name = fields[site.kind]
         how = "assign" if site.mechanism == "assignment" else None
         match = None
@@ -133,6 +164,18 @@ def _spec(facts: dict[str, Any], sites: list[Site]) -> dict[str, Any]:
         {"id": _ENTRY_BASE + i, "func": name, "call": f"goblueprintLabDump({code})", "defer": deferred}
         for i, (name, code, deferred) in enumerate(DUMP_ENTRIES)
     ]
+    for i, probe in enumerate(probes or []):
+        entries.append(
+            {
+                "id": probe_ids[i],
+                "func": probe.func,
+                "call": probe.call.format(site=probe_ids[i]),
+                "defer": probe.defer,
+                "before": probe.before,
+                "after": probe.after,
+                "returning": probe.returning,
+            }
+        )
     return {"sites": spec_sites, "entries": entries, "objects": OBJECTS}
 
 
@@ -148,8 +191,11 @@ def instrument(root: source_facts.Goroot, capacity: int = DEFAULT_CAPACITY) -> I
     sites = status_sites(facts)
     if not sites:
         raise LabError(f"Go {root.version}: the source layer found no G or P status write to instrument")
-    spec = _spec(facts, sites)
-    template = _template()
+    extra, probes, notes = probe_sites(facts, len(sites) + 1)
+    sites += extra
+    spec = _spec(facts, sites, probes)
+    size = lab_probes.global_queue_size(facts) or "before"
+    template = _template().replace("GOBLUEPRINT_GLOBSIZE", size)
     digest = hashlib.sha256(
         json.dumps(
             [FORMAT, helper.helper_source_hash(), str(root.path), root.version, capacity, spec, template],
@@ -173,6 +219,7 @@ def instrument(root: source_facts.Goroot, capacity: int = DEFAULT_CAPACITY) -> I
         build_id=build_id,
         missed=table["missed"],
         dumps=table["dumps"],
+        notes=notes,
     )
 
 
@@ -225,6 +272,8 @@ def _produce(
     dumps = []
     for miss in out["missed"]:
         if miss["id"] >= _ENTRY_BASE:
+            missed.append({"function": DUMP_ENTRIES[miss["id"] - _ENTRY_BASE][0], "file": "", "line": 0,
+                           "reason": miss["reason"]})  # fmt: skip
             continue
         s = by_id[miss["id"]]
         missed.append({"function": s.function, "file": s.file, "line": s.line, "reason": miss["reason"]})

@@ -128,7 +128,7 @@ def _callers(ins: instrument.Instrumented, root: source_facts.Goroot, binary: Pa
         return {}
     recs = dump.records
     wrappers = np.array(sorted(s.id for s in ins.sites if s.wrapper), dtype=np.uint32)
-    pcs = [int(pc) for pc in np.unique(recs["pc"][np.isin(recs["site"], wrappers) & (recs["pc"] != 0)])]
+    pcs = [int(pc) for pc in np.unique(recs["c"][np.isin(recs["site"], wrappers) & (recs["c"] != 0)])]
     if not pcs:
         return {}
     tc = toolchain.find(ins.go_version)

@@ -39,7 +39,7 @@ RECORD = np.dtype(
         ("obj", "<u8"),
         ("a", "<u8"),
         ("b", "<u8"),
-        ("pc", "<u8"),
+        ("c", "<u8"),  # caller PC of a status site; a probe's third value
         ("site", "<u4"),
         ("p", "<i4"),
     ]

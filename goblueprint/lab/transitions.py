@@ -36,7 +36,7 @@ def transitions(
     mine = recs[np.isin(recs["site"], np.array(sorted(sites), dtype=np.uint32))]
     wrapper_ids = np.array(sorted(i for i, s in sites.items() if s["wrapper"]), dtype=np.uint32)
     # The caller PC only distinguishes places for wrapper sites; elsewhere it is 0 anyway.
-    pc = np.where(np.isin(mine["site"], wrapper_ids), mine["pc"], 0)
+    pc = np.where(np.isin(mine["site"], wrapper_ids), mine["c"], 0)
     keys = np.empty(len(mine), dtype=[("site", "<u4"), ("pc", "<u8"), ("a", "<u8"), ("b", "<u8")])
     keys["site"], keys["pc"], keys["a"], keys["b"] = mine["site"], pc, mine["a"], mine["b"]
     uniq, counts = np.unique(keys, return_counts=True)

@@ -12,6 +12,7 @@ import pytest
 from goblueprint.capture.run import CaptureResult
 from goblueprint.errors import LabError
 from goblueprint.lab import instrument, observe, records
+from goblueprint.lab import probes as lab_probes
 from goblueprint.source import facts
 
 pytestmark = pytest.mark.slow
@@ -37,37 +38,31 @@ def test_crash_dumps_records_and_says_so(lab_run: Callable[..., Path]) -> None:
     assert len(dump.records) > 40
 
 
-def test_unrewritable_site_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A site the source layer names but the AST no longer has (another release's line) is
-    reported as not instrumented, with the reason, instead of failing silently."""
-    real = instrument.status_sites
+def test_unrewritable_probe_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A probe whose anchor or names a release lacks is reported as not instrumented, with
+    the reason, and the build goes on without it (no silent gap)."""
+    real = lab_probes.probes
 
-    def shifted(f: dict) -> list[instrument.Site]:
-        sites = real(f)
-        bad = sites[0]
-        return [instrument.Site(bad.id, bad.kind, bad.function, bad.file, bad.line + 1, bad.mechanism, bad.wrapper),
-                *sites[1:]]  # fmt: skip
+    def with_bad(f: dict) -> tuple[list[lab_probes.Probe], list[str]]:
+        found, notes = real(f)
+        bad = [
+            lab_probes.Probe("steal", "runqsteal", "goblueprintLabEvent({site}, uint64(victim.id), 0, 0, 0)",
+                             after="runqgrab"),
+            lab_probes.Probe("steal", "runqsteal", "goblueprintLabEvent({site}, 0, 0, 0, 0)", after="noSuchCall"),
+        ]  # fmt: skip
+        return [*found, *bad], notes
 
-    monkeypatch.setattr(instrument, "status_sites", shifted)
-    monkeypatch.setattr(instrument, "_spec", _spec_trusting_sites)
+    monkeypatch.setattr(instrument.lab_probes, "probes", with_bad)
     ins = instrument.instrument(facts.resolve(go="1.27"))
-    assert len(ins.missed) == 1
-    assert ins.missed[0]["reason"].startswith("no such write at")
+    reasons = sorted(m["reason"] for m in ins.missed)
+    assert len(reasons) == 2, reasons
+    assert reasons[1] == "runqsteal has no statement calling noSuchCall"
+    assert reasons[0].startswith("runqsteal at src/runtime/proc.go:") and reasons[0].endswith(
+        "no victim in scope"
+    )
     messages = observe._messages(ins, CaptureResult(tmp_path, {"error": "not run"}), tmp_path)
-    assert any(m.startswith("not instrumented: ") for m in messages)
-
-
-def _spec_trusting_sites(f: dict, sites: list[instrument.Site]) -> dict:
-    """The spec as instrument builds it, but from the (shifted) sites alone."""
-    fields = {"g_status": "g.atomicstatus", "p_status": "p.status"}
-    out = []
-    for s in sites:
-        fact = next(x for x in f["sites"] if x["file"] == s.file and abs(x["line"] - s.line) <= 1
-                    and x["func"] == s.function)  # fmt: skip
-        out.append({"id": s.id, "field": fields[s.kind], "how": fact["how"], "callee": fact.get("callee") or "",
-                    "file": s.file, "line": s.line, "kind": instrument.states.write_kind(fact),
-                    "callerpc": s.wrapper})  # fmt: skip
-    return {"sites": out, "entries": [], "objects": instrument.OBJECTS}
+    assert sum(m.startswith("not instrumented: runqsteal") for m in messages) == 2
+    assert "the program wrote no lab records (not run)" in messages
 
 
 def test_damaged_dumps_raise_lab_errors_with_offsets(lab_run: Callable[..., Path], tmp_path: Path) -> None:

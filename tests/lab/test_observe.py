@@ -69,3 +69,30 @@ def test_cli_transitions_json(
     assert {"from", "to", "function", "file", "line", "count"} <= set(rows[0])
     execute = [r for r in rows if r["function"] == "execute" and r["to"] == "_Grunning"]
     assert execute and execute[0]["from"] == "_Grunnable"
+
+
+@pytest.mark.parametrize("go", RELEASES)
+def test_status_records_chain_per_goroutine_and_p(lab_run: Callable[..., Path], go: str) -> None:
+    """Each record's prior status is the status the previous record of the same G (or P)
+    left: no status write escapes the instrumentation and every prior state is the real one.
+
+    Goroutines not yet given an id (obj 0, newproc1's _Gidle -> _Gdead) are left out.
+    Records are ordered by nanotime taken just after each write, so a thread descheduled
+    between its write and its clock read could swap two records: up to 0.1% is allowed.
+    """
+    import polars as pl
+
+    from goblueprint.lab import frame
+
+    table, dump, _f = _load(lab_run("sched", go, procs=4))
+    df = frame.records_frame(table, dump)
+    for kind in ("g_status", "p_status"):
+        rows = (
+            df.filter((pl.col("kind") == kind) & ((pl.col("obj") > 0) | (kind == "p_status")))
+            .sort(["obj", "t"], maintain_order=True)
+            .with_columns(pl.col("b").shift(1).over("obj").alias("left"))
+            .filter(pl.col("left").is_not_null())
+        )
+        breaks = rows.filter(pl.col("left") != pl.col("a")).height
+        assert rows.height > 1000 or kind == "p_status"
+        assert breaks <= rows.height // 1000, (kind, breaks, rows.height)

@@ -41,11 +41,18 @@ type rewriteSite struct {
 	CallerPC bool `json:"callerpc"`
 }
 
+// rewriteEntry is a probe: a call of the lab file added to a function, on entry
+// (deferred: at return), or just before/after the first statement that calls
+// Before/After. The call's names must be in scope there, else the probe is missed.
 type rewriteEntry struct {
-	ID    int    `json:"id"`
-	Func  string `json:"func"`
-	Call  string `json:"call"`  // a call expression of the lab file, e.g. goblueprintLabDump(1)
-	Defer bool   `json:"defer"` // run it when the function returns instead of on entry
+	ID     int    `json:"id"`
+	Func   string `json:"func"`
+	Call   string `json:"call"`  // a call expression of the lab file, e.g. goblueprintLabDump(1)
+	Defer  bool   `json:"defer"` // run it when the function returns instead of on entry
+	Before string `json:"before"`
+	After  string `json:"after"`
+	// Returning: before every `return NAME` (the value a function hands back).
+	Returning string `json:"returning"`
 }
 
 type rewriteSpec struct {
@@ -221,14 +228,7 @@ func (r *rewriter) file(i int, f *ast.File) {
 		}
 		for _, e := range r.spec.Entries {
 			if e.Func == funcName(d) && !r.applied[e.ID] {
-				stmt := e.Call + ";"
-				if e.Defer {
-					stmt = "defer " + stmt
-				}
-				at := r.off(d.Body.Lbrace) + 1
-				r.edits[i] = append(r.edits[i], edit{at, at, " " + stmt})
-				r.applied[e.ID] = true
-				r.out.Applied = append(r.out.Applied, e.ID)
+				r.probe(i, d, e)
 			}
 		}
 		if len(sites) == 0 {
@@ -250,6 +250,159 @@ func (r *rewriter) file(i int, f *ast.File) {
 			return true
 		})
 	}
+}
+
+func (r *rewriter) probe(i int, d *ast.FuncDecl, e rewriteEntry) {
+	r.applied[e.ID] = true
+	missed := func(why string) { r.out.Missed = append(r.out.Missed, rewriteMiss{e.ID, why}) }
+	call, err := parser.ParseExpr(e.Call)
+	if err != nil {
+		missed("probe call does not parse: " + err.Error())
+		return
+	}
+	var at int
+	var text string
+	var pos token.Pos
+	switch {
+	case e.Returning != "":
+		rets := returnsOf(d.Body, e.Returning)
+		if len(rets) == 0 {
+			missed(funcName(d) + " has no `return " + e.Returning + "`")
+			return
+		}
+		for _, ret := range rets {
+			if name := r.unknownName(d, call, ret.Pos()); name != "" {
+				missed(fmt.Sprintf("%s at %s:%d: no %s in scope", funcName(d), r.l.names[i], r.l.line(ret.Pos()), name))
+				return
+			}
+		}
+		for _, ret := range rets {
+			at := r.off(ret.Pos())
+			r.edits[i] = append(r.edits[i], edit{at, at, e.Call + "; "})
+		}
+		r.out.Applied = append(r.out.Applied, e.ID)
+		return
+	case e.Before != "" || e.After != "":
+		name := e.Before + e.After
+		stmt := firstStmtCalling(d.Body, name)
+		if stmt == nil {
+			missed(funcName(d) + " has no statement calling " + name)
+			return
+		}
+		if e.Before != "" {
+			at, text, pos = r.off(stmt.Pos()), e.Call+"; ", stmt.Pos()
+		} else {
+			at, text, pos = r.off(stmt.End()), "; "+e.Call, stmt.End()
+		}
+	default:
+		stmt := e.Call + ";"
+		if e.Defer {
+			stmt = "defer " + stmt
+		}
+		at, text, pos = r.off(d.Body.Lbrace)+1, " "+stmt, d.Body.Lbrace
+	}
+	if name := r.unknownName(d, call, pos); name != "" {
+		missed(fmt.Sprintf("%s at %s:%d: no %s in scope", funcName(d), r.l.names[i], r.l.line(pos), name))
+		return
+	}
+	r.edits[i] = append(r.edits[i], edit{at, at, text})
+	r.out.Applied = append(r.out.Applied, e.ID)
+}
+
+// returnsOf lists the statements `return NAME` of a body.
+func returnsOf(body *ast.BlockStmt, name string) []*ast.ReturnStmt {
+	var out []*ast.ReturnStmt
+	ast.Inspect(body, func(n ast.Node) bool {
+		if _, ok := n.(*ast.FuncLit); ok {
+			return false // a closure's returns are not the function's
+		}
+		if ret, ok := n.(*ast.ReturnStmt); ok && len(ret.Results) == 1 {
+			if id, ok := ret.Results[0].(*ast.Ident); ok && id.Name == name {
+				out = append(out, ret)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// firstStmtCalling is the first statement (in source order, at any depth) that is a call
+// of NAME, or assigns or declares from one.
+func firstStmtCalling(body *ast.BlockStmt, name string) ast.Stmt {
+	var found ast.Stmt
+	isCall := func(e ast.Expr) bool {
+		c, ok := ast.Unparen(e).(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		id, ok := c.Fun.(*ast.Ident)
+		return ok && id.Name == name
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		if found != nil {
+			return false
+		}
+		switch s := n.(type) {
+		case *ast.ExprStmt:
+			if isCall(s.X) {
+				found = s
+			}
+		case *ast.AssignStmt:
+			if len(s.Rhs) == 1 && isCall(s.Rhs[0]) {
+				found = s
+			}
+		}
+		return found == nil
+	})
+	return found
+}
+
+// unknownName is the first name of CALL that is neither the lab's, nor declared in D
+// before POS, nor a package-level name of the runtime ("" when all resolve).
+func (r *rewriter) unknownName(d *ast.FuncDecl, call ast.Expr, pos token.Pos) string {
+	local := map[string]bool{}
+	for id, obj := range r.l.info.Defs {
+		if obj != nil && id.Pos() >= d.Pos() && id.Pos() < pos {
+			local[id.Name] = true
+		}
+	}
+	bad := ""
+	ast.Inspect(call, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			// Only the root of a.b.c is a name to resolve; field names are the compiler's.
+			var root ast.Expr = sel
+			for {
+				s, ok := root.(*ast.SelectorExpr)
+				if !ok {
+					break
+				}
+				root = s.X
+			}
+			if id, ok := root.(*ast.Ident); ok {
+				if bad == "" && !r.known(id.Name, local) {
+					bad = id.Name
+				}
+				return false
+			}
+			ast.Inspect(root, func(m ast.Node) bool {
+				if id, ok := m.(*ast.Ident); ok && bad == "" && !r.known(id.Name, local) {
+					bad = id.Name
+				}
+				return true
+			})
+			return false
+		}
+		if id, ok := n.(*ast.Ident); ok && bad == "" && !r.known(id.Name, local) {
+			bad = id.Name
+		}
+		return true
+	})
+	return bad
+}
+
+func (r *rewriter) known(name string, local map[string]bool) bool {
+	return strings.HasPrefix(name, "goblueprintLab") || local[name] ||
+		r.l.pkg.Scope().Lookup(name) != nil || types.Universe.Lookup(name) != nil
 }
 
 func (r *rewriter) match(sites []rewriteSite, field, how, callee string, pos token.Pos) *rewriteSite {
