@@ -35,7 +35,24 @@ COLUMNS: dict[str, tuple[str, str, str, str]] = {
     "steal": ("victim P", "goroutines taken", "victim queue length after", "thief P"),
     "glob_put": ("", "goroutines put", "global queue length before", ""),
     "glob_get": ("", "goroutines taken", "global queue length after", ""),
+    "sysmon_wake": ("", "delay slept (µs)", "idle ticks", ""),
+    "sysmon_preempt": ("P", "ns its G has run", "when sysmon first saw it (0: never)", ""),
+    "sysmon_retake": ("P", "ns in its syscall", "when sysmon first saw it (0: never)", ""),
+    "netpoll_ready": ("goid", "goroutines in the batch", "netpoll's delay (ns, -1 blocks)", ""),
+    "timer_run": ("", "ns late", "", ""),
+    "stw_begin": ("", "stwReason", "", ""),
+    "stw_end": ("", "", "", ""),
+    "handoffp": ("P", "", "", ""),
+    "startm": ("P (-1: none)", "spinning (0/1)", "", ""),
+    "stopm": ("", "", "", ""),
+    "wakep": ("", "", "", ""),
+    "spin_start": ("", "", "", ""),
+    "spin_stop": ("", "", "", ""),
 }
+
+# Probes on function entry that record no values: (kind, function).
+_MARKS = (("stw_end", "startTheWorldWithSema"), ("stopm", "stopm"), ("wakep", "wakep"),
+          ("spin_start", "(*m).becomeSpinning"), ("spin_stop", "resetspinning"))  # fmt: skip
 
 
 def _struct_fields(facts: dict[str, Any], name: str) -> set[str]:
@@ -105,4 +122,24 @@ def probes(facts: dict[str, Any]) -> tuple[list[Probe], list[str]]:
         for func in ("globrunqget", "globrunqgetbatch"):
             if func in params:
                 out.append(Probe("glob_get", func, f"goblueprintLabGlobGet({{site}}, {size})", defer=True))
+    out += [
+        Probe("sysmon_wake", "sysmon", "goblueprintLabEvent({site}, 0, uint64(delay), uint64(idle), 0)",
+              after="usleep"),
+        Probe("sysmon_preempt", "retake", "goblueprintLabEvent({site}, uint64(pp.id), uint64(now-pd.schedwhen), uint64(pd.schedwhen), 0)",
+              before="preemptone"),
+        Probe("sysmon_retake", "retake",
+              "goblueprintLabEvent({site}, uint64(pp.id), uint64(now-pd.syscallwhen), uint64(pd.syscallwhen), 0)", before="handoffp"),
+        Probe("netpoll_ready", "netpoll", "goblueprintLabGList({site}, &toRun, delay)", returning="toRun"),
+        Probe("stw_begin", "stopTheWorldWithSema", "goblueprintLabEvent({site}, 0, uint64(reason), 0, 0)"),
+        Probe("handoffp", "handoffp", "goblueprintLabEvent({site}, uint64(pp.id), 0, 0, 0)"),
+        Probe("startm", "startm",
+              "goblueprintLabEvent({site}, goblueprintLabPid(pp), goblueprintLabBool(spinning), 0, 0)"),
+    ]  # fmt: skip
+    out += [Probe(kind, func, "goblueprintLabEvent({site}, 0, 0, 0, 0)") for kind, func in _MARKS]
+    # Timers: Go 1.22 runs one with runOneTimer(pp, t, now); from 1.23, (*timer).unlockAndRun(now).
+    runner = next((f for f in ("(*timer).unlockAndRun", "runOneTimer") if f in params), None)
+    if runner is None:
+        notes.append("no timer runner (runOneTimer or (*timer).unlockAndRun): no timer records")
+    else:
+        out.append(Probe("timer_run", runner, "goblueprintLabEvent({site}, 0, uint64(now-t.when), 0, 0)"))
     return out, notes

@@ -51,7 +51,7 @@ type rewriteEntry struct {
 	Defer  bool   `json:"defer"` // run it when the function returns instead of on entry
 	Before string `json:"before"`
 	After  string `json:"after"`
-	// Returning: before every `return NAME` (the value a function hands back).
+	// Returning: before every `return NAME[, ...]` (what a function hands back first).
 	Returning string `json:"returning"`
 }
 
@@ -309,14 +309,14 @@ func (r *rewriter) probe(i int, d *ast.FuncDecl, e rewriteEntry) {
 	r.out.Applied = append(r.out.Applied, e.ID)
 }
 
-// returnsOf lists the statements `return NAME` of a body.
+// returnsOf lists the statements `return NAME[, ...]` of a body.
 func returnsOf(body *ast.BlockStmt, name string) []*ast.ReturnStmt {
 	var out []*ast.ReturnStmt
 	ast.Inspect(body, func(n ast.Node) bool {
 		if _, ok := n.(*ast.FuncLit); ok {
 			return false // a closure's returns are not the function's
 		}
-		if ret, ok := n.(*ast.ReturnStmt); ok && len(ret.Results) == 1 {
+		if ret, ok := n.(*ast.ReturnStmt); ok && len(ret.Results) >= 1 {
 			if id, ok := ret.Results[0].(*ast.Ident); ok && id.Name == name {
 				out = append(out, ret)
 			}
