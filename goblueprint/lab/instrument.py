@@ -67,6 +67,7 @@ class Instrumented:
     missed: list[dict[str, Any]] = field(default_factory=list)  # sites the helper could not rewrite
     dumps: list[str] = field(default_factory=list)  # functions that dump the records
     notes: list[str] = field(default_factory=list)  # what this release cannot be probed for
+    knobs: dict[str, Any] = field(default_factory=dict)  # knobs changed: value and the sites rewritten
 
     def table(self) -> dict[str, Any]:
         return {
@@ -77,6 +78,7 @@ class Instrumented:
             "missed": self.missed,
             "dumps": self.dumps,
             "notes": self.notes,
+            "knobs": self.knobs,
         }
 
 
@@ -183,8 +185,13 @@ def _template() -> str:
     return (resources.files("goblueprint.lab") / "overlay" / TEMPLATE).read_text()
 
 
-def instrument(root: source_facts.Goroot, capacity: int = DEFAULT_CAPACITY) -> Instrumented:
-    """The overlay recording every status write of ROOT's runtime (built once, cached)."""
+def instrument(
+    root: source_facts.Goroot, capacity: int = DEFAULT_CAPACITY, knobs: dict[str, str] | None = None
+) -> Instrumented:
+    """The overlay recording every status write and probe of ROOT's runtime (built once, cached).
+
+    KNOBS (name -> value, checked by knobs.parse_settings) are changed in the same overlay.
+    """
     if not 1 <= capacity <= 1 << 28:
         raise LabError(f"buffer capacity {capacity} out of range 1..{1 << 28} records")
     facts = source_facts.load(root)
@@ -194,6 +201,9 @@ def instrument(root: source_facts.Goroot, capacity: int = DEFAULT_CAPACITY) -> I
     extra, probes, notes = probe_sites(facts, len(sites) + 1)
     sites += extra
     spec = _spec(facts, sites, probes)
+    from goblueprint.lab.knobs import BY_NAME
+
+    spec["knobs"] = [BY_NAME[name].spec(value) for name, value in sorted((knobs or {}).items())]
     size = lab_probes.global_queue_size(facts) or "before"
     template = _template().replace("GOBLUEPRINT_GLOBSIZE", size)
     digest = hashlib.sha256(
@@ -220,6 +230,7 @@ def instrument(root: source_facts.Goroot, capacity: int = DEFAULT_CAPACITY) -> I
         missed=table["missed"],
         dumps=table["dumps"],
         notes=notes,
+        knobs=table["knobs"],
     )
 
 
@@ -280,7 +291,12 @@ def _produce(
     for i, (name, _code, _deferred) in enumerate(DUMP_ENTRIES):
         if _ENTRY_BASE + i in out["applied"]:
             dumps.append(name)
-    table = {"rewritten": sorted(out["files"]), "missed": missed, "dumps": dumps, "callerpc": out["callerpc"]}
+    changed = {
+        k["name"]: [[x["file"], x["line"], x["text"]] for x in k["sites"]] for k in out.get("knobs") or []
+    }
+    table = {"rewritten": sorted(out["files"]), "missed": missed, "dumps": dumps, "callerpc": out["callerpc"],
+             "knobs": {name: {"value": v, "sites": changed.get(name, [])} for name, v in
+                       sorted((k["name"], k["set"]) for k in spec["knobs"])}}  # fmt: skip
     tmp = directory / f"sites.json.{os.getpid()}"
     tmp.write_text(json.dumps(table, sort_keys=True, indent=1))
     tmp.replace(directory / "sites.json")

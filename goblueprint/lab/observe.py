@@ -51,15 +51,16 @@ def observe(
     stdout: IO[bytes] | None = None,
     stderr: IO[bytes] | None = None,
     cwd: Path | None = None,
+    knobs: dict[str, str] | None = None,
 ) -> Observation:
-    """Record COMMAND's trace and lab records into OUT_DIR."""
+    """Record COMMAND's trace and lab records into OUT_DIR (with KNOBS changed, if any)."""
     plan = plan_command(command, cwd)
     if plan.kind == "binary":
         raise LabError(
             "lab observe builds the program: give go run …, go test … or a main package, not a binary"
         )
     root = source_facts.resolve(go=go)
-    ins = instrument.instrument(root, capacity)
+    ins = instrument.instrument(root, capacity, knobs)
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in [*out_dir.glob("lab.*.bin"), out_dir / records.SITES_FILE]:

@@ -11,6 +11,7 @@
 //	gohelper parsecheck -goroot DIR
 //	gohelper contracts -goroot DIR PKG...
 //	gohelper rewrite -goroot DIR -pkg runtime -fields ... -spec FILE   (see rewrite.go)
+//	gohelper knobs -goroot DIR -pkg runtime -spec FILE                 (see knobs.go)
 package main
 
 import (
@@ -60,6 +61,8 @@ func main() {
 		out = contractsMode(ctx, fl.Args())
 	case "rewrite":
 		out = rewriteMode(ctx, *pkg, splitList(*fields), *spec)
+	case "knobs":
+		out = knobsMode(ctx, *pkg, *spec)
 	default:
 		fail("unknown mode " + mode)
 	}

@@ -59,6 +59,7 @@ type rewriteSpec struct {
 	Sites   []rewriteSite     `json:"sites"`
 	Entries []rewriteEntry    `json:"entries"`
 	Objects map[string]string `json:"objects"` // field -> the base's identity field (goid, id)
+	Knobs   []knobSpec        `json:"knobs"`
 }
 
 type rewriteMiss struct {
@@ -73,6 +74,7 @@ type rewriteOut struct {
 	Atomic   string            `json:"atomic"`   // import path of the runtime's atomic package
 	CallerPC string            `json:"callerpc"` // how this release names the caller's PC
 	Imports  map[string]string `json:"imports"`  // local name -> path, as the runtime's files import them
+	Knobs    []knobOut         `json:"knobs"`    // the sites each changed knob rewrote
 }
 
 type edit struct {
@@ -92,15 +94,21 @@ type rewriter struct {
 	applied map[int]bool
 }
 
-func rewriteMode(ctx build.Context, path string, fields []string, specFile string) rewriteOut {
-	var spec rewriteSpec
+type buildContextT = build.Context
+
+func readSpec(specFile string, spec *rewriteSpec) {
 	data, err := os.ReadFile(specFile)
 	if err != nil {
 		fail("cannot read the rewrite spec: " + err.Error())
 	}
-	if err := json.Unmarshal(data, &spec); err != nil {
+	if err := json.Unmarshal(data, spec); err != nil {
 		fail("cannot read the rewrite spec: " + err.Error())
 	}
+}
+
+func rewriteMode(ctx build.Context, path string, fields []string, specFile string) rewriteOut {
+	var spec rewriteSpec
+	readSpec(specFile, &spec)
 	l := load(ctx, path)
 	if len(l.parseErrs) > 0 {
 		fail("the package does not parse: " + l.parseErrs[0])
@@ -111,7 +119,7 @@ func rewriteMode(ctx build.Context, path string, fields []string, specFile strin
 		r.want[f] = true
 	}
 	r.out = rewriteOut{Files: map[string]string{}, Applied: []int{}, Missed: []rewriteMiss{},
-		Imports: map[string]string{}}
+		Imports: map[string]string{}, Knobs: []knobOut{}}
 	r.findReleaseNames()
 	for i, f := range l.files {
 		r.file(i, f)
@@ -126,6 +134,7 @@ func rewriteMode(ctx build.Context, path string, fields []string, specFile strin
 			r.out.Missed = append(r.out.Missed, rewriteMiss{e.ID, "no function " + e.Func + " with a body"})
 		}
 	}
+	r.knobEdits()
 	r.apply()
 	sort.Ints(r.out.Applied)
 	sort.Slice(r.out.Missed, func(i, j int) bool { return r.out.Missed[i].ID < r.out.Missed[j].ID })
