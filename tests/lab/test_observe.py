@@ -96,3 +96,19 @@ def test_status_records_chain_per_goroutine_and_p(lab_run: Callable[..., Path], 
         breaks = rows.filter(pl.col("left") != pl.col("a")).height
         assert rows.height > 1000 or kind == "p_status"
         assert breaks <= rows.height // 1000, (kind, breaks, rows.height)
+
+
+def test_go_test_form_is_observed(tmp_path: Path) -> None:
+    """`go test` goes through capture's test build (its own overlay) with the lab runtime too;
+    the test binary's os.Exit dumps the records. A program that starts copies of itself
+    leaves one dump per process: the reader takes the first process's."""
+    from goblueprint.lab.observe import observe
+
+    testpkg = Path(__file__).resolve().parent.parent / "capture" / "goprogs" / "testpkg"
+    obs = observe(["go", "test", "-run", ".", "."], tmp_path, cwd=testpkg)
+    assert obs.capture.ok and obs.capture.meta["kind"] == "test"
+    _table, dump = records.load(tmp_path)
+    assert dump.header["reason"] == 1 and len(dump.records) > 100
+    assert (tmp_path / "trace.out").exists()
+    starts = [int(records.read_dump(p).header["start"]) for p in tmp_path.glob("lab.*.bin")]
+    assert dump.header["start"] == min(starts)
