@@ -9,6 +9,7 @@ is cached under the goblueprint cache by content, and passed to `go build
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -216,7 +217,13 @@ def instrument(
     directory = toolchain.cache_dir() / "lab" / f"go{root.version}-{digest[:20]}"
     done = directory / "sites.json"
     if not done.exists():
-        _produce(root, spec, template, capacity, build_id, directory, sites)
+        # One producer at a time (parallel test workers, concurrent CLI calls): the files are
+        # written in place, and a go build reading them half-written would fail oddly.
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        with open(directory.parent / f"{directory.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not done.exists():
+                _produce(root, spec, template, capacity, build_id, directory, sites)
     table = json.loads(done.read_text())
     replace = {str(root.path / rel): str(directory / rel) for rel in table["rewritten"]}
     replace[str(root.path / "src" / "runtime" / LAB_FILE)] = str(directory / LAB_FILE)
