@@ -83,3 +83,12 @@ def test_damaged_dumps_raise_lab_errors_with_offsets(lab_run: Callable[..., Path
     with pytest.raises(LabError, match="records where the header announces"):
         records.read_dump(short)
     assert np.all(records.read_dump(good).records["t"] > 0)
+
+
+def test_signal_dumps_records_and_keeps_the_trace(lab_run: Callable[..., Path]) -> None:
+    out = lab_run("sleepy", "1.27", timeout=1.0)
+    table, dump = records.load(out)
+    assert dump.header["reason"] == 2  # fatal signal: SIGTERM after capture's handler stopped the trace
+    assert "the program died (fatal signal): records up to its death were dumped" in table["messages"]
+    assert (out / "trace.out").stat().st_size > 0
+    assert len(dump.records) > 20
