@@ -94,3 +94,15 @@ class BinaryError(GoblueprintError):
 
 class CaptureError(GoblueprintError):
     """A program that could not be built, run or recorded."""
+
+
+class LabError(GoblueprintError):
+    """A lab build that cannot be made, or lab records that cannot be read.
+
+    Carries the byte offset in the records file when the problem is in one.
+    """
+
+    def __init__(self, message: str, *, offset: int | None = None) -> None:
+        self.message = message
+        self.offset = offset
+        super().__init__(f"{message} (offset {offset})" if offset is not None else message)

@@ -96,9 +96,17 @@ def resolve(tc: toolchain.Toolchain, plan: Plan, workdir: Path) -> list[Package]
 
 
 def build_test(
-    tc: toolchain.Toolchain, pkg: Package, build_flags: list[str], exe: Path, workdir: Path
+    tc: toolchain.Toolchain,
+    pkg: Package,
+    build_flags: list[str],
+    exe: Path,
+    workdir: Path,
+    extra_overlay: dict[str, str] | None = None,
 ) -> None:
     """`go test -c` of one package, with nothing added to the package under test.
+
+    EXTRA_OVERLAY (file replaced -> replacement) joins the overlay: `goblueprint lab`
+    passes an instrumented copy of runtime files this way.
 
     Package testing gets one file (``overlay/capture_testing_godebug.go``): an
     init function that puts the caller's GODEBUG back, so that processes the
@@ -110,6 +118,7 @@ def build_test(
         added, ours = TESTING_OVERLAY
         overlay = Path(tmp) / "overlay.json"
         replace = {str(tc.goroot / "src" / "testing" / added): str(OVERLAY_DIR / ours)}
+        replace.update(extra_overlay or {})
         overlay.write_text(json.dumps({"Replace": replace}, sort_keys=True))
         proc = tc.run(
             [
@@ -169,9 +178,17 @@ def with_checklinkname(build_flags: list[str], tc: toolchain.Toolchain) -> list[
 
 
 def build_main(
-    tc: toolchain.Toolchain, pkg: Package, build_flags: list[str], exe: Path, workdir: Path
+    tc: toolchain.Toolchain,
+    pkg: Package,
+    build_flags: list[str],
+    exe: Path,
+    workdir: Path,
+    extra_overlay: dict[str, str] | None = None,
 ) -> str:
-    """`go build` of a main package with the capture overlay; returns how the trace is taken."""
+    """`go build` of a main package with the capture overlay; returns how the trace is taken.
+
+    EXTRA_OVERLAY joins the overlay as in build_test.
+    """
     if pkg.name != "main":
         raise CaptureError(f"{' '.join(pkg.build_target)} is package {pkg.name}, not a main package")
     exe.unlink(missing_ok=True)
@@ -179,17 +196,19 @@ def build_main(
     how = "overlay"
     target = list(pkg.build_target)
     with tempfile.TemporaryDirectory(prefix="goblueprint-overlay-") as tmp:
+        replace = dict(extra_overlay or {})
         if calls_trace_start(pkg):
             how = "program"
         else:
             added = overlay_files(tc)
-            replace = {str(pkg.dir / name): str(OVERLAY_DIR / ours) for name, ours in added.items()}
-            overlay = Path(tmp) / "overlay.json"
-            overlay.write_text(json.dumps({"Replace": replace}, sort_keys=True))
-            flags = with_checklinkname([*flags, f"-overlay={overlay}"], tc)
+            replace.update({str(pkg.dir / name): str(OVERLAY_DIR / ours) for name, ours in added.items()})
             if target[0].endswith(".go"):
                 # Packages given as files take only the files listed, all named the same way.
                 target.extend(str(pkg.dir / name) for name in added)
+        if replace:
+            overlay = Path(tmp) / "overlay.json"
+            overlay.write_text(json.dumps({"Replace": replace}, sort_keys=True))
+            flags = with_checklinkname([*flags, f"-overlay={overlay}"], tc)
         proc = tc.run(["build", "-o", str(exe), *flags, *target], cwd=str(workdir), check=False)
     if proc.returncode != 0:
         raise CaptureError(f"go build failed: {first_lines(proc.stderr or proc.stdout)}")

@@ -86,6 +86,8 @@ class _Options:
     kernel: bool = False
     locks: bool = False
     perf: str | None = None
+    extra_overlay: dict[str, str] | None = None
+    extra_env: dict[str, str] | None = None
 
 
 @dataclass
@@ -282,7 +284,7 @@ def _jobs(
             raise CaptureError(f"{' '.join(plan.target)} is package {pkg.name}, not a main package")
         start = time.monotonic()
         exe = out_dir / "program"
-        how = packages.build_main(tc, pkg, plan.build_flags, exe, build_dir)
+        how = packages.build_main(tc, pkg, plan.build_flags, exe, build_dir, opts.extra_overlay)
         job = _Job(plan.command, plan.kind, exe, list(plan.program_args), workdir, how, tc.version, tc.goroot,
                    pkg.import_path)  # fmt: skip
         if how == "program":
@@ -307,7 +309,7 @@ def _jobs(
         pkg_out.mkdir(parents=True, exist_ok=True)
         exe = pkg_out / "program.test"
         start = time.monotonic()
-        packages.build_test(tc, pkg, plan.build_flags, exe, build_dir)
+        packages.build_test(tc, pkg, plan.build_flags, exe, build_dir, opts.extra_overlay)
         args = _test_args(plan, pkg_out / "trace.out", opts.timeout, workdir)
         job = _Job(
             plan.command, "test", exe, args, pkg.dir, "test-flag", tc.version, tc.goroot, pkg.import_path
@@ -336,6 +338,7 @@ def _environment(job: _Job, trace_path: Path, opts: _Options) -> dict[str, str]:
         env[TRACE_ENV] = str(trace_path)
     if opts.procs is not None:
         env["GOMAXPROCS"] = str(opts.procs)
+    env.update(opts.extra_env or {})
     return env
 
 
@@ -507,6 +510,8 @@ def capture_all(
     kernel: bool = False,
     locks: bool = False,
     perf: str | None = None,
+    extra_overlay: dict[str, str] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> list[CaptureResult]:
     """Record COMMAND into OUT_DIR: one result per package (trace.out, schedtrace.log, meta.json).
 
@@ -520,6 +525,8 @@ def capture_all(
     refuses, before building anything, a pattern that names several.
     ``kernel`` also records the kernel scheduler with perf (``locks``: futex and
     lock events too; ``perf``: the perf binary), see goblueprint.kernel.record.
+    ``extra_overlay`` joins the build's overlay and ``extra_env`` the program's
+    environment (both for `goblueprint lab`).
     """
     workdir = Path(cwd) if cwd is not None else Path.cwd()
     plan = plan_command(command, workdir)
@@ -530,8 +537,9 @@ def capture_all(
     if timeout is not None and timeout <= 0:
         raise CaptureError("--timeout must be positive")
     opts = _Options(
-        schedtrace_ms, scheddetail, procs, timeout, stdout, stderr, no_stdin, one_package, kernel, locks, perf
-    )
+        schedtrace_ms, scheddetail, procs, timeout, stdout, stderr, no_stdin, one_package, kernel, locks, perf,
+        extra_overlay, extra_env,
+    )  # fmt: skip
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     tc: toolchain.Toolchain | None

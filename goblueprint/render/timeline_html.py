@@ -253,13 +253,19 @@ def _counters(
 
 
 def _flows(tl: Timeline, blob: _Blob, origin: int, lane_index: dict[tuple[int, int], int]) -> dict[str, Any]:
-    """Wake-up arrows from the waker's lane (its G, else its P) to the woken G's lane."""
+    """Wake-up arrows from the waker's lane (its G, else its P) to the woken G's lane.
+
+    A flow without a goroutine (a steal from the lab's records) ends on its to_p's P lane.
+    """
     df = tl.flows.filter(pl.col("to_time") >= 0).sort("from_time")
     from_g = [lane_index.get((int(LaneKind.G), x), -1) for x in df["from_g"].to_list()]
     from_p = [lane_index.get((int(LaneKind.P), x), -1) for x in df["from_p"].to_list()]
-    to = [lane_index.get((int(LaneKind.G), x), -1) for x in df["g"].to_list()]
+    to_g = [lane_index.get((int(LaneKind.G), x), -1) for x in df["g"].to_list()]
+    to_p = [lane_index.get((int(LaneKind.P), x), -1) for x in df["to_p"].to_list()]
     src = np.array([a if a >= 0 else b for a, b in zip(from_g, from_p, strict=True)], dtype=np.int64)
-    dst = np.array(to, dtype=np.int64)
+    dst = np.array(
+        [a if g >= 0 else b for a, b, g in zip(to_g, to_p, df["g"].to_list(), strict=True)], dtype=np.int64
+    )
     keep = (src >= 0) & (dst >= 0)
     return blob.table(
         int(keep.sum()),

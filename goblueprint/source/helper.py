@@ -15,7 +15,7 @@ from typing import Any
 from goblueprint import toolchain
 from goblueprint.errors import SourceError, ToolchainError
 
-_HELPER_FILES = ("main.go", "go.mod")
+_HELPER_FILES = ("main.go", "rewrite.go", "knobs.go", "go.mod")
 
 
 def helper_source_hash() -> str:

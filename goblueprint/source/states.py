@@ -322,3 +322,34 @@ def blueprint(facts: dict[str, Any], machine_name: str) -> Blueprint:
     resolver = _Resolver(facts, machine, states)
     resolver.resolve()
     return Blueprint(facts.get("go_version", "unknown"), machine.name, states, sorted(resolver.records))
+
+
+def is_wrapper_site(site: dict[str, Any], facts: dict[str, Any]) -> bool:
+    """Whether a status write takes its statuses from its function's parameters.
+
+    Such a function (casgstatus, castogscanstatus, ...) is a wrapper: the transition
+    it performs is its caller's, so an observation of it is attributed to the caller.
+    """
+    field = site["field"]
+    machine = next((m for m in tables.MACHINES.values() if m.field == field), None)
+    if machine is None:
+        return False
+    tpl = _site_template(site, machine)
+    if tpl is None:
+        return False
+    fn = next((f for f in facts["funcs"] if f["name"] == site["func"]), None)
+    guards = site.get("guards") or {}
+    src, dst = tpl.src, tpl.dst
+    if fn:
+        src, dst = (_pin(op, guards, fn["params"]) for op in (src, dst))
+    return operands.has_params(src) or operands.has_params(dst)
+
+
+def write_kind(site: dict[str, Any]) -> str | None:
+    """The write's kind ("cas" or "store"), or None for a read, as the tables classify it."""
+    how, callee = site["how"], site.get("callee") or ""
+    if how == "assign":
+        return "store"
+    if how == "call":
+        return tables.WRITE_CALLS.get(callee)
+    return tables.WRITE_METHODS.get(callee)

@@ -216,6 +216,7 @@ class FlowKind(enum.IntEnum):
     CREATE = 1
     SYSCALL_EXIT = 2
     REQUEUE = 3  # the G stopped running but stayed runnable (preempted, yield)
+    STEAL = 4  # goroutines taken from P from_p's run queue by P to_p (lab records; g is -1)
 
 
 class InstantKind(enum.IntEnum):

@@ -10,6 +10,8 @@
 //	gohelper facts -goroot DIR -pkg runtime -fields g.atomicstatus,p.status [-tooltags a,b]
 //	gohelper parsecheck -goroot DIR
 //	gohelper contracts -goroot DIR PKG...
+//	gohelper rewrite -goroot DIR -pkg runtime -fields ... -spec FILE   (see rewrite.go)
+//	gohelper knobs -goroot DIR -pkg runtime -spec FILE                 (see knobs.go)
 package main
 
 import (
@@ -43,6 +45,7 @@ func main() {
 	toolTags := fl.String("tooltags", "", "build tool tags of the GOROOT's release")
 	goos := fl.String("goos", "linux", "GOOS for file selection")
 	goarch := fl.String("goarch", "amd64", "GOARCH for file selection")
+	spec := fl.String("spec", "", "rewrite spec (JSON file)")
 	_ = fl.Parse(args)
 	if *goroot == "" {
 		fail("-goroot is required")
@@ -56,6 +59,10 @@ func main() {
 		out = parseCheck(*goroot)
 	case "contracts":
 		out = contractsMode(ctx, fl.Args())
+	case "rewrite":
+		out = rewriteMode(ctx, *pkg, splitList(*fields), *spec)
+	case "knobs":
+		out = knobsMode(ctx, *pkg, *spec)
 	default:
 		fail("unknown mode " + mode)
 	}

@@ -1,0 +1,57 @@
+"""goblueprint lab ab: baseline runtime against one with knobs changed, runs interleaved."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "compare a program on the runtime as released and with scheduler knobs changed (bootstrap CIs)"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE", help="see `lab knobs`")
+    parser.add_argument("--runs", type=int, default=5, metavar="N", help="runs per side (default 5)")
+    parser.add_argument("-o", "--out", default="lab-ab", metavar="DIR", help="run folders (default ./lab-ab)")
+    parser.add_argument("--go", metavar="VERSION", help="Go release (default: the bundled one)")
+    parser.add_argument("--procs", type=int, metavar="N", help="run with GOMAXPROCS=N")
+    parser.add_argument("--timeout", type=float, metavar="S", help="stop each run (SIGTERM) after S seconds")
+    parser.add_argument("--json", action="store_true", help='print {"knobs", "runs", "metrics"}')
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="what to run")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import sys
+    from pathlib import Path
+
+    from goblueprint.errors import UsageError
+    from goblueprint.lab import ab, knobs
+    from goblueprint.source import facts
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise UsageError("no command: goblueprint lab ab --knob NAME=VALUE [options] -- COMMAND ...")
+    settings = knobs.parse_settings(args.knob, knobs.read(facts.resolve(go=args.go)))
+    result = ab.ab(
+        command,
+        Path(args.out),
+        settings,
+        runs=args.runs,
+        go=args.go,
+        procs=args.procs,
+        timeout=args.timeout,
+        progress=None if args.json else lambda line: print(line, file=sys.stderr),
+    )
+    if args.json:
+        sys.stdout.write(json.dumps(result, sort_keys=True, indent=2) + "\n")
+        return 0
+    print(
+        f"knobs: {', '.join(f'{k}={v}' for k, v in result['knobs'].items())}; {result['runs']} runs per side"
+    )
+    print(f"{'metric':<22} {'a':>14} {'b':>14} {'b-a':>14}  95% CI")
+    for name, m in result["metrics"].items():
+        low, high = m["ci"]
+        mark = "" if low <= 0 <= high else "  *"
+        print(f"{name:<22} {m['a']:>14.6g} {m['b']:>14.6g} {m['diff']:>14.6g}  [{low:.6g}, {high:.6g}]{mark}")
+    return 0

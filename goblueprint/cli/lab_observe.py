@@ -1,0 +1,57 @@
+"""goblueprint lab observe: run a program against an instrumented runtime."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "build a program against an instrumented runtime and record its scheduler (trace + lab records)"
+GROUP_HELP = "the runtime lab: programs built against an instrumented runtime"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-o", "--out", default="lab-out", metavar="DIR", help="output folder (default ./lab-out)"
+    )
+    parser.add_argument("--go", metavar="VERSION", help="Go release to build with (default: the bundled one)")
+    parser.add_argument("--procs", type=int, metavar="N", help="run with GOMAXPROCS=N")
+    parser.add_argument(
+        "--timeout", type=float, metavar="S", help="stop the program (SIGTERM) after S seconds"
+    )
+    parser.add_argument(
+        "--buffer", type=int, metavar="RECORDS", help="record buffer capacity (default 4194304 records)"
+    )
+    parser.add_argument(
+        "--schedtrace", type=int, default=0, metavar="MS", help="also GODEBUG=schedtrace (ms)"
+    )
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="what to run")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from goblueprint.errors import UsageError
+    from goblueprint.lab import instrument, observe
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise UsageError("no command: goblueprint lab observe [options] -- COMMAND ...")
+    obs = observe.observe(
+        command,
+        Path(args.out),
+        go=args.go,
+        capacity=args.buffer if args.buffer is not None else instrument.DEFAULT_CAPACITY,
+        schedtrace_ms=args.schedtrace,
+        procs=args.procs,
+        timeout=args.timeout,
+    )
+    print(observe.summary(obs))
+    if not obs.capture.ok:
+        print(
+            f"goblueprint: the program failed ({obs.capture.meta['error']}); what was recorded is in {args.out}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

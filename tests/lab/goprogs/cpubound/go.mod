@@ -1,0 +1,3 @@
+module goblueprint.test/cpubound
+
+go 1.22

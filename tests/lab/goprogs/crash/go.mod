@@ -1,0 +1,3 @@
+module goblueprint.test/crash
+
+go 1.22

@@ -1,0 +1,3 @@
+module goblueprint.test/sleepy
+
+go 1.22

@@ -1,0 +1,3 @@
+module goblueprint.test/steal
+
+go 1.22

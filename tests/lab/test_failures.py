@@ -1,0 +1,94 @@
+"""What a lab run says when records are lost or cannot be made: a full buffer, a crash,
+a site the helper cannot rewrite, a damaged dump. The trace is kept in every case."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from goblueprint.capture.run import CaptureResult
+from goblueprint.errors import LabError
+from goblueprint.lab import instrument, observe, records
+from goblueprint.lab import probes as lab_probes
+from goblueprint.source import facts
+
+pytestmark = pytest.mark.slow
+
+
+def test_full_buffer_counts_what_it_dropped(lab_run: Callable[..., Path]) -> None:
+    out = lab_run("crash", "1.27", capacity=64)
+    table, dump = records.load(out)
+    assert len(dump.records) + dump.unfinished == 64
+    assert dump.overflow > 0
+    assert any(m.startswith(f"buffer full: {dump.overflow} records dropped") for m in table["messages"])
+    assert (out / "trace.out").exists() or "no trace" in str(table["messages"])
+
+
+def test_crash_dumps_records_and_says_so(lab_run: Callable[..., Path]) -> None:
+    out = lab_run("crash", "1.27")
+    table, dump = records.load(out)
+    assert dump.header["reason"] == 3  # fatal panic
+    assert "the program died (fatal panic): records up to its death were dumped" in table["messages"]
+    meta = (out / "meta.json").read_text()
+    assert '"exit_status": 2' in meta
+    # Goroutines were started and finished before the panic: their records are there.
+    assert len(dump.records) > 40
+
+
+def test_unrewritable_probe_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A probe whose anchor or names a release lacks is reported as not instrumented, with
+    the reason, and the build goes on without it (no silent gap)."""
+    real = lab_probes.probes
+
+    def with_bad(f: dict) -> tuple[list[lab_probes.Probe], list[str]]:
+        found, notes = real(f)
+        bad = [
+            lab_probes.Probe("steal", "runqsteal", "goblueprintLabEvent({site}, uint64(victim.id), 0, 0, 0)",
+                             after="runqgrab"),
+            lab_probes.Probe("steal", "runqsteal", "goblueprintLabEvent({site}, 0, 0, 0, 0)", after="noSuchCall"),
+        ]  # fmt: skip
+        return [*found, *bad], notes
+
+    monkeypatch.setattr(instrument.lab_probes, "probes", with_bad)
+    ins = instrument.instrument(facts.resolve(go="1.27"))
+    reasons = sorted(m["reason"] for m in ins.missed)
+    assert len(reasons) == 2, reasons
+    assert reasons[1] == "runqsteal has no statement calling noSuchCall"
+    assert reasons[0].startswith("runqsteal at src/runtime/proc.go:") and reasons[0].endswith(
+        "no victim in scope"
+    )
+    messages = observe._messages(ins, CaptureResult(tmp_path, {"error": "not run"}), tmp_path)
+    assert sum(m.startswith("not instrumented: runqsteal") for m in messages) == 2
+    assert "the program wrote no lab records (not run)" in messages
+
+
+def test_damaged_dumps_raise_lab_errors_with_offsets(lab_run: Callable[..., Path], tmp_path: Path) -> None:
+    out = lab_run("crash", "1.27")
+    good = records.find_dump(out)
+    assert good is not None
+    data = good.read_bytes()
+    cut = tmp_path / "lab.1.bin"
+    cut.write_bytes(data[:-10])
+    with pytest.raises(LabError, match=r"truncated record .*offset \d+"):
+        records.read_dump(cut)
+    bad = tmp_path / "lab.2.bin"
+    bad.write_bytes(b"NOTALAB!" + data[8:])
+    with pytest.raises(LabError, match=r"not a goblueprint lab dump.*offset 0"):
+        records.read_dump(bad)
+    short = tmp_path / "lab.3.bin"
+    short.write_bytes(data[: records.HEADER.itemsize + 64 * 2])
+    with pytest.raises(LabError, match="records where the header announces"):
+        records.read_dump(short)
+    assert np.all(records.read_dump(good).records["t"] > 0)
+
+
+def test_signal_dumps_records_and_keeps_the_trace(lab_run: Callable[..., Path]) -> None:
+    out = lab_run("sleepy", "1.27", timeout=1.0)
+    table, dump = records.load(out)
+    assert dump.header["reason"] == 2  # fatal signal: SIGTERM after capture's handler stopped the trace
+    assert "the program died (fatal signal): records up to its death were dumped" in table["messages"]
+    assert (out / "trace.out").stat().st_size > 0
+    assert len(dump.records) > 20
