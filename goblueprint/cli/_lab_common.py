@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 
 def load_frame(directory: str, *, notes: bool = True) -> tuple[dict[str, Any], pl.DataFrame]:
+    from goblueprint.cli._paths import input_dir
     from goblueprint.lab import frame, records
 
-    table, dump = records.load(Path(directory))
+    table, dump = records.load(input_dir(directory))
     if notes:
         for note in table.get("messages", []):
             print(f"note: {note}", file=sys.stderr)

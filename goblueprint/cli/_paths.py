@@ -44,6 +44,19 @@ def input_file(name: str | os.PathLike[str]) -> Path:
     return path
 
 
+def input_dir(name: str | os.PathLike[str]) -> Path:
+    """An existing, readable directory (a capture or lab output folder)."""
+    path = Path(name)
+    st = _stat(path, write=False)
+    if st is None:
+        raise PathError(path, errno.ENOENT)
+    if not stat.S_ISDIR(st.st_mode):
+        raise PathError(path, errno.ENOTDIR)
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise PathError(path, errno.EACCES)
+    return path
+
+
 def _parent_ready(path: Path) -> None:
     parent = path.parent
     st = _stat(parent, write=True)

@@ -21,8 +21,8 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
     import sys
-    from pathlib import Path
 
+    from goblueprint.cli._paths import output_dir
     from goblueprint.errors import UsageError
     from goblueprint.lab import ab, knobs
     from goblueprint.source import facts
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     settings = knobs.parse_settings(args.knob, knobs.read(facts.resolve(go=args.go)))
     result = ab.ab(
         command,
-        Path(args.out),
+        output_dir(args.out),
         settings,
         runs=args.runs,
         go=args.go,

@@ -28,8 +28,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
+    from goblueprint.cli._paths import output_dir
     from goblueprint.errors import UsageError
     from goblueprint.lab import instrument, observe
 
@@ -40,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("no command: goblueprint lab observe [options] -- COMMAND ...")
     obs = observe.observe(
         command,
-        Path(args.out),
+        output_dir(args.out),
         go=args.go,
         capacity=args.buffer if args.buffer is not None else instrument.DEFAULT_CAPACITY,
         schedtrace_ms=args.schedtrace,

@@ -4,27 +4,33 @@ from __future__ import annotations
 
 import argparse
 
+from goblueprint.cli._partial import add_partial_flag
+
 HELP = "HTML timeline of a lab run: the trace plus run-queue counters, steal arrows and sysmon marks"
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", metavar="DIR", help="a `lab observe` output folder")
     parser.add_argument("-o", "--output", required=True, metavar="OUT.html")
+    add_partial_flag(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from goblueprint.cli._lab_common import load_frame
-    from goblueprint.cli.trace_timeline import load_timeline, write_text
-    from goblueprint.errors import LabError
+    from goblueprint.cli._partial import finish, open_input_trace
+    from goblueprint.cli._paths import output_file, output_format, writing
+    from goblueprint.cli.trace_timeline import load_timeline
     from goblueprint.lab.timeline import with_records
     from goblueprint.render.timeline_html import render_timeline_html
 
+    out = output_file(args.output)
+    output_format(out, {".html": "html", ".htm": "html"}, what="a lab timeline", default="html")
     _table, records = load_frame(args.dir)
-    trace = Path(args.dir) / "trace.out"
-    if not trace.exists():
-        raise LabError(f"{args.dir}: no trace.out to draw the records on")
-    tl = with_records(load_timeline(str(trace)), records)
-    write_text(args.output, render_timeline_html(tl, title=f"lab {Path(args.dir).name}"))
-    return 0
+    reader = open_input_trace(Path(args.dir) / "trace.out")
+    tl = with_records(load_timeline(reader), records)
+    text = render_timeline_html(tl, title=f"lab {Path(args.dir).name}")
+    with writing(out):
+        out.write_text(text, encoding="utf-8")
+    return finish(reader, args, f"the timeline covers the {reader.events_read} events before it")

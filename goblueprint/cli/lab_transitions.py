@@ -16,12 +16,12 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
     import sys
-    from pathlib import Path
 
+    from goblueprint.cli._paths import input_dir
     from goblueprint.lab import records, transitions
     from goblueprint.source import facts
 
-    table, dump = records.load(Path(args.dir))
+    table, dump = records.load(input_dir(args.dir))
     root = facts.resolve(go=table["go_version"])
     rows = transitions.transitions(table, dump, facts.load(root), args.machine)
     if args.json:
