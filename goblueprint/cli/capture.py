@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from goblueprint.cli._kernel_args import add_record_arguments
+
 if TYPE_CHECKING:
     from goblueprint.capture.run import CaptureResult
 
@@ -30,13 +32,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         "--timeout", type=float, metavar="S", help="stop the program (SIGTERM) after S seconds"
     )
     parser.add_argument("--json", action="store_true", help="print meta.json instead of the summary")
-    parser.add_argument(
-        "--kernel", action="store_true", help="also record the kernel scheduler (perf record) on its threads"
-    )
-    parser.add_argument(
-        "--locks", action="store_true", help="with --kernel: also futex and lock contention events"
-    )
-    parser.add_argument("--perf", metavar="PATH", help="perf binary for --kernel (default: perf on PATH)")
+    add_record_arguments(parser)
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="what to run")
 
 

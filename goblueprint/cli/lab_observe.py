@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from goblueprint.cli._kernel_args import add_record_arguments
+
 HELP = "build a program against an instrumented runtime and record its scheduler (trace + lab records)"
 GROUP_HELP = "the runtime lab: programs built against an instrumented runtime"
 
@@ -24,6 +26,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--schedtrace", type=int, default=0, metavar="MS", help="also GODEBUG=schedtrace (ms)"
     )
+    add_record_arguments(parser)
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="what to run")
 
 
@@ -45,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
         schedtrace_ms=args.schedtrace,
         procs=args.procs,
         timeout=args.timeout,
+        kernel=args.kernel or args.locks,
+        locks=args.locks,
+        perf=args.perf,
     )
     print(observe.summary(obs))
     if not obs.capture.ok:

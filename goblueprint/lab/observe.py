@@ -52,8 +52,14 @@ def observe(
     stderr: IO[bytes] | None = None,
     cwd: Path | None = None,
     knobs: dict[str, str] | None = None,
+    kernel: bool = False,
+    locks: bool = False,
+    perf: str | None = None,
 ) -> Observation:
-    """Record COMMAND's trace and lab records into OUT_DIR (with KNOBS changed, if any)."""
+    """Record COMMAND's trace and lab records into OUT_DIR (with KNOBS changed, if any).
+
+    KERNEL, LOCKS and PERF record the kernel scheduler as `capture --kernel` does.
+    """
     plan = plan_command(command, cwd)
     if plan.kind == "binary":
         raise LabError(
@@ -77,6 +83,9 @@ def observe(
         cwd=cwd,
         extra_overlay=ins.replace,
         extra_env={instrument.OUT_ENV: str(out_dir / "lab")},
+        kernel=kernel,
+        locks=locks,
+        perf=perf,
     )
     table = ins.table()
     table["messages"] = _messages(ins, result, out_dir)
@@ -183,5 +192,7 @@ def summary(obs: Observation) -> str:
         lines.append(f"  records: none ({exc})")
     trace = meta["files"].get("trace")
     lines.append(f"  trace: {trace or 'none'}  exit: {meta.get('exit_status')}  error: {meta.get('error')}")
+    # The kernel recording's own word (on, or why it is off), as capture's summary gives it.
+    lines.extend(f"  {n}" for n in meta.get("notes", []) if n.startswith("kernel recording"))
     lines.extend(f"  note: {m}" for m in obs.messages)
     return "\n".join(lines)
