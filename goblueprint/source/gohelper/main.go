@@ -339,22 +339,23 @@ type structFact struct {
 }
 
 type factsOut struct {
-	Package     string       `json:"package"`
-	Files       []string     `json:"files"`
-	SFiles      []string     `json:"sfiles"`
-	ParseErrors []string     `json:"parse_errors"`
-	TypeErrors  []string     `json:"type_errors"`
-	Consts      []constFact  `json:"consts"`
-	Funcs       []funcFact   `json:"funcs"`
-	Sites       []siteFact   `json:"sites"`
-	Structs     []structFact `json:"structs"`
+	Package     string        `json:"package"`
+	Files       []string      `json:"files"`
+	SFiles      []string      `json:"sfiles"`
+	ParseErrors []string      `json:"parse_errors"`
+	TypeErrors  []string      `json:"type_errors"`
+	Consts      []constFact   `json:"consts"`
+	Funcs       []funcFact    `json:"funcs"`
+	Sites       []siteFact    `json:"sites"`
+	Structs     []structFact  `json:"structs"`
+	Literals    []literalFact `json:"literals"`
 }
 
 func factsMode(ctx build.Context, path string, fields []string) factsOut {
 	l := load(ctx, path)
 	out := factsOut{Package: path, Files: nonNil(l.names), SFiles: nonNil(l.sfiles),
 		ParseErrors: nonNil(l.parseErrs), TypeErrors: nonNil(l.typeErrs),
-		Consts: []constFact{}, Funcs: []funcFact{}, Sites: []siteFact{}, Structs: []structFact{}}
+		Consts: []constFact{}, Funcs: []funcFact{}, Sites: []siteFact{}, Structs: []structFact{}, Literals: []literalFact{}}
 	want := map[string]bool{}
 	for _, f := range fields {
 		want[f] = true
@@ -369,6 +370,7 @@ func factsMode(ctx build.Context, path string, fields []string) factsOut {
 				w := &funcWalker{l: l, decl: d, file: fname, want: want, name: funcName(d)}
 				out.Funcs = append(out.Funcs, w.run())
 				out.Sites = append(out.Sites, w.sites...)
+				out.Literals = append(out.Literals, w.literals...)
 			}
 		}
 	}
@@ -496,16 +498,17 @@ func objName(fn *types.Func, home *types.Package) string {
 // ---------------------------------------------------------------- function walker
 
 type funcWalker struct {
-	l      *loaded
-	decl   *ast.FuncDecl
-	file   string
-	name   string
-	want   map[string]bool
-	params map[types.Object]int
-	defs   map[types.Object][]ast.Expr // nil entry: some assignment is not knowable
-	calls  []callFact
-	sites  []siteFact
-	stack  []ast.Node // path from the FuncDecl to the current node
+	l        *loaded
+	decl     *ast.FuncDecl
+	file     string
+	name     string
+	want     map[string]bool
+	params   map[types.Object]int
+	defs     map[types.Object][]ast.Expr // nil entry: some assignment is not knowable
+	calls    []callFact
+	sites    []siteFact
+	literals []literalFact
+	stack    []ast.Node // path from the FuncDecl to the current node
 }
 
 func (w *funcWalker) run() funcFact {
@@ -625,6 +628,8 @@ func (w *funcWalker) visit(n ast.Node) bool {
 	switch x := n.(type) {
 	case *ast.CallExpr:
 		w.call(x)
+	case *ast.CompositeLit:
+		w.compositeLit(x)
 	case *ast.AssignStmt:
 		for i, lhs := range x.Lhs {
 			if f := w.statusField(lhs); f != "" && len(x.Lhs) == len(x.Rhs) {
