@@ -16,7 +16,6 @@ from goblueprint import toolchain
 from goblueprint.errors import SourceError, ToolchainError
 
 
-
 def _helper_files() -> list[str]:
     # Every Go file of the helper's package: helpers add facts in files of their own.
     pkg = resources.files("goblueprint.source") / "gohelper"

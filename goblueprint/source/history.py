@@ -8,6 +8,7 @@ compares.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from importlib import resources
@@ -34,7 +35,7 @@ def build(releases: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         "releases": [".".join(map(str, release_key(v))) for v, _ in ordered],
         "machines": {m: {} for m in tables.MACHINES},
     }
-    for (va, fa), (vb, fb) in zip(ordered, ordered[1:], strict=False):
+    for (va, fa), (vb, fb) in itertools.pairwise(ordered):
         for m in tables.MACHINES:
             change = diff.state_changes(states.blueprint(fa, m), states.blueprint(fb, m))
             became = {r["from"]: r["to"] for r in change["renamed"]}
@@ -51,7 +52,9 @@ def shipped() -> dict[str, Any]:
     return json.loads((resources.files("goblueprint.source") / _DATA).read_text())
 
 
-def removal(machine: str, name: str, version: str, data: dict[str, Any] | None = None) -> dict[str, Any] | None:
+def removal(
+    machine: str, name: str, version: str, data: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
     """How NAME left MACHINE's states at or before VERSION, or None."""
     entry = (data or shipped())["machines"].get(machine, {}).get(name)
     if entry and release_key(entry["removed_in"]) <= release_key(version):
@@ -66,7 +69,9 @@ def _main() -> int:
     newest: dict[tuple[int, ...], toolchain.Toolchain] = {}
     for tc in toolchain.available():
         key = release_key(tc.version)
-        if key not in newest or toolchain.parse_version(tc.version) > toolchain.parse_version(newest[key].version):
+        if key not in newest or toolchain.parse_version(tc.version) > toolchain.parse_version(
+            newest[key].version
+        ):
             newest[key] = tc
     releases = [(tc.version, facts.load(facts.Goroot(tc.goroot, tc.version))) for tc in newest.values()]
     data = build(releases)

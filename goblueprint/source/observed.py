@@ -91,8 +91,10 @@ def apply(result: dict[str, Any], edges: list[ObservedEdge]) -> dict[str, Any]:
             continue
         rec["observed"] = {
             "count": sum(e.count for e in seen),
-            "sites": [{"function": e.function, "file": e.file, "line": e.line, "count": e.count}
-                      for e in sorted(seen, key=lambda e: (e.file, e.line, e.function))],  # fmt: skip
+            "sites": [
+                {"function": e.function, "file": e.file, "line": e.line, "count": e.count}
+                for e in sorted(seen, key=lambda e: (e.file, e.line, e.function))
+            ],
         }
         if rec["verdict"] != "confirmed":
             rec["static_verdict"] = rec["verdict"]
@@ -105,4 +107,3 @@ def apply(result: dict[str, Any], edges: list[ObservedEdge]) -> dict[str, Any]:
     result["wildcards"] = wild
     result["observed_edges"] = sum(e.count for e in edges)
     return result
-

@@ -42,7 +42,7 @@ PRIOR_RULES: dict[str, str] = {
     "constructor": "checked where the receiver value was built (setBlockOnExitSyscall -> syscallingThread)",
     "earlier-write": "a status written earlier, at top level, on the same object in the same function",
     "world-stopped": "the function asserts the world is stopped, when every P is in _Pgcstop",
-    "callee": "decided inside the called function (acquirep requires _Pidle), lifted to its callers",
+    "callee": "decided inside the called function (e.g. acquirep requires _Pidle), lifted to its callers",
     "unstated": "not determined statically",
 }
 
