@@ -289,9 +289,11 @@ class _Resolver:
     def store_prior(self, site: dict[str, Any], guards: operands.Guards) -> tuple[frozenset[int] | None, str]:
         """The prior status of a plain store, and the rule that decides it (PRIOR_RULES order)."""
         subj = site["subj"]
-        known = operands.const_set(guards.get(subj))
-        if known:
-            return frozenset(known), "guard"
+        obj = subj.rsplit(".", 1)[0]
+        for form in tables.STATUS_READS:
+            known = operands.const_set(guards.get(form.format(subj=subj, obj=obj)))
+            if known:
+                return frozenset(known), "guard"
         known = operands.const_set(self.receiver_guards(site["func"], [subj]).get(subj))
         if known:
             return frozenset(known), "constructor"

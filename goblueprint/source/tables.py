@@ -44,6 +44,16 @@ WRITE_METHODS: dict[str, str] = {
     "Swap": "store",
 }
 
+# Texts that read a status field, so a guard on any of them states the prior status of a store
+# to it: {subj} is the field expression (pp.status), {obj} the object (pp).
+STATUS_READS: tuple[str, ...] = (
+    "{subj}",
+    "{subj}.Load()",
+    "atomic.Load(&{subj})",
+    "atomic.LoadAcq(&{subj})",
+    "readgstatus({obj})",
+)
+
 # A function that calls one of these as a top-level statement runs only with the world stopped.
 WORLD_STOPPED_ASSERTIONS = ("assertWorldStopped",)
 
