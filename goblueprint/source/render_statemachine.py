@@ -68,7 +68,7 @@ def dot(bp: Blueprint, include_indirect: bool = False, include_scan: bool = True
 def _dot(d: drawing.Drawing, include_scan: bool = True, id_prefix: str = "e") -> str:
     lines = [
         f'digraph "{_dot_text(d.machine)}" {{',
-        f'  graph [rankdir=TB, nodesep=0.5, ranksep=0.55, fontname="sans-serif", fontsize=14, '
+        f'  graph [rankdir=LR, nodesep=0.35, ranksep=0.9, fontname="sans-serif", fontsize=14, '
         f'labelloc=t, label="{_dot_text(d.title)}", tooltip="{_dot_text(d.title)}"];',
         '  node [shape=box, style="rounded,filled", fillcolor="#eef2ff", color="#336", '
         'fontname="sans-serif", fontsize=12];',

@@ -58,7 +58,7 @@ _SCRIPT = """
 _STYLE = """
 body { font-family: sans-serif; margin: 0; display: flex; height: 100vh; }
 #graph { flex: 3; overflow: auto; padding: 8px; border-right: 1px solid #ccc; }
-#graph svg { max-width: 100%; height: auto; }
+#graph svg { height: auto; }
 #sites { flex: 2; overflow: auto; padding: 8px 12px; font-size: 13px; }
 .site { border-top: 1px solid #ddd; padding: 6px 0; }
 .meta, .chain { color: #444; margin: 2px 0; }

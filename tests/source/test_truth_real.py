@@ -93,7 +93,9 @@ def test_g_machine_has_no_wildcard(real_facts, release):
     bp = states.blueprint(real_facts(release), "g")
     assert [t for t in bp.transitions if states.WILDCARD in (t.src, t.dst)] == []
     if release in NEW:
-        resume = {(t.src, t.dst, t.prior) for t in bp.transitions if t.function == "(syscallingThread).resume"}
+        resume = {
+            (t.src, t.dst, t.prior) for t in bp.transitions if t.function == "(syscallingThread).resume"
+        }
         assert resume == {
             ("_Gscansyscall", "_Gsyscall", "constructor"),
             ("_Gscandeadextra", "_Gdeadextra", "constructor"),
