@@ -34,7 +34,7 @@ class ObservedEdge:
     count: int
 
 
-def parse(data: bytes, where: str) -> list[ObservedEdge]:
+def parse(data: bytes, where: str) -> tuple[str, list[ObservedEdge]]:
     """Read the transitions.json shape; any deviation is a SourceError naming what is wrong."""
     try:
         doc = json.loads(data)
@@ -61,7 +61,7 @@ def parse(data: bytes, where: str) -> list[ObservedEdge]:
         if edge.count < 0:
             raise SourceError(f"{where}: transitions[{i}]: negative count")
         out.append(edge)
-    return out
+    return doc["machine"], out
 
 
 def observed_edges(directory: str | Path, machine: str) -> list[ObservedEdge]:
@@ -71,9 +71,9 @@ def observed_edges(directory: str | Path, machine: str) -> list[ObservedEdge]:
         data = path.read_bytes()
     except OSError as exc:
         raise PathError.from_os(path, exc, write=None) from None
-    edges = parse(data, str(path))
-    if edges and edges[0].machine != machine:
-        raise SourceError(f"{path}: records the {edges[0].machine.upper()} machine, not {machine.upper()}")
+    recorded, edges = parse(data, str(path))
+    if recorded != machine:
+        raise SourceError(f"{path}: records the {recorded.upper()} machine, not {machine.upper()}")
     return edges
 
 
