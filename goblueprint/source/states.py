@@ -41,6 +41,7 @@ PRIOR_RULES: dict[str, str] = {
     "guard": "a guard on the same path (enclosing if/switch, && operand, earlier check that throws or returns)",
     "constructor": "checked where the receiver value was built (setBlockOnExitSyscall -> syscallingThread)",
     "earlier-write": "a status written earlier, at top level, on the same object in the same function",
+    "callee-result": "the status the called function leaves on the P it returns (pp := releasep() -> _Pidle)",
     "world-stopped": "the function asserts the world is stopped, when every P is in _Pgcstop",
     "callee": "decided inside the called function (e.g. acquirep requires _Pidle), lifted to its callers",
     "unstated": "not determined statically",
@@ -258,6 +259,13 @@ class _Resolver:
             for f in facts["funcs"]
             if any(c["callee"] in tables.WORLD_STOPPED_ASSERTIONS and c.get("top") for c in f["calls"])
         }
+        self.result_memo: dict[str, frozenset[int] | None] = {}
+        # Functions that write the status, directly or one or two calls away: a call of one of them
+        # between `pp := f()` and a store through pp may change pp's status.
+        writers = {site["func"] for site in facts["sites"] if site["field"] == machine.field}
+        for _ in range(2):
+            writers |= {caller for w in list(writers) for caller, _c in self.callers.get(w, [])}
+        self.writers = writers
         # Top-level stores of a function with a constant value, for the earlier-write rule.
         self.top_stores: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
         for site in facts["sites"]:
@@ -302,12 +310,50 @@ class _Resolver:
                        and line < site["line"]]  # fmt: skip
             if earlier:
                 return frozenset({max(earlier)[1]}), "earlier-write"
+        known = self.from_callee_result(site)
+        if known:
+            return known, "callee-result"
         stopped = self.machine.world_stopped
         if stopped and site["func"] in self.world_stopped:
             value = next((v for v, n in self.names.items() if n == stopped), None)
             if value is not None:
                 return frozenset({value}), "world-stopped"
         return None, "unstated"
+
+    def result_status(self, func: str, depth: int = 0) -> frozenset[int] | None:
+        """The status FUNC leaves on the object it returns (`pp.status = _Pidle; return pp`), if known."""
+        if func in self.result_memo:
+            return self.result_memo[func]
+        self.result_memo[func] = None  # cycles know nothing
+        fn = self.funcs.get(func)
+        ret = fn.get("ret") if fn else None
+        got: frozenset[int] | None = None
+        if ret and depth < _MAX_WRAPPER_DEPTH:
+            field_name = self.machine.field.split(".", 1)[1]
+            stores = [(line, v) for line, subj, v in self.top_stores.get(func, [])
+                      if ret["var"] and subj == f"{ret['var']}.{field_name}" and line > ret["line"]]  # fmt: skip
+            if stores:
+                got = frozenset({max(stores)[1]})
+            else:
+                results = {self.result_status(callee, depth + 1) for callee in ret["from"]}
+                if len(results) == 1 and None not in results:
+                    got = results.pop()
+        self.result_memo[func] = got
+        return got
+
+    def from_callee_result(self, site: dict[str, Any]) -> frozenset[int] | None:
+        """`pp := releasep(); ...; pp.status = X`: the prior status is what releasep left on pp."""
+        obj = site.get("obj")
+        if not obj or not site.get("top"):
+            return None
+        results = {self.result_status(callee) for callee in obj["from"]}
+        if len(results) != 1 or None in results:
+            return None
+        fn = self.funcs.get(site["func"])
+        between = [c for c in (fn["calls"] if fn else []) if obj["line"] < c["line"] < site["line"]]
+        if any(c["callee"] in self.writers for c in between):
+            return None  # something in between may have moved it
+        return results.pop()
 
     def emit(self, tpl: _Template, guards: operands.Guards, where: dict[str, Any], func: str, mechanism: str):
         prior = tpl.prior

@@ -58,6 +58,9 @@ CASES = [
     ("p", "P-earlier-write", {("_Pidle", "_Pgcstop", "earlier-write", False)}),
     ("p", "P-constructor", {("_Prunning", "_Pidle", "constructor", False)}),
     ("p", "P-constructor-unchecked", {("*", "_Pgcstop", "unstated", False)}),
+    ("p", "P-unstated-release", {("*", "_Pidle", "unstated", False)}),
+    ("p", "P-callee-result", {("_Pidle", "_Pgcstop", "callee-result", False)}),
+    ("p", "P-callee-result-moved", {("*", "_Pgcstop", "unstated", False)}),
 ]
 
 

@@ -70,6 +70,8 @@ def test_p_machine_of_127_rules(real_facts):
     assert by_func[("(syscallingThread).gcstopP", "_Prunning", "_Pgcstop")] == "constructor"
     assert by_func[("(syscallingThread).takeP", "_Prunning", "_Pidle")] == "constructor"
     assert {t.prior for t in direct if t.function == "procresize"} == {"world-stopped"}
+    # gcstopm: pp := releasep(); ...; pp.status = _Pgcstop, and releasep leaves its P in _Pidle.
+    assert by_func[("gcstopm", "_Pidle", "_Pgcstop")] == "callee-result"
     # What is left with "*" is decided by no rule: read from the facts, not through states' own code.
     asserting = {
         fn["name"] for fn in f["funcs"]
@@ -85,6 +87,10 @@ def test_p_machine_of_127_rules(real_facts):
         # no method of a receiver type that some constructor built after a check
         assert t.function.strip("(*").split(")")[0] not in checked
         assert site["subj"] not in (site.get("guards") or {})
+        # no store through `pp := f()` where f returns an object it wrote a status to
+        assert not any(
+            fn["name"] in (site.get("obj") or {}).get("from", []) and fn.get("ret") for fn in f["funcs"]
+        )
 
 
 @pytest.mark.parametrize("release", NEW + OLD)

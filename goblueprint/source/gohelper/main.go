@@ -298,14 +298,15 @@ type callFact struct {
 }
 
 type funcFact struct {
-	Name       string     `json:"name"`
-	File       string     `json:"file"`
-	Line       int        `json:"line"`
-	End        int        `json:"end"`
-	Body       bool       `json:"body"`
-	Params     []string   `json:"params"`
-	Directives []string   `json:"directives"`
-	Calls      []callFact `json:"calls"`
+	Name       string      `json:"name"`
+	File       string      `json:"file"`
+	Line       int         `json:"line"`
+	End        int         `json:"end"`
+	Body       bool        `json:"body"`
+	Params     []string    `json:"params"`
+	Directives []string    `json:"directives"`
+	Calls      []callFact  `json:"calls"`
+	Ret        *originFact `json:"ret,omitempty"`
 }
 
 type siteFact struct {
@@ -320,6 +321,7 @@ type siteFact struct {
 	Top    bool           `json:"top,omitempty"`
 	Guards map[string]any `json:"guards,omitempty"`
 	Subj   string         `json:"subj"`
+	Obj    *originFact    `json:"obj,omitempty"`
 }
 
 type fieldFact struct {
@@ -542,6 +544,9 @@ func (w *funcWalker) run() funcFact {
 		ast.Inspect(d, w.visit)
 	}
 	ff.Calls = w.calls
+	if d.Body != nil {
+		ff.Ret = w.returnOrigin()
+	}
 	if ff.Calls == nil {
 		ff.Calls = []callFact{}
 	}
@@ -910,7 +915,8 @@ func (w *funcWalker) statusField(e ast.Expr) string {
 
 func (w *funcWalker) addSite(field, how, callee string, subj ast.Expr, ops []ast.Expr, pos token.Pos) {
 	sf := siteFact{Field: field, How: how, Callee: callee, Func: w.name, File: w.file,
-		Line: w.l.line(pos), Ctx: w.ctx(), Top: w.top(), Subj: types.ExprString(subj), Ops: []any{}}
+		Line: w.l.line(pos), Ctx: w.ctx(), Top: w.top(), Subj: types.ExprString(subj), Ops: []any{},
+		Obj: w.objectOrigin(subj)}
 	for _, o := range ops {
 		sf.Ops = append(sf.Ops, w.enc(o, 0))
 	}

@@ -204,3 +204,34 @@ func looseAny(pp *p) loose {
 func (l loose) stop() {
 	l.pp.status = _Pgcstop // P-constructor-unchecked
 }
+
+// A function that leaves a status on the P it returns (releasep): a store through
+// `pp := releaseP()` starts from it (rule: callee-result), also through a function
+// that returns another's result.
+func curP() *p {
+	return getg().m.p
+}
+
+func releaseP() *p {
+	pp := curP()
+	pp.status = _Pidle // P-unstated-release
+	return pp
+}
+
+func releasePTraced() *p {
+	lock()
+	return releaseP()
+}
+
+func gcstop() {
+	pp := releasePTraced()
+	lock()
+	pp.status = _Pgcstop // P-callee-result
+}
+
+// A call that may write the status between the two: nothing is known.
+func gcstopAfterWire() {
+	pp := releasePTraced()
+	wirep(pp)
+	pp.status = _Pgcstop // P-callee-result-moved
+}
