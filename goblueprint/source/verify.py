@@ -165,7 +165,7 @@ def verify(edges: list[DiagramEdge], bp: Blueprint, graph: CallGraph, prefix: st
         elif wild:
             # A store whose prior status no rule decides cannot confirm any particular from-state.
             record["verdict"] = "unknown"
-            record["reason"] = "prior status not determined statically at every store into " + dst
+            record["reason"] = f"no store into {dst} states its prior status (not determined statically)"
             record["evidence"] = [_site(t) for t in wild]
         else:
             record["verdict"] = "refuted"
