@@ -29,7 +29,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"Go {result['from_version']} -> Go {result['to_version']}")
     for m, d in result["states"].items():
-        print(f"{m.upper()} states: +{', '.join(d['added']) or '-'}  -{', '.join(d['removed']) or '-'}")
+        renamed = "".join(f"  {r['from']} became {r['to']}" for r in d["renamed"])
+        print(
+            f"{m.upper()} states: +{', '.join(d['added']) or '-'}  -{', '.join(d['removed']) or '-'}{renamed}"
+        )
     for m, d in result["transitions"].items():
         print(f"{m.upper()} transitions: {len(d['added'])} added, {len(d['removed'])} removed")
         for sign, key in (("+", "added"), ("-", "removed")):

@@ -14,7 +14,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--machine", choices=("g", "p"), required=True)
     add_goroot_args(parser)
-    parser.add_argument("--format", choices=("json", "mermaid", "dot", "svg", "md"), default="json")
+    parser.add_argument("--format", choices=("json", "mermaid", "dot", "svg", "html", "md"), default="json")
     parser.add_argument(
         "--indirect",
         action="store_true",
@@ -23,11 +23,15 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from goblueprint.source import render_statemachine, states
-    from goblueprint.source.cli_common import load_facts
+    from goblueprint.source import facts, render_statemachine, states
 
-    bp = states.blueprint(load_facts(args), args.machine)
-    if args.format == "json":
+    root = facts.resolve(goroot=args.goroot, go=args.go)
+    bp = states.blueprint(facts.load(root), args.machine)
+    if args.format == "html":
+        from goblueprint.source import render_statemachine_html
+
+        sys.stdout.write(render_statemachine_html.page(bp, root.path, include_indirect=args.indirect))
+    elif args.format == "json":
         sys.stdout.write(json.dumps(bp.as_json(), sort_keys=True, indent=2) + "\n")
     elif args.format == "md":
         sys.stdout.write(render_statemachine.markdown(bp))

@@ -91,6 +91,19 @@ def _functions(fa: dict[str, Any], fb: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def state_changes(a: states.Blueprint, b: states.Blueprint) -> dict[str, Any]:
+    """States added and removed from A to B; a removed state whose value a new name took is renamed."""
+    na, nb = a.state_names(), b.state_names()
+    removed, added = sorted(na - nb), sorted(nb - na)
+    value_b = {s.value: s.name for s in b.states if s.name in added}
+    renamed = [
+        {"from": s.name, "to": value_b[s.value], "value": s.value}
+        for s in a.states
+        if s.name in removed and s.value in value_b
+    ]
+    return {"added": added, "removed": removed, "renamed": sorted(renamed, key=lambda r: r["from"])}
+
+
 def diff(fa: dict[str, Any], fb: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "from_version": fa.get("go_version"),
@@ -100,8 +113,7 @@ def diff(fa: dict[str, Any], fb: dict[str, Any]) -> dict[str, Any]:
     }
     for m in tables.MACHINES:
         a, b = states.blueprint(fa, m), states.blueprint(fb, m)
-        na, nb = a.state_names(), b.state_names()
-        out["states"][m] = {"added": sorted(nb - na), "removed": sorted(na - nb)}
+        out["states"][m] = state_changes(a, b)
         out["transitions"][m] = _transitions(a, b)
     out["structs"] = _structs(fa, fb)
     out["functions"] = _functions(fa, fb)

@@ -15,7 +15,7 @@ from goblueprint import toolchain
 from goblueprint.errors import GoblueprintError, PathError, SourceError, ToolchainError
 from goblueprint.source import asm, helper, tables
 
-FACTS_FORMAT = 2  # bump when the meaning of cached facts changes
+FACTS_FORMAT = 3  # bump when the meaning of cached facts changes
 
 
 @dataclass(frozen=True)

@@ -15,14 +15,18 @@ from typing import Any
 from goblueprint import toolchain
 from goblueprint.errors import SourceError, ToolchainError
 
-_HELPER_FILES = ("main.go", "rewrite.go", "knobs.go", "go.mod")
+
+def _helper_files() -> list[str]:
+    # Every Go file of the helper's package: helpers add facts in files of their own.
+    pkg = resources.files("goblueprint.source") / "gohelper"
+    return sorted(e.name for e in pkg.iterdir() if e.name.endswith(".go") or e.name == "go.mod")
 
 
 def helper_source_hash() -> str:
     """Hash of the helper's source, part of every cache key that depends on its output."""
     digest = hashlib.sha256()
     pkg = resources.files("goblueprint.source") / "gohelper"
-    for name in _HELPER_FILES:
+    for name in _helper_files():
         digest.update(name.encode())
         digest.update((pkg / name).read_bytes())
     return digest.hexdigest()[:16]
@@ -54,7 +58,7 @@ def _build(tc: toolchain.Toolchain, target: Path) -> None:
     src = resources.files("goblueprint.source") / "gohelper"
     build_dir = target.parent / f"src.{os.getpid()}"
     build_dir.mkdir(parents=True, exist_ok=True)
-    for name in _HELPER_FILES:
+    for name in _helper_files():
         (build_dir / name).write_bytes((src / name).read_bytes())
     tmp = target.with_name(f"gohelper.{os.getpid()}.tmp")
     try:

@@ -141,3 +141,29 @@ def const_set(guard: dict[str, list[Node]] | None) -> set[int] | None:
     if not guard or "in" not in guard:
         return None
     return {g["v"] for g in guard["in"]}
+
+
+def unknown_texts(nodes: list[Node | None]) -> set[str]:
+    """Source texts of the operands' parts the helper could not encode (`s.status`)."""
+    out: set[str] = set()
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        if "u" in n:
+            out.add(n["u"])
+        elif "op" in n:
+            stack += [n["x"], n["y"]]
+    return out
+
+
+def promote(node: Node | None, texts: set[str]) -> Node | None:
+    """Turn unknown parts named in TEXTS into variables, so guards on those texts give their values."""
+    if node is None:
+        return None
+    if "u" in node and node["u"] in texts:
+        return {"var": node["u"], "defs": None}
+    if "op" in node:
+        return {"op": node["op"], "x": promote(node["x"], texts), "y": promote(node["y"], texts)}
+    return node

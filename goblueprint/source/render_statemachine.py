@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import html
-import math
 from collections import defaultdict
 
+from goblueprint.source import drawing, graphviz
 from goblueprint.source.states import WILDCARD, Blueprint
 
 _ANY = "any"  # node id for "prior status not stated by the code"
@@ -59,19 +59,56 @@ def _mermaid_text(text: str) -> str:
     return text.replace('"', "'").replace(":", "∶").replace(";", ",").replace("\n", " ")
 
 
-def dot(bp: Blueprint, include_indirect: bool = False) -> str:
-    edges = _edges(bp, include_indirect)
-    lines = [f'digraph "{bp.machine}" {{', "  rankdir=LR;", "  node [shape=box, style=rounded];"]
-    for name in _used_states(bp, edges):
-        shown = "* (status not stated by the code)" if name == WILDCARD else name
-        lines.append(f'  "{_dot_text(name)}" [label="{_dot_text(shown)}"];')
-    for (src, dst), funcs in edges.items():
-        lines.append(f'  "{_dot_text(src)}" -> "{_dot_text(dst)}" [label="{_dot_text(_label(funcs))}"];')
+def dot(bp: Blueprint, include_indirect: bool = False, include_scan: bool = True) -> str:
+    """A layered Graphviz graph: main states in one group, scan states in a dashed, separate one,
+    one edge per (from, to) labelled with its first function (all of them in the tooltip)."""
+    return _dot(drawing.drawing(bp, include_indirect), include_scan)
+
+
+def _dot(d: drawing.Drawing, include_scan: bool = True, id_prefix: str = "e") -> str:
+    lines = [
+        f'digraph "{_dot_text(d.machine)}" {{',
+        f'  graph [rankdir=LR, nodesep=0.35, ranksep=0.9, fontname="sans-serif", fontsize=14, '
+        f'labelloc=t, label="{_dot_text(d.title)}", tooltip="{_dot_text(d.title)}"];',
+        '  node [shape=box, style="rounded,filled", fillcolor="#eef2ff", color="#336", '
+        'fontname="sans-serif", fontsize=12];',
+        '  edge [fontname="sans-serif", fontsize=10, color="#555", fontcolor="#224", arrowsize=0.7];',
+        "  subgraph cluster_main {",
+        '    label="states"; style="rounded"; color="#bbb";',
+    ]
+    for name in d.main:
+        lines.append(
+            f'    "{_dot_text(name)}" [id="n{_dot_text(_node_id(name))}", tooltip="{_dot_text(name)}"];'
+        )
+    lines.append("  }")
+    if include_scan and d.scan:
+        lines += ["  subgraph cluster_scan {",
+                  '    label="scan states (_Gscan bit held by the GC)"; style="rounded,dashed"; color="#99a";']  # fmt: skip
+        for name in d.scan:
+            lines.append(f'    "{_dot_text(name)}" [id="n{_node_id(name)}", fillcolor="#f4f4f8", '
+                         f'tooltip="{_dot_text(name)}"];')  # fmt: skip
+        lines.append("  }")
+    if d.wildcard:
+        lines.append(f'  "{WILDCARD}" [id="nany", label="* (prior status\nnot determined statically)", '
+                     'shape=box, style="dashed,rounded", fillcolor="white", fontcolor="#555"];')  # fmt: skip
+    shown = set(d.main) | (set(d.scan) if include_scan else set()) | {WILDCARD}
+    for i, e in enumerate(d.edges):
+        if e.src not in shown or e.dst not in shown:
+            continue
+        funcs = e.functions
+        label = funcs[0] + (f"\n+{len(funcs) - 1} more" if len(funcs) > 1 else "")
+        tip = f"{e.src} -> {e.dst}: " + ", ".join(funcs)
+        style = ", style=dashed" if e.src == WILDCARD else ""
+        lines.append(f'  "{_dot_text(e.src)}" -> "{_dot_text(e.dst)}" [id="{id_prefix}{i}", '
+                     f'label="{_dot_text(label, keep_newlines=True)}", tooltip="{_dot_text(tip)}", '
+                     f'labeltooltip="{_dot_text(tip)}"{style}];')  # fmt: skip
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _dot_text(text: str) -> str:
+def _dot_text(text: str, keep_newlines: bool = False) -> str:
+    if keep_newlines:  # already written as DOT's \n
+        return text.replace('"', '\\"').replace("\n", "\\n")
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
@@ -101,52 +138,8 @@ def _md(text: str) -> str:
 
 
 def svg(bp: Blueprint, include_indirect: bool = False) -> str:
-    """A self-contained SVG: states on a circle, one arrow per (from, to) with its functions."""
-    edges = _edges(bp, include_indirect)
-    names = _used_states(bp, edges)
-    size, radius = 900, 330
-    center = size / 2
-    pos = {}
-    for i, name in enumerate(names):
-        angle = 2 * math.pi * i / max(len(names), 1) - math.pi / 2
-        pos[name] = (center + radius * math.cos(angle), center + radius * math.sin(angle))
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" viewBox="0 0 {size} {size}" '
-        'font-family="sans-serif" font-size="11">',
-        f"<title>{html.escape(bp.machine.upper())} states of Go {html.escape(bp.go_version)}</title>",
-        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
-        'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#555"/></marker></defs>',
-    ]
-    for (src, dst), funcs in edges.items():
-        (x1, y1), (x2, y2) = pos[src], pos[dst]
-        label = html.escape(_label(funcs))
-        if src == dst:
-            out.append(
-                f'<path d="M {x1 - 10:.1f} {y1 - 18:.1f} C {x1 - 40:.1f} {y1 - 70:.1f} {x1 + 40:.1f} {y1 - 70:.1f} '
-                f'{x1 + 10:.1f} {y1 - 18:.1f}" fill="none" stroke="#555" marker-end="url(#arrow)"/>'
-            )
-            out.append(f'<text x="{x1:.1f}" y="{y1 - 62:.1f}" text-anchor="middle">{label}</text>')
-            continue
-        dx, dy = x2 - x1, y2 - y1
-        dist = math.hypot(dx, dy) or 1.0
-        # Bend each arrow to its left so that A->B and B->A do not overlap.
-        mx, my = (x1 + x2) / 2 - dy / dist * 30, (y1 + y2) / 2 + dx / dist * 30
-        sx, sy = x1 + dx / dist * 22, y1 + dy / dist * 22
-        ex, ey = x2 - dx / dist * 22, y2 - dy / dist * 22
-        out.append(
-            f'<path d="M {sx:.1f} {sy:.1f} Q {mx:.1f} {my:.1f} {ex:.1f} {ey:.1f}" fill="none" stroke="#555" '
-            'marker-end="url(#arrow)"/>'
-        )
-        out.append(f'<text x="{mx:.1f}" y="{my:.1f}" text-anchor="middle" fill="#224">{label}</text>')
-    for name in names:
-        x, y = pos[name]
-        shown = html.escape("* (not stated)" if name == WILDCARD else name)
-        out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="20" fill="#eef" stroke="#336"/>')
-        out.append(
-            f'<text x="{x:.1f}" y="{y + 34:.1f}" text-anchor="middle" font-weight="bold">{shown}</text>'
-        )
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    """The layered drawing as SVG (Graphviz dot); hovering an edge lists all of its functions."""
+    return graphviz.svg(dot(bp, include_indirect))
 
 
 WRITERS = {"mermaid": mermaid, "dot": dot, "svg": svg, "md": markdown}

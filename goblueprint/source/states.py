@@ -16,10 +16,14 @@ Resolution works on the helper's facts:
 4. For machines marked ``indirect`` (P), a function whose body always performs
    a transition (a top-level statement does) is itself a transition at every
    call of it (``acquirep``, ``releasep``, ``gcstopP``...), marked indirect.
+
+Every record says how its prior status was found (``prior``, one of PRIOR_RULES);
+a plain store that no rule decides keeps ``from: "*"`` with ``prior: "unstated"``.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +33,19 @@ from goblueprint.source import operands, tables
 
 WILDCARD = "*"
 _MAX_WRAPPER_DEPTH = 8
+_RECEIVER_TYPE = re.compile(r"^\(\*?([A-Za-z_][A-Za-z0-9_]*)\)\.")
+
+# How the prior status ("from") of a transition was found, in the order the rules are tried for a store.
+PRIOR_RULES: dict[str, str] = {
+    "cas": "the old value of a compare-and-swap",
+    "guard": "a guard on the same path (enclosing if/switch, && operand, earlier check that throws or returns)",
+    "constructor": "checked where the receiver value was built (setBlockOnExitSyscall -> syscallingThread)",
+    "earlier-write": "a status written earlier, at top level, on the same object in the same function",
+    "callee-result": "the status the called function leaves on the P it returns (pp := releasep() -> _Pidle)",
+    "world-stopped": "the function asserts the world is stopped, when every P is in _Pgcstop",
+    "callee": "decided inside the called function (e.g. acquirep requires _Pidle), lifted to its callers",
+    "unstated": "not determined statically",
+}
 
 
 @dataclass(frozen=True)
@@ -51,9 +68,11 @@ class Transition:
     mechanism: str
     context: str | None = None
     indirect: bool = False
+    prior: str = "unstated"  # a key of PRIOR_RULES
 
     def as_json(self) -> dict[str, Any]:
         return {
+            "prior": self.prior,
             "from": self.src,
             "to": self.dst,
             "function": self.function,
@@ -94,6 +113,7 @@ class _Template:
     known_src: frozenset[int] | None  # for stores: what guards prove about the prior status
     filters: list[tuple[operands.Node | None, frozenset[int] | None, frozenset[int]]]
     mechanism: str  # of the innermost write, used when the site itself is the record
+    prior: str = "unstated"  # the rule that gave known_src (stores) or "cas"
 
 
 def machine_of(name: str) -> tables.Machine:
@@ -145,6 +165,7 @@ def _guard_filters(guards: operands.Guards | None, params: set[str], ops: list[o
 
 
 def _site_template(site: dict[str, Any], machine: tables.Machine) -> _Template | None:
+    """The write at SITE as a template; a store's prior status is left to _Resolver.store_prior."""
     how, callee, ops = site["how"], site.get("callee") or "", site["ops"]
     if how == "assign":
         kind, mechanism = "store", "assignment"
@@ -156,18 +177,51 @@ def _site_template(site: dict[str, Any], machine: tables.Machine) -> _Template |
         mechanism = f"{machine.field.split('.')[1]}.{callee}"
     if kind is None:
         return None  # a read
-    guards = site.get("guards") or {}
     if kind == "cas":
         if len(ops) < 2:
             return None
-        src, dst, known = ops[0], ops[1], None
-    else:
-        if not ops:
-            return None
-        src, dst = None, ops[-1]
-        known = operands.const_set(guards.get(site["subj"]))
-        known = frozenset(known) if known is not None else None
-    return _Template(src, dst, known, [], mechanism)
+        return _Template(ops[0], ops[1], None, [], mechanism, "cas")
+    if not ops:
+        return None
+    return _Template(None, ops[-1], None, [], mechanism)
+
+
+def _constructor_guards(literals: list[dict[str, Any]]) -> dict[str, operands.Guards]:
+    """Per struct type, what every literal that sets a field proves about it where it is built.
+
+    Keys are paths below the value (`pp.status` for a syscallingThread built as
+    `syscallingThread{gp, mp, pp, status}` after `if pp.status != _Prunning { return }`).
+    A literal that leaves the field unset gives a nil field that no status write goes through,
+    so only literals that set it count; one of them without the guard drops the key.
+    """
+    by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for lit in literals:
+        by_type[lit["type"]].append(lit)
+    out: dict[str, operands.Guards] = {}
+    for typ, lits in by_type.items():
+        per_lit: list[tuple[set[str], dict[str, dict[str, Any]]]] = []
+        for lit in lits:
+            matched: dict[str, dict[str, Any]] = {}
+            for fld, expr in lit["fields"].items():
+                for key, cons in (lit.get("guards") or {}).items():
+                    if "in" not in cons:
+                        continue
+                    if key == expr:
+                        matched[fld] = cons
+                    elif key.startswith(expr + "."):
+                        matched[fld + key[len(expr) :]] = cons
+            per_lit.append((set(lit["fields"]), matched))
+        merged: operands.Guards = {}
+        for path in sorted({p for _, m in per_lit for p in m}):
+            root = path.split(".", 1)[0]
+            setters = [m for fields, m in per_lit if root in fields]
+            if any(path not in m for m in setters):
+                continue
+            values = {v["v"]: v for m in setters for v in m[path]["in"]}
+            merged[path] = {"in": [values[k] for k in sorted(values)]}
+        if merged:
+            out[typ] = merged
+    return out
 
 
 def _pin(op: operands.Node | None, guards: operands.Guards, params: list[str]) -> operands.Node | None:
@@ -199,6 +253,26 @@ class _Resolver:
                 if c["kind"] in ("call", "go", "defer"):
                     self.callers[c["callee"]].append((f["name"], c))
         self.records: set[Transition] = set()
+        self.constructed = _constructor_guards(facts.get("literals") or [])
+        self.world_stopped = {
+            f["name"]
+            for f in facts["funcs"]
+            if any(c["callee"] in tables.WORLD_STOPPED_ASSERTIONS and c.get("top") for c in f["calls"])
+        }
+        self.result_memo: dict[str, frozenset[int] | None] = {}
+        # Functions that write the status, directly or one or two calls away: a call of one of them
+        # between `pp := f()` and a store through pp may change pp's status.
+        writers = {site["func"] for site in facts["sites"] if site["field"] == machine.field}
+        for _ in range(2):
+            writers |= {caller for w in list(writers) for caller, _c in self.callers.get(w, [])}
+        self.writers = writers
+        # Top-level stores of a function with a constant value, for the earlier-write rule.
+        self.top_stores: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
+        for site in facts["sites"]:
+            if site["field"] == machine.field and site.get("top") and site["ops"] and "v" in site["ops"][-1]:
+                tpl = _site_template(site, machine)
+                if tpl is not None and tpl.src is None:
+                    self.top_stores[site["func"]].append((site["line"], site["subj"], site["ops"][-1]["v"]))
         # function -> (src, dst) pairs it performs at top level (for indirect P transitions)
         self.top_pairs: dict[str, set[tuple[str, str]]] = defaultdict(set)
 
@@ -207,7 +281,90 @@ class _Resolver:
             return WILDCARD
         return self.names.get(value, hex(value))
 
+    def receiver_guards(self, func: str, texts: list[str]) -> operands.Guards:
+        """Guards on `recv.path` expressions of a method, from where its receiver's values are built."""
+        m = _RECEIVER_TYPE.match(func)
+        known = self.constructed.get(m.group(1)) if m else None
+        if not known:
+            return {}
+        out: operands.Guards = {}
+        for text in texts:
+            head, _, rest = text.partition(".")
+            if head.isidentifier() and rest in known:
+                out[text] = known[rest]
+        return out
+
+    def store_prior(self, site: dict[str, Any], guards: operands.Guards) -> tuple[frozenset[int] | None, str]:
+        """The prior status of a plain store, and the rule that decides it (PRIOR_RULES order)."""
+        subj = site["subj"]
+        obj = subj.rsplit(".", 1)[0]
+        for form in tables.STATUS_READS:
+            known = operands.const_set(guards.get(form.format(subj=subj, obj=obj)))
+            if known:
+                return frozenset(known), "guard"
+        known = operands.const_set(self.receiver_guards(site["func"], [subj]).get(subj))
+        if known:
+            return frozenset(known), "constructor"
+        if site.get("top"):
+            earlier = [(line, v) for line, s, v in self.top_stores.get(site["func"], []) if s == subj
+                       and line < site["line"]]  # fmt: skip
+            if earlier:
+                return frozenset({max(earlier)[1]}), "earlier-write"
+        known = self.from_callee_result(site)
+        if known:
+            return known, "callee-result"
+        stopped = self.machine.world_stopped
+        if stopped and site["func"] in self.world_stopped:
+            value = next((v for v, n in self.names.items() if n == stopped), None)
+            if value is not None:
+                return frozenset({value}), "world-stopped"
+        return None, "unstated"
+
+    def result_status(self, func: str, depth: int = 0) -> frozenset[int] | None:
+        """The status FUNC leaves on the object it returns (`pp.status = _Pidle; return pp`), if known."""
+        if func in self.result_memo:
+            return self.result_memo[func]
+        self.result_memo[func] = None  # cycles know nothing
+        fn = self.funcs.get(func)
+        ret = fn.get("ret") if fn else None
+        got: frozenset[int] | None = None
+        if ret and depth < _MAX_WRAPPER_DEPTH:
+            field_name = self.machine.field.split(".", 1)[1]
+            stores = [(line, v) for line, subj, v in self.top_stores.get(func, [])
+                      if ret["var"] and subj == f"{ret['var']}.{field_name}" and line > ret["line"]]  # fmt: skip
+            if stores:
+                got = frozenset({max(stores)[1]})
+            else:
+                results = {self.result_status(callee, depth + 1) for callee in ret["from"]}
+                if len(results) == 1 and None not in results:
+                    got = results.pop()
+        self.result_memo[func] = got
+        return got
+
+    def from_callee_result(self, site: dict[str, Any]) -> frozenset[int] | None:
+        """`pp := releasep(); ...; pp.status = X`: the prior status is what releasep left on pp."""
+        obj = site.get("obj")
+        if not obj or not site.get("top"):
+            return None
+        results = {self.result_status(callee) for callee in obj["from"]}
+        if len(results) != 1 or None in results:
+            return None
+        fn = self.funcs.get(site["func"])
+        between = [c for c in (fn["calls"] if fn else []) if obj["line"] < c["line"] < site["line"]]
+        if any(c["callee"] in self.writers for c in between):
+            return None  # something in between may have moved it
+        return results.pop()
+
     def emit(self, tpl: _Template, guards: operands.Guards, where: dict[str, Any], func: str, mechanism: str):
+        prior = tpl.prior
+        unknown = operands.unknown_texts([tpl.src, tpl.dst])
+        extra = {k: v for k, v in self.receiver_guards(func, sorted(unknown)).items() if k not in guards}
+        if extra:
+            if tpl.src is not None and operands.unknown_texts([tpl.src]) & set(extra):
+                prior = "constructor"  # the CAS's old value is a receiver field its constructor checked
+            guards = {**guards, **extra}
+            tpl = _Template(operands.promote(tpl.src, set(extra)), operands.promote(tpl.dst, set(extra)),
+                            tpl.known_src, tpl.filters, tpl.mechanism, tpl.prior)  # fmt: skip
         nodes = [tpl.src, tpl.dst] + [f[0] for f in tpl.filters]
         for combo in operands.joint(nodes, guards):
             src_v, dst_v, rest = combo[0], combo[1], combo[2:]
@@ -217,12 +374,13 @@ class _Resolver:
                     ok = False
             if not ok:
                 continue
-            if tpl.src is None:  # plain store: the prior status is what guards prove, else unknown
+            if tpl.src is None:  # plain store: the prior status is what a rule proves, else unknown
                 srcs = sorted(tpl.known_src) if tpl.known_src else [None]
             else:
                 srcs = [src_v]
             for s in srcs:
                 rec = Transition(
+                    prior=prior if s is not None else "unstated",
                     file=where["file"],
                     line=where["line"],
                     src=self.name(s),
@@ -243,6 +401,8 @@ class _Resolver:
             if tpl is None:
                 continue
             guards = site.get("guards") or {}
+            if tpl.src is None:
+                tpl.known_src, tpl.prior = self.store_prior(site, guards)
             fn = self.funcs.get(site["func"])
             if fn:
                 tpl.src, tpl.dst = (_pin(op, guards, fn["params"]) for op in (tpl.src, tpl.dst))
@@ -275,6 +435,7 @@ class _Resolver:
                 tpl.known_src,
                 [(operands.substitute(n, args), a, b) for n, a, b in tpl.filters],
                 tpl.mechanism,
+                tpl.prior,
             )
             guards = call.get("guards") or {}
             if operands.has_params(sub.src) or operands.has_params(sub.dst):
@@ -308,6 +469,7 @@ class _Resolver:
                             mechanism=performer,
                             context=call.get("ctx") if call.get("ctx") in tables.CONTEXTS else None,
                             indirect=True,
+                            prior="unstated" if src == WILDCARD else "callee",
                         )
                     )
                     if call.get("top") and (src, dst) not in self.top_pairs[caller]:

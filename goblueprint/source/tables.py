@@ -17,11 +17,13 @@ class Machine:
     prefix: str  # every state constant starts with this
     # Calls of functions that always perform a P transition are transitions too.
     indirect: bool
+    # The status every object of the machine has while the world is stopped (P: _Pgcstop), or None.
+    world_stopped: str | None = None
 
 
 MACHINES: dict[str, Machine] = {
     "g": Machine("g", "g.atomicstatus", "_Gidle", "_G", indirect=False),
-    "p": Machine("p", "p.status", "_Pidle", "_P", indirect=True),
+    "p": Machine("p", "p.status", "_Pidle", "_P", indirect=True, world_stopped="_Pgcstop"),
 }
 
 STATUS_FIELDS = tuple(m.field for m in MACHINES.values())
@@ -41,6 +43,19 @@ WRITE_METHODS: dict[str, str] = {
     "StoreRelease": "store",
     "Swap": "store",
 }
+
+# Texts that read a status field, so a guard on any of them states the prior status of a store
+# to it: {subj} is the field expression (pp.status), {obj} the object (pp).
+STATUS_READS: tuple[str, ...] = (
+    "{subj}",
+    "{subj}.Load()",
+    "atomic.Load(&{subj})",
+    "atomic.LoadAcq(&{subj})",
+    "readgstatus({obj})",
+)
+
+# A function that calls one of these as a top-level statement runs only with the world stopped.
+WORLD_STOPPED_ASSERTIONS = ("assertWorldStopped",)
 
 # Closures passed to these run on another stack; sites inside them carry the name as context.
 CONTEXTS = ("systemstack", "mcall")

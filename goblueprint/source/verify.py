@@ -1,4 +1,14 @@
-"""Judge a hand-drawn state diagram against the transitions found in the source."""
+"""Judge a hand-drawn state diagram against the transitions found in the source.
+
+Verdicts, per drawn edge:
+
+- confirmed: a transition with exactly these ends exists (its prior status was found by a rule
+  of states.PRIOR_RULES), or with --observed, it was seen at run time;
+- refuted: no such transition, or a node is a state this release no longer has (the record names
+  the release that removed or renamed it);
+- unknown: only stores whose prior status is not determined statically reach the target, or a
+  node is not a status of any release known.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +17,7 @@ from collections import defaultdict, deque
 from typing import Any
 
 from goblueprint.errors import SourceError
+from goblueprint.source import history
 from goblueprint.source.calls import CallGraph
 from goblueprint.source.diagram import DiagramEdge
 from goblueprint.source.states import WILDCARD, Blueprint, Transition
@@ -23,6 +34,18 @@ def state_of(text: str, bp: Blueprint, prefix: str) -> str | None:
         for cand in (w, "_" + w, prefix.lower() + w):
             if cand in by_lower:
                 return by_lower[cand]
+    return None
+
+
+def _removed_state(text: str, bp: Blueprint, prefix: str) -> dict[str, Any] | None:
+    """The removal record of a state that an earlier release had and this one does not."""
+    gone = history.shipped()["machines"].get(bp.machine, {})
+    by_lower = {name.lower(): name for name in gone}
+    for word in [text.strip(), *_WORD.findall(text)]:
+        w = word.lower()
+        for cand in (w, "_" + w, prefix.lower() + w):
+            if cand in by_lower:
+                return history.removal(bp.machine, by_lower[cand], bp.go_version)
     return None
 
 
@@ -104,22 +127,46 @@ def verify(edges: list[DiagramEdge], bp: Blueprint, graph: CallGraph, prefix: st
             "exact": False,
         }
         if src is None or dst is None:
-            record["verdict"] = "unknown"
             record["label_matches"] = None if not e.label else "no"
-            record["reason"] = "not a status of this release: " + ", ".join(
-                n for n, s in ((e.src, src), (e.dst, dst)) if s is None
-            )
+            gone = [
+                r
+                for r in (None if src else _removed_state(e.src, bp, prefix) or _removed_state(e.src_id, bp, prefix),
+                          None if dst else _removed_state(e.dst, bp, prefix) or _removed_state(e.dst_id, bp, prefix))
+                if r
+            ]  # fmt: skip
+            if gone:
+                record["verdict"] = "refuted"
+                record["removed"] = gone
+                record["reason"] = "; ".join(
+                    f"{r['state']} was removed in Go {r['removed_in']}"
+                    + (f" (became {r['became']})" if r["became"] else "")
+                    for r in gone
+                )
+            else:
+                record["verdict"] = "unknown"
+                record["reason"] = "not a status of this release: " + ", ".join(
+                    n for n, s in ((e.src, src), (e.dst, dst)) if s is None
+                )
+            if src:
+                record["from"] = src
+            if dst:
+                record["to"] = dst
             out_edges.append(record)
             continue
         drawn.add((src, dst))
         drawn_targets.add(dst)
-        exact = by_pair.get((src, dst), [])
-        wild = by_pair.get((WILDCARD, dst), [])
-        evidence = sorted(exact) + sorted(wild)
+        exact = sorted(by_pair.get((src, dst), []))
+        wild = sorted(by_pair.get((WILDCARD, dst), []))
         record["exact"] = bool(exact)
-        if evidence:
+        if exact:
             record["verdict"] = "confirmed"
-            record["evidence"] = [_site(t) for t in evidence]
+            record["evidence"] = [_site(t) for t in exact]
+            record["prior_rules"] = sorted({t.prior for t in exact})
+        elif wild:
+            # A store whose prior status no rule decides cannot confirm any particular from-state.
+            record["verdict"] = "unknown"
+            record["reason"] = f"no store into {dst} states its prior status (not determined statically)"
+            record["evidence"] = [_site(t) for t in wild]
         else:
             record["verdict"] = "refuted"
             record["nearest_path"] = _nearest_path(bp, src, dst)
@@ -136,4 +183,20 @@ def verify(edges: list[DiagramEdge], bp: Blueprint, graph: CallGraph, prefix: st
             continue
         missing.append({"from": src, "to": dst, "functions": sorted({t.function for t in sites}),
                         "evidence": [_site(t) for t in sorted(sites)]})  # fmt: skip
-    return {"go_version": bp.go_version, "machine": bp.machine, "edges": out_edges, "missing": missing}
+    wildcards = [
+        {"to": t.dst, "function": t.function, "file": t.file, "line": t.line, "mechanism": t.mechanism}
+        for t in sorted(bp.transitions)
+        if t.src == WILDCARD and t.dst != WILDCARD and not t.indirect
+    ]
+    return {
+        "go_version": bp.go_version,
+        "machine": bp.machine,
+        "edges": out_edges,
+        "missing": missing,
+        "wildcards": wildcards,
+    }
+
+
+def exit_status(result: dict[str, Any]) -> int:
+    """0 when every drawn edge is confirmed, 1 when any is refuted or unknown (like a linter)."""
+    return 0 if all(e["verdict"] == "confirmed" for e in result["edges"]) else 1

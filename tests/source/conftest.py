@@ -43,3 +43,9 @@ def real_facts() -> Callable[[str], dict[str, Any]]:
 @pytest.fixture(scope="session")
 def synth_facts() -> dict[str, Any]:
     return facts.load(facts.resolve(goroot=str(SYNTH_ROOT)))
+
+
+@pytest.fixture(scope="session")
+def release_goroot() -> Callable[[str], Path]:
+    """The GOROOT of a release (installed on first use), for tests that read its source files."""
+    return lambda version: release_toolchain(version).goroot

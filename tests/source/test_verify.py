@@ -49,15 +49,23 @@ def test_p_drawing_across_releases(real_facts):
     assert 2 not in new  # [*] is not a status
     assert new[4]["verdict"] == "confirmed" and new[4]["exact"] and new[4]["label_matches"] == "performs"
     assert new[5]["verdict"] == "confirmed" and new[5]["label_matches"] == "performs"
-    # Go 1.26 removed _Psyscall: the edge names no status of 1.27, but is a real store in 1.22.
-    assert new[6]["verdict"] == "unknown"
-    assert old[6]["verdict"] == "confirmed" and not old[6]["exact"]
+    # Go 1.26 removed _Psyscall: against 1.27 the edge is refuted, naming the release that removed it.
+    assert new[6]["verdict"] == "refuted"
+    assert [(r["state"], r["removed_in"], r["became"]) for r in new[6]["removed"]] == [
+        ("_Psyscall", "1.26", "_Psyscall_unused")
+    ]
+    # In 1.22 only stores with an unstated prior status reach _Psyscall: unknown, not confirmed.
+    assert old[6]["verdict"] == "unknown" and not old[6]["exact"]
     assert {s["function"] for s in old[6]["evidence"]} >= {"reentersyscall"}
+    assert {s["from"] for s in old[6]["evidence"]} == {"*"}
     # entersyscall always calls reentersyscall, so it is itself an (indirect) P transition.
     assert old[6]["label_matches"] == "performs"
     assert any(s["function"] == "entersyscall" and s["indirect"] for s in old[6]["evidence"])
-    # _Pdead is written only by (*p).destroy, which does not state the prior status.
-    assert {s["function"] for s in new[7]["evidence"] if not s["indirect"]} == {"(*p).destroy"}
+    # _Pdead is written only by (*p).destroy, which asserts the world is stopped: from _Pgcstop.
+    assert new[7]["verdict"] == "confirmed" and new[7]["exact"]
+    assert {(s["function"], s["prior"]) for s in new[7]["evidence"] if not s["indirect"]} == {
+        ("(*p).destroy", "world-stopped")
+    }
     assert new[9]["from"] == "_Pidle"  # label "_Pidle (on the idle list)" maps to the constant
 
 

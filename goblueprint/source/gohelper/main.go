@@ -305,14 +305,15 @@ type callFact struct {
 }
 
 type funcFact struct {
-	Name       string     `json:"name"`
-	File       string     `json:"file"`
-	Line       int        `json:"line"`
-	End        int        `json:"end"`
-	Body       bool       `json:"body"`
-	Params     []string   `json:"params"`
-	Directives []string   `json:"directives"`
-	Calls      []callFact `json:"calls"`
+	Name       string      `json:"name"`
+	File       string      `json:"file"`
+	Line       int         `json:"line"`
+	End        int         `json:"end"`
+	Body       bool        `json:"body"`
+	Params     []string    `json:"params"`
+	Directives []string    `json:"directives"`
+	Calls      []callFact  `json:"calls"`
+	Ret        *originFact `json:"ret,omitempty"`
 }
 
 type siteFact struct {
@@ -327,6 +328,7 @@ type siteFact struct {
 	Top    bool           `json:"top,omitempty"`
 	Guards map[string]any `json:"guards,omitempty"`
 	Subj   string         `json:"subj"`
+	Obj    *originFact    `json:"obj,omitempty"`
 }
 
 type fieldFact struct {
@@ -346,22 +348,23 @@ type structFact struct {
 }
 
 type factsOut struct {
-	Package     string       `json:"package"`
-	Files       []string     `json:"files"`
-	SFiles      []string     `json:"sfiles"`
-	ParseErrors []string     `json:"parse_errors"`
-	TypeErrors  []string     `json:"type_errors"`
-	Consts      []constFact  `json:"consts"`
-	Funcs       []funcFact   `json:"funcs"`
-	Sites       []siteFact   `json:"sites"`
-	Structs     []structFact `json:"structs"`
+	Package     string        `json:"package"`
+	Files       []string      `json:"files"`
+	SFiles      []string      `json:"sfiles"`
+	ParseErrors []string      `json:"parse_errors"`
+	TypeErrors  []string      `json:"type_errors"`
+	Consts      []constFact   `json:"consts"`
+	Funcs       []funcFact    `json:"funcs"`
+	Sites       []siteFact    `json:"sites"`
+	Structs     []structFact  `json:"structs"`
+	Literals    []literalFact `json:"literals"`
 }
 
 func factsMode(ctx build.Context, path string, fields []string) factsOut {
 	l := load(ctx, path)
 	out := factsOut{Package: path, Files: nonNil(l.names), SFiles: nonNil(l.sfiles),
 		ParseErrors: nonNil(l.parseErrs), TypeErrors: nonNil(l.typeErrs),
-		Consts: []constFact{}, Funcs: []funcFact{}, Sites: []siteFact{}, Structs: []structFact{}}
+		Consts: []constFact{}, Funcs: []funcFact{}, Sites: []siteFact{}, Structs: []structFact{}, Literals: []literalFact{}}
 	want := map[string]bool{}
 	for _, f := range fields {
 		want[f] = true
@@ -376,6 +379,7 @@ func factsMode(ctx build.Context, path string, fields []string) factsOut {
 				w := &funcWalker{l: l, decl: d, file: fname, want: want, name: funcName(d)}
 				out.Funcs = append(out.Funcs, w.run())
 				out.Sites = append(out.Sites, w.sites...)
+				out.Literals = append(out.Literals, w.literals...)
 			}
 		}
 	}
@@ -503,16 +507,17 @@ func objName(fn *types.Func, home *types.Package) string {
 // ---------------------------------------------------------------- function walker
 
 type funcWalker struct {
-	l      *loaded
-	decl   *ast.FuncDecl
-	file   string
-	name   string
-	want   map[string]bool
-	params map[types.Object]int
-	defs   map[types.Object][]ast.Expr // nil entry: some assignment is not knowable
-	calls  []callFact
-	sites  []siteFact
-	stack  []ast.Node // path from the FuncDecl to the current node
+	l        *loaded
+	decl     *ast.FuncDecl
+	file     string
+	name     string
+	want     map[string]bool
+	params   map[types.Object]int
+	defs     map[types.Object][]ast.Expr // nil entry: some assignment is not knowable
+	calls    []callFact
+	sites    []siteFact
+	literals []literalFact
+	stack    []ast.Node // path from the FuncDecl to the current node
 }
 
 func (w *funcWalker) run() funcFact {
@@ -546,6 +551,9 @@ func (w *funcWalker) run() funcFact {
 		ast.Inspect(d, w.visit)
 	}
 	ff.Calls = w.calls
+	if d.Body != nil {
+		ff.Ret = w.returnOrigin()
+	}
 	if ff.Calls == nil {
 		ff.Calls = []callFact{}
 	}
@@ -632,6 +640,8 @@ func (w *funcWalker) visit(n ast.Node) bool {
 	switch x := n.(type) {
 	case *ast.CallExpr:
 		w.call(x)
+	case *ast.CompositeLit:
+		w.compositeLit(x)
 	case *ast.AssignStmt:
 		for i, lhs := range x.Lhs {
 			if f := w.statusField(lhs); f != "" && len(x.Lhs) == len(x.Rhs) {
@@ -912,7 +922,8 @@ func (w *funcWalker) statusField(e ast.Expr) string {
 
 func (w *funcWalker) addSite(field, how, callee string, subj ast.Expr, ops []ast.Expr, pos token.Pos) {
 	sf := siteFact{Field: field, How: how, Callee: callee, Func: w.name, File: w.file,
-		Line: w.l.line(pos), Ctx: w.ctx(), Top: w.top(), Subj: types.ExprString(subj), Ops: []any{}}
+		Line: w.l.line(pos), Ctx: w.ctx(), Top: w.top(), Subj: types.ExprString(subj), Ops: []any{},
+		Obj: w.objectOrigin(subj)}
 	for _, o := range ops {
 		sf.Ops = append(sf.Ops, w.enc(o, 0))
 	}
