@@ -202,3 +202,14 @@ def test_terminal_output_does_not_interpret_trace_strings(capsys: Any) -> None:
     trace_metrics._print(data, top=5)
     out = capsys.readouterr().out
     assert out.count(evil) >= 3  # group name, its block reason, the pause reason
+
+
+@pytest.mark.parametrize(("prog", "go"), [("sched", "1.27"), ("sched", "1.22")])
+def test_stats_counts_goroutines_as_go_does(
+    prog: str, go: str, trace_path: Any, go_reference: Any, capsys: Any
+) -> None:
+    # Go's summary (go tool trace's goroutine list) has every goroutine a transition names,
+    # also those blocked for the whole trace that never run and so are no event's context.
+    code, out, _ = run_cli(capsys, "trace", "stats", str(trace_path(prog, go)), "--json")
+    assert code == 0
+    assert json.loads(out)["goroutines"] == len(go_reference(prog, go).summaries)
