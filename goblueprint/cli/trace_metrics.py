@@ -105,6 +105,31 @@ def _window(ns: int) -> str:
     return f"{ns}ns"
 
 
+_GROUP_COLUMNS = ("start function", "count", "exec", "exec %", "sched wait", "block", "syscall", "syscall block",
+                  "GC assist", "sweep", "top block reason")  # fmt: skip
+_GROUP_DROP_ORDER = (
+    "top block reason",
+    "syscall block",
+    "sweep",
+    "GC assist",
+    "syscall",
+    "exec %",
+    "sched wait",
+)
+_NAME_MIN = 16  # a name column wraps but keeps at least this many columns
+
+
+def _table_width(cols: list[str], rows: list[dict[str, str]]) -> int:
+    """Columns a rich table of these cells needs, names wrapped down to _NAME_MIN."""
+    width = 1
+    for c in cols:
+        cell = max([len(c), *(len(r[c]) for r in rows)])
+        if c in ("start function", "top block reason"):
+            cell = min(cell, max(_NAME_MIN, len(c)))
+        width += cell + 3
+    return width
+
+
 def _print(data: dict[str, Any]) -> None:
     from rich.markup import escape
     from rich.table import Table
@@ -117,10 +142,11 @@ def _print(data: dict[str, Any]) -> None:
         # The title is a line of its own: as a Table title it would wrap to the table's width.
         console.print(title)
         t = Table()
+        # On a terminal narrower than a table, names wrap inside their cells (keeping at
+        # least _NAME_MIN columns); numbers never do.
         for col in cols:
             if col in left:
-                # On a terminal a long name wraps inside its cell instead of being cut.
-                t.add_column(col, justify="left", overflow="fold", min_width=min(len(col), 12))
+                t.add_column(col, justify="left", overflow="fold", min_width=min(_NAME_MIN, len(col)))
             else:
                 t.add_column(col, justify="right", no_wrap=True)
         return t
@@ -139,21 +165,35 @@ def _print(data: dict[str, Any]) -> None:
     tr = data["trace"]
     console.print(f"trace: {_ms(tr['duration_ns'])} ms, {data['goroutines']} goroutines")
 
-    t = table("goroutines by start function (ms)", "start function", "count", "exec", "exec %", "sched wait",
-              "block", "syscall", "syscall block", "GC assist", "sweep", "top block reason",
-              left=("start function", "top block reason"))  # fmt: skip
+    rows = []
     for grp in data["groups"]:
         reasons = sorted(grp["block"].items(), key=lambda kv: (-kv[1], kv[0]))
         top_reason = f"{reasons[0][0] or '(none)'} {_ms(reasons[0][1])}" if reasons else ""
-        t.add_row(
-            escape(grp["name"] or "(inactive, no stack)"), str(grp["count"]), _ms(grp["exec"]),
-            f"{100 * grp['exec_share']:.2f}",
-            _ms(grp["sched_wait"]), _ms(grp["block_total"]), _ms(grp["syscall"]), _ms(grp["syscall_block"]),
-            _ms(grp["gc_assist"]), _ms(grp["sweep"]), escape(top_reason),
-        )  # fmt: skip
+        rows.append({
+            "start function": escape(grp["name"] or "(inactive, no stack)"), "count": str(grp["count"]),
+            "exec": _ms(grp["exec"]), "exec %": f"{100 * grp['exec_share']:.2f}", "sched wait": _ms(grp["sched_wait"]),
+            "block": _ms(grp["block_total"]), "syscall": _ms(grp["syscall"]),
+            "syscall block": _ms(grp["syscall_block"]), "GC assist": _ms(grp["gc_assist"]), "sweep": _ms(grp["sweep"]),
+            "top block reason": escape(top_reason),
+        })  # fmt: skip
+    cols = list(_GROUP_COLUMNS)
+    dropped = []
+    if console.is_terminal:
+        # A terminal too narrow for every column loses the least telling ones, whole,
+        # rather than have each cell squeezed until numbers break.
+        for col in _GROUP_DROP_ORDER:
+            if _table_width(cols, rows) <= console.width:
+                break
+            cols.remove(col)
+            dropped.append(col)
+    t = table("goroutines by start function (ms)", *cols, left=("start function", "top block reason"))
+    for row in rows:
+        t.add_row(*(row[c] for c in cols))
     hidden = data.get("groups_total", len(data["groups"])) - len(data["groups"])
-    if hidden > 0:
-        t.caption = f"{hidden} more groups (--top N)"
+    notes = [f"{hidden} more groups (--top N)"] if hidden > 0 else []
+    if dropped:
+        notes.append(f"too narrow for: {', '.join(dropped)} (--json, or a wider terminal)")
+    t.caption = "; ".join(notes) or None
     console.print(t)
 
     lat = data["sched_latency"]

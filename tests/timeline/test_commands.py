@@ -271,3 +271,23 @@ def test_sql_show_tables_and_column_order(trace_path: Any, capsys: Any) -> None:
     _, second, _ = run_cli(capsys, "trace", "sql", trace, query, "--json")
     assert first == second
     assert [list(row) for row in json.loads(first)] == [["name", "id", "a_exec"]] * 2
+
+
+def test_narrow_terminal_drops_columns_whole(trace_path: Any, capsys: Any, monkeypatch: Any) -> None:
+    # On a terminal too narrow for the group table, whole columns go (and the caption says
+    # which); every line fits and no number is broken or cut.
+    from rich.console import Console
+
+    from goblueprint.cli import _console
+
+    screen = io.StringIO()
+    terminal = Console(file=screen, force_terminal=True, width=90, highlight=False, color_system=None)
+    monkeypatch.setattr(_console, "table_console", lambda: terminal)
+    trace = str(trace_path("sched", "1.27"))
+    assert main(["trace", "metrics", trace, "--top", "5"]) == 0
+    out = screen.getvalue()
+    assert max(len(line) for line in out.splitlines()) <= 90
+    assert "too narrow for: top block reason" in " ".join(out.split())
+    _, js, _ = run_cli(capsys, "trace", "metrics", trace, "--json", "--top", "5")
+    for grp in json.loads(js)["groups"]:
+        assert f"{grp['exec'] / 1e6:.3f}" in out and f"{grp['block_total'] / 1e6:.3f}" in out
