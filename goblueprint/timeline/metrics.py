@@ -159,9 +159,9 @@ def pauses(tl: Timeline) -> list[dict[str, Any]]:
     for label in sorted(set(stw["label"].to_list()), key=lambda i: tl.strings[i]):
         d = stw.filter(pl.col("label") == label)
         reason = tl.strings[label]
-        rows.append(
-            {"reason": reason, "gc": "GC" in reason, **distribution((d["end"] - d["start"]).to_numpy())}
-        )
+        # "kind" stays for readers of the older table, which mixed in the GC phases.
+        durations = (d["end"] - d["start"]).to_numpy()
+        rows.append({"kind": "stw", "reason": reason, "gc": "GC" in reason, **distribution(durations)})
     return rows
 
 
