@@ -77,8 +77,7 @@ def run(args: argparse.Namespace) -> int:
         mmu_flags=flags,
         mmu_windows=windows,
     )
-    if "groups" in data:
-        data["groups_total"] = len(data["groups"])
+    if "groups" in data:  # groups_total still counts them all
         top = args.top if args.top is not None else (None if args.json else 20)
         if top is not None:
             data["groups"] = data["groups"][:top]

@@ -255,10 +255,12 @@ def compute(
         if g is None:
             raise UsageError(f"no goroutine {goroutine} in this trace")
         return {"goroutine": goroutine_stats(g)}
+    groups = goroutine_groups(summary)
     return {
         "trace": {"start_ns": tl.start_ns, "end_ns": tl.end_ns, "duration_ns": tl.end_ns - tl.start_ns},
         "goroutines": len(summary.goroutines),
-        "groups": goroutine_groups(summary),
+        "groups": groups,
+        "groups_total": len(groups),
         "sched_latency": sched_latency(tl),
         "procs": proc_utilization(tl),
         "pauses": pauses(tl),
