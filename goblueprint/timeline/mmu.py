@@ -114,8 +114,13 @@ class UtilCollector:
         self.procs: list[tuple[int, int]] = []  # (time, GOMAXPROCS) at each change
         self.n_sync = 0
         self.last_time: int | None = None
-        # Per-P mode: Ps whose recorded series may lag their utilization (see _per_proc_util).
+        # Per-P mode: Ps whose recorded series may lag their utilization (see _record).
         self.dirty: set[int] = set()
+        # Go adds a utilization point after every event, which addUtil drops unless it
+        # differs from the series' last one: only after a change (``changed``), or while
+        # a same-time change left the series behind (``behind``), is there work to do.
+        self.changed = False
+        self.behind = False
 
     # Go's handleSTW / handleSweep / handleMarkAssist.
     def _is_stw(self, name: str) -> bool:
@@ -136,6 +141,7 @@ class UtilCollector:
         if (before > 0) != (after > 0):
             self.gc_ps += 1 if after > 0 else -1
             self.dirty.add(p)
+            self.changed = True
 
     def event(self, ev: Any) -> None:
         kind = int(ev.kind)
@@ -144,6 +150,22 @@ class UtilCollector:
     def step(self, ev: Any, kind: int, st: Any) -> None:
         t = ev.time
         self.last_time = t
+        if kind == K_STATE:  # most events: kept short
+            if not self.ps_gc:
+                return
+            res = st.resource
+            if res.kind == R_GOROUTINE:
+                g = res.id
+                if g in self.in_gc or g in self.bg_mark:
+                    was, now = _executing(st.old), _executing(st.new)
+                    if not was and now:
+                        self._gc_add(ev.proc, 1)
+                    elif was and not now:
+                        self._gc_add(ev.proc, -1)
+                self.states[g] = st.new
+            if self.changed or self.behind:
+                self._record(t, self.stw)
+            return
         if kind == K_SYNC:
             self.n_sync = ev.sync().n
         elif kind == K_METRIC:
@@ -160,7 +182,8 @@ class UtilCollector:
             if kind == K_RANGE_ACTIVE:
                 if self.n_sync > 1:
                     # After a full generation an active range is one already tracked.
-                    self._record(t, stw_before)
+                    if self.changed or self.behind:
+                        self._record(t, stw_before)
                     return
                 self._active_fixup(ev, r.name)
             if self._is_stw(r.name):
@@ -181,16 +204,6 @@ class UtilCollector:
                 self._gc_add(ev.proc, -1)
                 if r.scope.kind == R_GOROUTINE and r.scope.id != NO_GOROUTINE:
                     self.in_gc.discard(r.scope.id)
-        elif kind == K_STATE:
-            if st.resource.kind == R_GOROUTINE:
-                g = st.resource.id
-                if g in self.in_gc or g in self.bg_mark:
-                    was, now = _executing(st.old), _executing(st.new)
-                    if not was and now:
-                        self._gc_add(ev.proc, 1)
-                    elif was and not now:
-                        self._gc_add(ev.proc, -1)
-                self.states[g] = st.new
         elif kind == K_LABEL:
             label = ev.label().label
             if self.flags & BACKGROUND and label.startswith("GC ") and label != "GC (idle)":
@@ -199,7 +212,10 @@ class UtilCollector:
                 if not (self.per_proc and label == "GC (dedicated)"):
                     self.bg_mark.add(ev.goroutine)
                     self._gc_add(ev.proc, 1)
-        self._record(t, stw_before)
+        if self.stw != stw_before:
+            self.changed = True
+        if self.changed or self.behind:
+            self._record(t, stw_before)
 
     def _gomaxprocs(self, t: int, n: int) -> None:
         if len(self.ps_gc) > n:
@@ -219,6 +235,7 @@ class UtilCollector:
             self.dirty.add(len(self.ps_gc) - 1)
         if not self.procs or n != self.procs[-1][1]:
             self.procs.append((t, n))
+        self.changed = True
 
     def _active_fixup(self, ev: Any, name: str) -> None:
         # A range found active at the start: it held its P since the trace began.
@@ -239,12 +256,17 @@ class UtilCollector:
             u -= 1.0 / procs[pi][1]
             util[mi] = (time, 0.0 if u < 0 else u)
             mi += 1
+        self.changed = True  # the series' last value moved
 
     def _record(self, t: int, stw_before: int) -> None:
+        self.changed = False
         if not self.per_proc:
             n = len(self.ps_gc)
             gc_ps = n if self.stw > 0 else self.gc_ps
-            _add_util(self.out[0], t, 1 - gc_ps / n)
+            util = 1 - gc_ps / n
+            series = self.out[0]
+            _add_util(series, t, util)
+            self.behind = series[-1][1] != util
             return
         if (self.stw > 0) != (stw_before > 0):
             self.dirty.update(range(len(self.ps_gc)))
@@ -257,6 +279,7 @@ class UtilCollector:
             _add_util(series, t, util)
             if series[-1][1] == util:
                 self.dirty.discard(p)
+        self.behind = bool(self.dirty)
 
     def finish(self) -> list[Series]:
         """The utilization functions; each ends with utilization 0 at the last event."""
