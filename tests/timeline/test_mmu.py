@@ -157,3 +157,55 @@ def test_window_and_flag_options() -> None:
             mmu.parse_windows(bad)
     with pytest.raises(UsageError):
         mmu.parse_flags("stw,gc")
+
+
+class _Ev:
+    """The few Event methods UtilCollector reads."""
+
+    def __init__(self, kind: int, time: int, *, name: str = "", value: int = 0, st: Any = None) -> None:
+        self.kind, self.time, self.proc, self.goroutine = kind, time, 0, 1
+        self._name, self._value, self.st = name, value, st
+
+    def metric(self) -> Any:
+        from goblueprint.trace.events import Metric
+
+        return Metric(self._name, self._value)
+
+    def range(self) -> Any:
+        from goblueprint.trace.events import Range, ResourceID, ResourceKind
+
+        return Range(self._name, ResourceID(ResourceKind.GOROUTINE, 1))
+
+    def state_transition(self) -> Any:
+        return self.st
+
+
+def test_a_change_undone_at_the_same_time_still_ends_when_the_next_event_comes() -> None:
+    # Go's addUtil keeps the lowest of changes at one timestamp: a GC stop-the-world that
+    # begins and ends at t=10 leaves utilization 0 recorded from 10, and the next event,
+    # whatever it is, records the return to 1 (Go adds a point after every event).
+    from goblueprint.timeline import _api
+    from goblueprint.trace.events import ResourceID, ResourceKind, StateTransition
+
+    running = StateTransition(
+        ResourceID(ResourceKind.GOROUTINE, 7), "", None, _api.G_RUNNABLE, _api.G_RUNNING
+    )
+    stw = "stop-the-world (GC sweep termination)"
+    events = [
+        _Ev(_api.K_METRIC, 0, name=mmu.GOMAXPROCS_METRIC, value=2),
+        _Ev(_api.K_RANGE_BEGIN, 10, name=stw),
+        _Ev(_api.K_RANGE_END, 10, name=stw),
+        _Ev(_api.K_STATE, 20, st=running),
+        _Ev(_api.K_STATE, 30, st=running),
+    ]
+    for flags in (mmu.STW, mmu.STW | mmu.PER_PROC):
+        c = mmu.UtilCollector(flags)
+        for ev in events:
+            c.event(ev)
+        for s in c.finish():
+            assert list(zip(s.time.tolist(), s.util.tolist(), strict=True)) == [
+                (0, 1.0),
+                (10, 0.0),
+                (20, 1.0),
+                (30, 0.0),
+            ]
