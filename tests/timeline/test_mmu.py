@@ -179,6 +179,9 @@ class _Ev:
     def state_transition(self) -> Any:
         return self.st
 
+    def sync(self) -> Any:
+        return type("Sync", (), {"n": self._value})()
+
 
 def test_a_change_undone_at_the_same_time_still_ends_when_the_next_event_comes() -> None:
     # Go's addUtil keeps the lowest of changes at one timestamp: a GC stop-the-world that
@@ -209,3 +212,33 @@ def test_a_change_undone_at_the_same_time_still_ends_when_the_next_event_comes()
                 (20, 1.0),
                 (30, 0.0),
             ]
+
+
+def test_an_active_range_after_the_first_generation_changes_nothing() -> None:
+    # Go: once a whole generation was seen, a RangeActive restates a range already counted;
+    # in the first generation it is GC work found running since the start (and charged so).
+    from goblueprint.timeline import _api
+    from goblueprint.trace.events import ResourceID, ResourceKind, StateTransition
+
+    running = StateTransition(
+        ResourceID(ResourceKind.GOROUTINE, 7), "", None, _api.G_RUNNABLE, _api.G_RUNNING
+    )
+    sweep = "GC incremental sweep"
+
+    def series(n_sync: int) -> list[tuple[int, float]]:
+        c = mmu.UtilCollector(mmu.SWEEP)
+        for ev in (
+            _Ev(_api.K_SYNC, 0, value=1),
+            _Ev(_api.K_METRIC, 0, name=mmu.GOMAXPROCS_METRIC, value=2),
+            _Ev(_api.K_STATE, 5, st=running),
+            _Ev(_api.K_SYNC, 8, value=n_sync),
+            _Ev(_api.K_RANGE_ACTIVE, 10, name=sweep),
+            _Ev(_api.K_STATE, 20, st=running),
+        ):
+            c.event(ev)
+        (s,) = c.finish()
+        return list(zip(s.time.tolist(), s.util.tolist(), strict=True))
+
+    assert series(2) == [(0, 1.0), (20, 0.0)]
+    # Still the first generation: half the Ps sweep, back to the start.
+    assert series(1) == [(0, 0.5), (20, 0.0)]
