@@ -236,6 +236,11 @@ def _print(data: dict[str, Any]) -> None:
         for row in m["windows"]:
             t.add_row(_window(row["window_ns"]), f"{100 * row['mmu']:.2f}%")
         console.print(t)
+        if m["curve"]:
+            first, last = m["curve"][0]["window_ns"], m["curve"][-1]["window_ns"]
+            console.print(
+                f"(other windows: --mmu-windows; --json has Go's MMU curve, {_window(first)} to {_window(last)})"
+            )
 
     for key, title in (
         ("tasks", "tasks by type: durations of the tasks begun and ended in the trace, µs"),
