@@ -11,6 +11,7 @@ can be checked against Go's numbers independently of the Python trace reader.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import shutil
@@ -46,7 +47,17 @@ def goref_binary(tc: toolchain.Toolchain | None = None, source: Path = SOURCE, n
     out = toolchain.cache_dir() / "timeline-goref" / f"{tc.version}-{digest}" / name
     if out.exists():
         return out
-    work = out.parent / "build"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Test workers share the build folder: one builds while the others wait for it.
+    with open(out.parent / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not out.exists():
+            _build(tc, source, name, out)
+    return out
+
+
+def _build(tc: toolchain.Toolchain, source: Path, name: str, out: Path) -> None:
+    work = out.parent / f"build-{name}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     goroot = work / "goroot"
@@ -61,7 +72,6 @@ def goref_binary(tc: toolchain.Toolchain | None = None, source: Path = SOURCE, n
     )  # fmt: skip
     Path(str(out) + ".tmp").rename(out)
     shutil.rmtree(work, ignore_errors=True)
-    return out
 
 
 @dataclass(frozen=True)
