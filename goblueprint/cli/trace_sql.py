@@ -38,12 +38,16 @@ def run(args: argparse.Namespace) -> int:
     import duckdb
 
     from goblueprint.errors import GoblueprintError, UsageError
-    from goblueprint.timeline.tables import trace_tables
+    from goblueprint.timeline.tables import EventRows, trace_tables
 
     # The events table costs most of the pass: build it only if the query may name it.
     wants_events = re.search(r"\bevents\b", args.query, re.IGNORECASE) is not None
     reader = open_input_trace(args.trace)
     tables = trace_tables(reader, events=wants_events, show_capture=args.show_capture)
+    if not wants_events:
+        # A query that does not name it reads no row of it, but the catalog still lists
+        # it (SHOW TABLES, information_schema): an empty table of the same columns.
+        tables["events"] = EventRows(lambda stack: 0).frame()
     if args.kernel:
         from goblueprint.kernel.views import sql_tables
 
@@ -74,8 +78,9 @@ def _print(result, args: argparse.Namespace) -> None:
     if not isinstance(df, pl.DataFrame):
         df = df.to_frame()
     if args.json:
+        # Keys in the query's column order (to_dicts keeps it; sorting would lose it).
         rows = df.to_dicts()
-        json.dump(rows, sys.stdout, sort_keys=True, default=str, indent=1)
+        json.dump(rows, sys.stdout, default=str, indent=1)
         sys.stdout.write("\n")
         return
     if args.csv:
@@ -87,13 +92,17 @@ def _print(result, args: argparse.Namespace) -> None:
             )
         sys.stdout.write(df.write_csv())
         return
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
+    from goblueprint.cli._console import table_console
+
     table = Table(caption=f"{df.height} rows")
     for col, dtype in df.schema.items():
-        table.add_column(escape(col), justify="right" if dtype.is_numeric() else "left")
+        if dtype.is_numeric():
+            table.add_column(escape(col), justify="right", no_wrap=True)
+        else:  # on a terminal too narrow for it, text wraps in its cell rather than being cut
+            table.add_column(escape(col), justify="left", overflow="fold")
     for row in df.iter_rows():
         table.add_row(*(escape("" if v is None else str(v)) for v in row))
-    Console(highlight=False).print(table)
+    table_console().print(table)

@@ -2,13 +2,16 @@
 
 Streams the trace once (memory bounded by one generation): events counted as
 Go's reader yields them (equal to the ``events=`` of go-reference-parse), by
-kind; distinct goroutines, Ps and Ms seen as events' scheduling context;
+kind; distinct goroutines as Go's summary counts them (every goroutine a state
+transition names, including ones that never run while traced), Ps and Ms seen
+as events' scheduling context;
 generations; the time span; file size, parse time and throughput.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,7 +56,7 @@ def collect(path: Path, reader: Reader | None = None) -> dict:
             if not len(chunk):
                 continue
             typs += np.bincount(chunk.typ, minlength=256)
-            goroutines.add(chunk.g)
+            goroutines.add(_transitioned_goroutines(chunk))
             procs.add(chunk.p)
             threads.add(chunk.m)
             if first is None:
@@ -85,6 +88,41 @@ def collect(path: Path, reader: Reader | None = None) -> dict:
         "events_per_s": round(n / elapsed) if elapsed > 0 else None,
         "error": None if reader.error is None else str(reader.error),
     }
+
+
+def _transitioned_goroutines(chunk):
+    """IDs of the goroutines whose state changes in this chunk: Go's summary (and so
+    ``go tool trace``'s goroutine list) has one entry per such goroutine.  The
+    events' goroutine context is not enough: a goroutine blocked for the whole
+    trace, or created and never run, appears only as the subject of a transition."""
+    import numpy as np
+
+    from goblueprint.trace import spec
+
+    own_types, arg_types = _g_types()
+    typ = chunk.typ
+    own = np.isin(typ, own_types)
+    named = np.isin(typ, arg_types)
+    status = (typ == spec.EV_GO_STATUS) | (typ == spec.EV_GO_STATUS_STACK)
+    if status.any():
+        # Go skips a GoStatus that restates the known state (old == new, packed in arg 2).
+        packed = chunk.args[:, 2]
+        named |= status & ((packed >> np.uint64(32)) != (packed & np.uint64(0xFFFFFFFF)))
+    return np.concatenate([chunk.g[own], chunk.args[named, 0].view(np.int64)])
+
+
+@functools.cache
+def _g_types() -> tuple:
+    """Wire types whose transition is of the event's own goroutine, and of the one in arg 0."""
+    import numpy as np
+
+    from goblueprint.trace import spec
+
+    own = ("EV_GO_DESTROY", "EV_GO_DESTROY_SYSCALL", "EV_GO_STOP", "EV_GO_BLOCK",
+           "EV_GO_SYSCALL_BEGIN", "EV_GO_SYSCALL_END", "EV_GO_SYSCALL_END_BLOCKED")  # fmt: skip
+    arg = ("EV_GO_CREATE", "EV_GO_CREATE_BLOCKED", "EV_GO_CREATE_SYSCALL", "EV_GO_START",
+           "EV_GO_UNBLOCK", "EV_GO_SWITCH", "EV_GO_SWITCH_DESTROY")  # fmt: skip
+    return tuple(np.array([getattr(spec, n) for n in names], dtype=np.uint8) for names in (own, arg))
 
 
 class _IdSet:

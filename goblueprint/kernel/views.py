@@ -103,7 +103,7 @@ def run_metrics(args: argparse.Namespace) -> int:
         json.dump(data, sys.stdout, sort_keys=True, indent=1)
         sys.stdout.write("\n")
     else:
-        _print(data, args.top)
+        _print(data, 20 if args.top is None else args.top)  # --top's default is the table's 20
     return finish(reader, args, f"the metrics cover the {reader.events_read} events before it")
 
 

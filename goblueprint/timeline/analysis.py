@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from goblueprint.timeline.builder import TimelineBuilder
+from goblueprint.timeline.mmu import Series, UtilCollector
 from goblueprint.timeline.model import Timeline
 from goblueprint.timeline.pprof import StayCollector
 from goblueprint.timeline.source import PassResult, run_pass
@@ -23,6 +24,7 @@ class Analysis:
     timeline: Timeline | None
     stays: StayCollector | None
     result: PassResult
+    utilization: list[Series] | None = None  # Go's mutator utilization functions, if asked
 
 
 def analyse(
@@ -32,7 +34,9 @@ def analyse(
     pprof_types: Iterable[str] = (),
     progress: Callable[[int], None] | None = None,
     show_capture: bool = False,
+    mmu_flags: int | None = None,
 ) -> Analysis:
+    """One pass; ``mmu_flags`` (Go's UtilFlags) also collects the mutator utilization."""
     summarizer = Summarizer()
     consumers: list[Any] = [summarizer]
     builder = TimelineBuilder() if timeline else None
@@ -42,6 +46,9 @@ def analyse(
     stays = StayCollector(types) if types else None
     if stays is not None:
         consumers.append(stays)
+    util = UtilCollector(mmu_flags) if mmu_flags is not None else None
+    if util is not None:
+        consumers.append(util)
     result = run_pass(source, consumers, progress)
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
     tl = builder.finish(result.last_time) if builder is not None else None
@@ -50,4 +57,4 @@ def analyse(
         result.marks.timeline(tl, show=show_capture)
     if stays is not None:
         result.marks.stays(stays, show=show_capture)
-    return Analysis(summary, tl, stays, result)
+    return Analysis(summary, tl, stays, result, util.finish() if util is not None else None)

@@ -6,8 +6,13 @@
   block, GC mark assist and sweep (range times, which overlap the others);
 * scheduling latency (runnable -> running) distribution from the wake-up flows;
 * per-P utilization from the P spans;
-* stop-the-world and GC pauses by reason;
-* migrations: a G made runnable on one P and started on another, per P.
+* stop-the-world pauses by reason (the only pauses: every goroutine stops), and
+  apart from them the concurrent GC phases (mark, assists, sweeping), which run
+  beside the program;
+* migrations: a G made runnable on one P and started on another, per P;
+* minimum mutator utilization (Go's definition, see ``mmu``);
+* task and region durations by type, as ``go tool trace``'s /usertasks and
+  /userregions pages histogram them.
 
 Percentiles are nearest-rank: the smallest value with at least p% of the
 values at or below it (so every reported value occurred).
@@ -23,6 +28,8 @@ import numpy as np
 import polars as pl
 
 from goblueprint.errors import UsageError
+from goblueprint.timeline import mmu
+from goblueprint.timeline.mmu import DEFAULT_FLAGS, DEFAULT_WINDOWS, Series
 from goblueprint.timeline.model import LaneKind, State, Timeline
 from goblueprint.timeline.summary import GoroutineSummary, Summary
 
@@ -146,20 +153,74 @@ def proc_utilization(tl: Timeline) -> list[dict[str, Any]]:
 
 
 def pauses(tl: Timeline) -> list[dict[str, Any]]:
-    """Stop-the-world by reason, then the GC phases, each with its distribution."""
+    """Stop-the-world pauses by reason, each with its distribution; ``gc`` marks the GC's own."""
     rows = []
     stw = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.STW))
     for label in sorted(set(stw["label"].to_list()), key=lambda i: tl.strings[i]):
         d = stw.filter(pl.col("label") == label)
-        rows.append(
-            {"kind": "stw", "reason": tl.strings[label], **distribution((d["end"] - d["start"]).to_numpy())}
-        )
-    for kind, state in (("gc", State.GC_CYCLE), ("assist", State.MARK_ASSIST), ("sweep", State.SWEEP)):
+        reason = tl.strings[label]
+        # "kind" stays for readers of the older table, which mixed in the GC phases.
+        durations = (d["end"] - d["start"]).to_numpy()
+        rows.append({"kind": "stw", "reason": reason, "gc": "GC" in reason, **distribution(durations)})
+    return rows
+
+
+# Concurrent GC work: it takes Ps or goroutines away from the program but stops nothing.
+GC_PHASES = (
+    (State.GC_CYCLE, "GC concurrent mark phase"),
+    (State.MARK_ASSIST, ASSIST),
+    (State.SWEEP, SWEEP),
+)
+
+
+def gc_phases(tl: Timeline) -> list[dict[str, Any]]:
+    """Concurrent mark cycles, mark assists and sweeps: each span's duration distribution."""
+    rows = []
+    for state, name in GC_PHASES:
         d = tl.spans.filter(pl.col("state") == int(state))
         if d.height:
-            name = {"gc": "GC concurrent mark phase", "assist": ASSIST, "sweep": SWEEP}[kind]
-            rows.append({"kind": kind, "reason": name, **distribution((d["end"] - d["start"]).to_numpy())})
+            rows.append({"phase": name, **distribution((d["end"] - d["start"]).to_numpy())})
     return rows
+
+
+def _latency_row(durations: list[int]) -> dict[str, int | None]:
+    if not durations:  # no duration to rank: null, not a 0 that reads as "instant"
+        return {"total": 0, "p50": None, "p90": None, "p99": None, "max": None}
+    d = distribution(np.array(durations, dtype=np.int64))
+    return {k: d[k] for k in ("total", "p50", "p90", "p99", "max")}
+
+
+def task_latency(summary: Summary) -> list[dict[str, Any]]:
+    """Per task type: how many tasks, and the durations of those both begun and ended in the
+    trace (go tool trace's /usertasks: Count, then the histogram of complete tasks)."""
+    by_type: dict[str, list[int]] = defaultdict(list)
+    counts: dict[str, int] = defaultdict(int)
+    for task in summary.tasks.values():
+        counts[task.name] += 1
+        if task.start_time is not None and task.end_time is not None:
+            by_type[task.name].append(task.end_time - task.start_time)
+    return [
+        {"type": name, "count": counts[name], "complete": len(by_type[name]), **_latency_row(by_type[name])}
+        for name in sorted(counts)
+    ]
+
+
+def region_latency(summary: Summary) -> list[dict[str, Any]]:
+    """Per region type: every region of every goroutine, a region cut by the trace's start or
+    end timed from or to it (go tool trace's /userregions; it also splits a type by the
+    frame the region began in, which these summaries do not keep)."""
+    by_type: dict[str, list[int]] = defaultdict(list)
+    complete: dict[str, int] = defaultdict(int)
+    for g in summary.goroutines.values():
+        for r in g.regions:
+            start = summary.start_time if r.start_time is None else r.start_time
+            end = summary.end_time if r.end_time is None else r.end_time
+            by_type[r.name].append(end - start)
+            complete[r.name] += r.start_time is not None and r.end_time is not None
+    return [
+        {"type": name, "count": len(d), "complete": complete[name], **_latency_row(d)}
+        for name, d in sorted(by_type.items())
+    ]
 
 
 def migrations(tl: Timeline) -> dict[str, Any]:
@@ -176,19 +237,36 @@ def migrations(tl: Timeline) -> dict[str, Any]:
     }
 
 
-def compute(summary: Summary, tl: Timeline, goroutine: int | None = None) -> dict[str, Any]:
-    """Everything ``trace metrics`` prints, as JSON-able plain data."""
+def compute(
+    summary: Summary,
+    tl: Timeline,
+    goroutine: int | None = None,
+    *,
+    utilization: list[Series] | None = None,
+    mmu_flags: int = DEFAULT_FLAGS,
+    mmu_windows: tuple[int, ...] | list[int] = DEFAULT_WINDOWS,
+) -> dict[str, Any]:
+    """Everything ``trace metrics`` prints, as JSON-able plain data.
+
+    ``utilization`` is what a ``UtilCollector(mmu_flags)`` collected in the same pass;
+    without it there is no ``mmu`` section."""
     if goroutine is not None:
         g = summary.goroutines.get(goroutine)
         if g is None:
             raise UsageError(f"no goroutine {goroutine} in this trace")
         return {"goroutine": goroutine_stats(g)}
+    groups = goroutine_groups(summary)
     return {
         "trace": {"start_ns": tl.start_ns, "end_ns": tl.end_ns, "duration_ns": tl.end_ns - tl.start_ns},
         "goroutines": len(summary.goroutines),
-        "groups": goroutine_groups(summary),
+        "groups": groups,
+        "groups_total": len(groups),
         "sched_latency": sched_latency(tl),
         "procs": proc_utilization(tl),
         "pauses": pauses(tl),
+        "gc_phases": gc_phases(tl),
         "migrations": migrations(tl),
+        "tasks": task_latency(summary),
+        "regions": region_latency(summary),
+        **({"mmu": mmu.summary(utilization, mmu_flags, mmu_windows)} if utilization is not None else {}),
     }

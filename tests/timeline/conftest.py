@@ -21,6 +21,15 @@ def trace_path(go_trace: Callable[..., Path]) -> Callable[[str, str], Path]:
     return lambda prog, go: go_trace(prog, go=go)
 
 
+GOPROGS = Path(__file__).parent / "goprogs"
+
+
+@pytest.fixture(scope="session")
+def gc_trace(go_trace: Callable[..., Path]) -> Callable[[str], Path]:
+    """gc_trace(go) -> a trace of goprogs/gcmix: hundreds of GC cycles, assists, tasks, regions."""
+    return lambda go: go_trace("gcmix", go=go, prog_root=GOPROGS)
+
+
 @pytest.fixture(scope="session")
 def analysed(trace_path: Callable[[str, str], Path]) -> Callable[[str, str], Analysis]:
     cache: dict[tuple[str, str], Analysis] = {}

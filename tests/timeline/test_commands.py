@@ -73,9 +73,7 @@ def test_metrics_json_is_deterministic_and_sorted(trace_path: Any, capsys: Any) 
     assert first == json.dumps(data, sort_keys=True, indent=1) + "\n"
     lat = data["sched_latency"]
     assert 0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["max"]
-    assert {row["reason"] for row in data["pauses"] if row["kind"] == "stw"} >= {
-        "stop-the-world (GOMAXPROCS)"
-    }
+    assert {row["reason"] for row in data["pauses"]} >= {"stop-the-world (GOMAXPROCS)"}
     assert all(0 <= p["utilization"] <= 1 for p in data["procs"])
     mig = data["migrations"]
     assert mig["total"] == sum(row["in"] for row in mig["per_p"]) == sum(row["out"] for row in mig["per_p"])
@@ -196,9 +194,100 @@ def test_terminal_output_does_not_interpret_trace_strings(capsys: Any) -> None:
                     "syscall_block": 0, "gc_assist": 0, "sweep": 0, "block": {evil: 2}}],
         "sched_latency": {"count": 0, "p50": 0, "p90": 0, "p99": 0, "max": 0},
         "procs": [],
-        "pauses": [{"kind": "stw", "reason": evil, "count": 1, "total": 1, "max": 1, "p99": 1}],
+        "pauses": [{"gc": False, "reason": evil, "count": 1, "total": 1, "p50": 1, "max": 1, "p99": 1}],
         "migrations": {"total": 0, "starts": 0, "per_p": []},
     }  # fmt: skip
-    trace_metrics._print(data, top=5)
+    trace_metrics._print(data)
     out = capsys.readouterr().out
     assert out.count(evil) >= 3  # group name, its block reason, the pause reason
+
+
+@pytest.mark.parametrize(("prog", "go"), [("sched", "1.27"), ("sched", "1.22")])
+def test_stats_counts_goroutines_as_go_does(
+    prog: str, go: str, trace_path: Any, go_reference: Any, capsys: Any
+) -> None:
+    # Go's summary (go tool trace's goroutine list) has every goroutine a transition names,
+    # also those blocked for the whole trace that never run and so are no event's context.
+    code, out, _ = run_cli(capsys, "trace", "stats", str(trace_path(prog, go)), "--json")
+    assert code == 0
+    assert json.loads(out)["goroutines"] == len(go_reference(prog, go).summaries)
+
+
+def test_pause_table_holds_only_stop_the_world(gc_trace: Any, capsys: Any) -> None:
+    code, out, _ = run_cli(capsys, "trace", "metrics", str(gc_trace("1.22")), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["pauses"]
+    assert all(row["reason"].startswith("stop-the-world") for row in data["pauses"])
+    # GC phases run beside the program: their own section, with a row per phase seen.
+    phases = {row["phase"]: row for row in data["gc_phases"]}
+    assert set(phases) == {"GC concurrent mark phase", "GC mark assist", "GC incremental sweep"}
+    assert all(row["count"] > 0 for row in phases.values())
+    code, out, _ = run_cli(capsys, "trace", "metrics", str(gc_trace("1.22")))
+    pause_table = out[out.index("stop-the-world pauses") : out.index("GC phases")]
+    assert "GC mark assist" not in pause_table and "GC mark assist" in out[out.index("GC phases") :]
+
+
+def test_top_limits_json_too(trace_path: Any, capsys: Any) -> None:
+    trace = str(trace_path("sched", "1.27"))
+    _, out, _ = run_cli(capsys, "trace", "metrics", trace, "--json")
+    full = json.loads(out)
+    _, out, _ = run_cli(capsys, "trace", "metrics", trace, "--json", "--top", "2")
+    top = json.loads(out)
+    assert len(full["groups"]) == full["groups_total"] > 2
+    assert top["groups"] == full["groups"][:2] and top["groups_total"] == full["groups_total"]
+
+
+def test_piped_tables_never_cut_names(trace_path: Any, capsys: Any) -> None:
+    # capsys is not a terminal: every name prints whole, however long.
+    trace = str(trace_path("sched", "1.27"))
+    _, out, _ = run_cli(capsys, "trace", "metrics", trace, "--json")
+    names = [g["name"] for g in json.loads(out)["groups"] if g["name"]]
+    assert max(map(len, names)) > 40
+    _, text, _ = run_cli(capsys, "trace", "metrics", trace)
+    assert "…" not in text
+    for name in names:
+        assert name in text
+    query = "SELECT name, name || '/' || name AS twice FROM goroutines ORDER BY length(name) DESC LIMIT 1"
+    _, out, _ = run_cli(capsys, "trace", "sql", trace, query, "--json")
+    twice = json.loads(out)[0]["twice"]
+    _, text, _ = run_cli(capsys, "trace", "sql", trace, query)
+    assert twice in text and "…" not in text
+
+
+def test_sql_show_tables_and_column_order(trace_path: Any, capsys: Any) -> None:
+    trace = str(trace_path("sched", "1.27"))
+    code, out, _ = run_cli(capsys, "trace", "sql", trace, "SHOW TABLES", "--json")
+    assert code == 0
+    assert {r["name"] for r in json.loads(out)} == {
+        "events", "flows", "goroutines", "intervals", "lanes", "metrics", "stacks", "states"
+    }  # fmt: skip
+    # The catalog has the events columns even when the query reads no event.
+    code, out, _ = run_cli(capsys, "trace", "sql", trace,
+                           "SELECT column_name FROM information_schema.columns WHERE table_name = 'events'", "--csv")  # fmt: skip
+    assert out.splitlines()[1:4] == ["seq", "time", "kind"]
+    # --json keeps the query's column order, run after run.
+    query = "SELECT name, id, exec AS a_exec FROM goroutines ORDER BY id LIMIT 2"
+    _, first, _ = run_cli(capsys, "trace", "sql", trace, query, "--json")
+    _, second, _ = run_cli(capsys, "trace", "sql", trace, query, "--json")
+    assert first == second
+    assert [list(row) for row in json.loads(first)] == [["name", "id", "a_exec"]] * 2
+
+
+def test_narrow_terminal_drops_columns_whole(trace_path: Any, capsys: Any, monkeypatch: Any) -> None:
+    # On a terminal too narrow for the group table, whole columns go (and the caption says
+    # which); every line fits and no number is broken or cut.
+    from rich.console import Console
+
+    from goblueprint.cli import _console
+
+    screen = io.StringIO()
+    terminal = Console(file=screen, force_terminal=True, width=90, highlight=False, color_system=None)
+    monkeypatch.setattr(_console, "table_console", lambda: terminal)
+    trace = str(trace_path("sched", "1.27"))
+    assert main(["trace", "metrics", trace, "--top", "5"]) == 0
+    out = screen.getvalue()
+    assert max(len(line) for line in out.splitlines()) <= 90
+    assert "too narrow for: top block reason" in " ".join(out.split())
+    _, js, _ = run_cli(capsys, "trace", "metrics", trace, "--json", "--top", "5")
+    for grp in json.loads(js)["groups"]:
+        assert f"{grp['exec'] / 1e6:.3f}" in out and f"{grp['block_total'] / 1e6:.3f}" in out

@@ -320,8 +320,10 @@ def test_stw_pauses_equal_gos_range_pairs(prog: str, go: str, analysed: Any, go_
             open_at[name] = e.time
         else:
             totals.setdefault(name, []).append(e.time - open_at.pop(name))
-    rows = {r["reason"]: r for r in pauses(analysed(prog, go).timeline) if r["kind"] == "stw"}
+    # Only stop-the-world ranges are pauses: the concurrent GC phases have their own table.
+    rows = {r["reason"]: r for r in pauses(analysed(prog, go).timeline)}
     assert set(rows) == set(totals)
+    assert all(r["gc"] == ("GC" in name) for name, r in rows.items())
     for name, durations in totals.items():
         assert (rows[name]["count"], rows[name]["total"], rows[name]["max"]) == (
             len(durations),

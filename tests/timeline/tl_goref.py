@@ -11,6 +11,7 @@ can be checked against Go's numbers independently of the Python trace reader.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import shutil
@@ -39,20 +40,31 @@ HERE = Path(__file__).parent
 SOURCE = HERE / "goref" / "main.go"
 
 
-def goref_binary(tc: toolchain.Toolchain | None = None) -> Path:
+def goref_binary(tc: toolchain.Toolchain | None = None, source: Path = SOURCE, name: str = "goref") -> Path:
+    """Build SOURCE as GOROOT/src/cmd/NAME of a GOROOT copy (it imports internal/trace)."""
     tc = tc or toolchain.find()
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-    out = toolchain.cache_dir() / "timeline-goref" / f"{tc.version}-{digest}" / "goref"
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    out = toolchain.cache_dir() / "timeline-goref" / f"{tc.version}-{digest}" / name
     if out.exists():
         return out
-    work = out.parent / "build"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Test workers share the build folder: one builds while the others wait for it.
+    with open(out.parent / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not out.exists():
+            _build(tc, source, name, out)
+    return out
+
+
+def _build(tc: toolchain.Toolchain, source: Path, name: str, out: Path) -> None:
+    work = out.parent / f"build-{name}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     goroot = work / "goroot"
     shutil.copytree(tc.goroot, goroot, symlinks=True)
-    pkg = goroot / "src" / "cmd" / "goref"
+    pkg = goroot / "src" / "cmd" / name
     pkg.mkdir()
-    shutil.copy(SOURCE, pkg / "main.go")
+    shutil.copy(source, pkg / "main.go")
     env = tc.env({"GOROOT": str(goroot), "GOFLAGS": ""})
     subprocess.run(
         [str(goroot / "bin" / "go"), "build", "-o", str(out) + ".tmp", "."],
@@ -60,7 +72,6 @@ def goref_binary(tc: toolchain.Toolchain | None = None) -> Path:
     )  # fmt: skip
     Path(str(out) + ".tmp").rename(out)
     shutil.rmtree(work, ignore_errors=True)
-    return out
 
 
 @dataclass(frozen=True)
@@ -159,6 +170,16 @@ def reference(trace: Path, tc: toolchain.Toolchain | None = None) -> Reference:
                 FakeEvent(rec["k"], rec["t"], rec["g"], rec["p"], rec["m"], stacks[rec["s"]], rec, stacks)
             )
     return Reference(events, summaries, error)
+
+
+METRICS_SOURCE = HERE / "gometrics" / "main.go"
+
+
+def go_metrics(trace: Path, windows: list[int], flag_sets: list[int]) -> dict[str, Any]:
+    """Go's MutatorUtilizationV2 + MMU per flag set, and go tool trace's task/region durations."""
+    binary = goref_binary(source=METRICS_SOURCE, name="gometrics")
+    argv = [str(binary), str(trace), ",".join(map(str, windows)), *map(str, flag_sets)]
+    return json.loads(subprocess.run(argv, capture_output=True, check=True).stdout)
 
 
 # Traces every differential test runs on: the scheduler mix, in the oldest and the newest format.

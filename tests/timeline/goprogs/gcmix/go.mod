@@ -1,0 +1,3 @@
+module gcmix
+
+go 1.22
