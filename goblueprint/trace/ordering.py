@@ -16,11 +16,11 @@ from goblueprint.trace.kernels.codes import (
     EP_SIZE,
     RS_SIZE,
     RS_STATUS,
-    ST_DONE,
     SC_FL_FREE,
     SC_GN,
     SC_RG_FREE,
     SC_SIZE,
+    ST_DONE,
 )
 
 _EMPTY = -1  # an empty bucket of the engine's ID maps (kernels/engine.py)
@@ -40,6 +40,12 @@ class EngineState:
         self.tables += [z((16, 4), np.int64), z((16, 3), np.int64)]
         self.tables += [np.full((16, 2), _EMPTY, np.int64), z((16, 2), np.int64)]
         self.tables += [np.full((16, 2), _EMPTY, np.int64) for _ in range(3)]
+        # The generation being ordered (begin): its inputs, cursors and run state.
+        self._inputs: tuple = ()
+        self._cursors = np.zeros((0, CS_SIZE), dtype=np.int64)
+        self._c_time = np.zeros(0, dtype=np.int64)
+        self._heap = np.zeros(0, dtype=np.int64)
+        self._rs = np.zeros(RS_SIZE, dtype=np.int64)
 
     @property
     def G(self) -> np.ndarray:
