@@ -57,10 +57,19 @@ def our_command(view: str, trace: Path, out: Path) -> list[str]:
     }[view]
 
 
+def reference_script() -> Path:
+    """shared/tools/go-reference-parse beside the checkout (or beside its worktree folder)."""
+    for d in ROOT.parents:
+        path = d / "shared" / "tools" / "go-reference-parse"
+        if path.exists():
+            return path
+    return REFERENCE
+
+
 def reference_binary(trace: Path) -> Path:
     """Go's reader, built once by its wrapper script; its binary is what gets timed."""
     env = go_env()
-    subprocess.run(["bash", str(REFERENCE), str(trace)], env=env, check=True, capture_output=True)
+    subprocess.run(["bash", str(reference_script()), str(trace)], env=env, check=True, capture_output=True)
     go = env.get("GO") or shutil.which("go") or "go"
     ver = subprocess.run([go, "env", "GOVERSION"], env=env, check=True, capture_output=True, text=True)
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
