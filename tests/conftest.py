@@ -86,14 +86,21 @@ def build_goprog(prog: str, go: str = "1.27", prog_root: Path = GOPROGS) -> Path
     return out
 
 
-def trace_goprog(prog: str, go: str = "1.27", scale: int = 1, prog_root: Path = GOPROGS) -> Path:
-    """Run tests/goprogs/PROG (built with GO) and return the path of its execution trace."""
+def trace_goprog(
+    prog: str, go: str = "1.27", scale: int = 1, prog_root: Path = GOPROGS, env: dict[str, str] | None = None
+) -> Path:
+    """Run tests/goprogs/PROG (built with GO) and return the path of its execution trace.
+
+    ENV (e.g. a GODEBUG) is added to the program's environment and to the cache key."""
     binary = build_goprog(prog, go, prog_root)
-    out = toolchain.cache_dir() / "test-traces" / f"{binary.name}-x{scale}.trace"
+    extra = "-" + hashlib.sha256(repr(sorted(env.items())).encode()).hexdigest()[:12] if env else ""
+    out = toolchain.cache_dir() / "test-traces" / f"{binary.name}-x{scale}{extra}.trace"
     with _locked(out.with_suffix(".lock")):
         if not out.exists():
             tmp = out.with_name(out.name + ".tmp")
-            env = dict(os.environ, GOBLUEPRINT_TRACE_OUT=str(tmp), GOBLUEPRINT_SCALE=str(scale))
+            env = dict(
+                os.environ, **(env or {}), GOBLUEPRINT_TRACE_OUT=str(tmp), GOBLUEPRINT_SCALE=str(scale)
+            )
             subprocess.run([str(binary)], env=env, check=True, timeout=600, capture_output=True)
             tmp.rename(out)
     return out

@@ -6,8 +6,9 @@ in a min-heap by time, the scheduler-state checks of Go's order.go, CPU samples
 injected by time, timestamps forced strictly increasing.  A Sync event starts
 each generation and one ends the trace.
 
-Streaming: one generation is held at a time.  ``chunks()`` hands each
-generation's events over as numpy columns (what counting and columnar stores
+Streaming: one generation's batches and tables are held at a time, and its
+events are ordered CHUNK_EVENTS at a time.  ``chunks()`` hands them over as
+numpy columns (what counting and columnar stores
 want); iterating the Reader turns those columns into ``Event`` objects.
 """
 
@@ -30,6 +31,9 @@ from goblueprint.trace.ordering import EngineState
 from goblueprint.trace.wire import EOF, WireError, mul, read_header
 
 _PAGE = mmap.PAGESIZE
+# Events per chunk: the engine orders a generation this many events at a time, so a
+# generation's events are never all in memory (2.4 MB of columns per chunk).
+CHUNK_EVENTS = 1 << 15
 
 
 @dataclass(slots=True)
@@ -207,30 +211,27 @@ class Reader:
             if sync_ts <= last_ts:
                 sync_ts = last_ts + 1
             state.sc[E.SC_LAST_TS] = sync_ts
-            out, errinfo, front = state.run(dbuf, *_engine_inputs(gen, strings, string_ids))
-            code, err_off, err_m, _, at_start = (int(x) for x in errinfo)
-            if code and at_start:
-                # A cursor that fails on its first event fails before the generation's Sync.
-                raise fail(engine_error(code, state.ep, version, strings.__getitem__), err_off, err_m)
-            yield _sync_chunk(table, sync_ts, syncs)
-            if out.shape[1]:
-                # Rows of ``out`` are the columns: type, time, g, p, m, then the 4 args.
-                typ = out[0].astype(np.uint8)
-                ts_col, g_col, p_col, m_col = out[1], out[2], out[3], out[4]
-                args = out[5:9].T.view(np.uint64)
-                ends = np.flatnonzero(typ == spec.EV_USER_TASK_END)
-                if len(ends):
-                    # The engine names an ended task by its global string id; Go's API
-                    # keeps it as an extra string of the generation's table.
-                    for i in ends.tolist():
-                        args[i, 3] = table.add_extra_string(strings[int(args[i, 3])])
-                yield Chunk(table, typ, ts_col, g_col, p_col, m_col, args)
-            if code:
-                if code == E.E_FAILED_TO_ADVANCE:
-                    msg = failed_to_advance(gen.gen, front, state)
-                else:
-                    msg = engine_error(code, state.ep, version, strings.__getitem__)
-                raise fail(msg, err_off, err_m)
+            state.begin((dbuf, *_engine_inputs(gen, strings, string_ids)))
+            synced = False
+            while True:
+                out, errinfo, front, finished = state.step(CHUNK_EVENTS)
+                code, err_off, err_m, _, at_start = (int(x) for x in errinfo)
+                if code and at_start:
+                    # A cursor that fails on its first event fails before the generation's Sync.
+                    raise fail(engine_error(code, state.ep, version, strings.__getitem__), err_off, err_m)
+                if not synced:
+                    synced = True
+                    yield _sync_chunk(table, sync_ts, syncs)
+                if out.shape[1]:
+                    yield _chunk(table, out, strings)
+                if code:
+                    if code == E.E_FAILED_TO_ADVANCE:
+                        msg = failed_to_advance(gen.gen, front, state)
+                    else:
+                        msg = engine_error(code, state.ep, version, strings.__getitem__)
+                    raise fail(msg, err_off, err_m)
+                if finished:
+                    break
             state.compact()
             if mapped is not None and pos - dropped >= (4 << 20):
                 # Give the pages of finished generations back: RSS stays bounded by
@@ -245,12 +246,25 @@ class Reader:
             yield from chunk.events()
 
 
+def _chunk(table: EvTable, out: np.ndarray, strings: list[str]) -> Chunk:
+    """A Chunk of the engine's output (rows: type, time, g, p, m, then the 4 args)."""
+    typ = out[0].astype(np.uint8)
+    args = out[5:9].T.view(np.uint64)
+    ends = np.flatnonzero(typ == spec.EV_USER_TASK_END)
+    if len(ends):
+        # The engine names an ended task by its global string id; Go's API
+        # keeps it as an extra string of the generation's table.
+        for i in ends.tolist():
+            args[i, 3] = table.add_extra_string(strings[int(args[i, 3])])
+    return Chunk(table, typ, out[1], out[2], out[3], out[4], args)
+
+
 def _spilled(spill) -> list:
     return [spill[1]] if spill is not None else []
 
 
 def _engine_inputs(gen: Generation, strings: list[str], string_ids: dict[str, int]) -> tuple:
-    """The generation as run_generation takes it (after the trace bytes); names interned."""
+    """The generation as run_step takes it (after the trace bytes); names interned."""
     table = gen.table
     freq = table.freq
     ms = gen.batch_ms
@@ -275,6 +289,8 @@ def _engine_inputs(gen: Generation, strings: list[str], string_ids: dict[str, in
             gid = string_ids[text] = len(strings)
             strings.append(text)
         gids.append(gid)
+    stk_dense = _dense_ids(stack_arr, np.ones(len(stack_arr), dtype=np.int64)) > 0
+    str_dense = _dense_ids(str_arr, np.array(gids, dtype=np.int64))
     cpu = gen.cpu_samples
     if cpu:
         ct, cm, cp, cg, cs = zip(*cpu, strict=True)
@@ -299,8 +315,21 @@ def _engine_inputs(gen: Generation, strings: list[str], string_ids: dict[str, in
         stack_arr,
         str_arr,
         np.array(gids, dtype=np.int64),
+        stk_dense,
+        str_dense,
         *cpu_cols,
     )
+
+
+def _dense_ids(ids: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    """Sorted IDs as a direct-index table id -> val (-1 = absent) when they are small
+    and dense, as the runtime writes them; otherwise empty (the engine binary-searches)."""
+    n = len(ids)
+    if n == 0 or ids[0] < 0 or ids[-1] > 4 * n + 4096:
+        return np.empty(0, dtype=np.int64)
+    t = np.full(int(ids[-1]) + 1, -1, dtype=np.int64)
+    t[ids] = vals
+    return t
 
 
 def open_trace(path: str | Path, *, partial: bool = False) -> Reader:

@@ -70,7 +70,7 @@ print(k.mode, sorted(n for names in kernels.NAMES.values() for n in names if cal
     out = _py(code, {"GOBLUEPRINT_CACHE": str(tmp_path)})
     mode, _, names = out.partition(" ")
     assert mode == "jit"
-    assert "run_generation" in names and "scan_strings" in names
+    assert "run_step" in names and "scan_strings" in names
 
 
 def test_module_name_follows_the_sources(tmp_path, monkeypatch):

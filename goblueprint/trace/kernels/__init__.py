@@ -26,7 +26,7 @@ from types import SimpleNamespace
 
 # What callers use; every name is exported by the AOT module and found in the sources.
 NAMES = {
-    "engine": ("run_generation", "compact_goroutines"),
+    "engine": ("run_step", "compact_goroutines"),
     "tables": ("scan_strings", "scan_stacks", "scan_cpu_samples", "finish_stacks", "scan_batch_headers"),
     "gosort": ("sort_by_key",),
 }
@@ -36,7 +36,7 @@ _loaded: SimpleNamespace | None = None
 
 
 def get() -> SimpleNamespace:
-    """The compiled functions (``.run_generation``, ``.scan_strings``, ...); ``.mode`` is "aot" or "jit"."""
+    """The compiled functions (``.run_step``, ``.scan_strings``, ...); ``.mode`` is "aot" or "jit"."""
     global _loaded
     if _loaded is None:
         _loaded = _load()

@@ -27,6 +27,7 @@ def _ro(a: np.ndarray) -> np.ndarray:
 
 def sample_args() -> dict[str, tuple]:
     """Harmless arguments (nothing to read) of the types the reader passes, per function."""
+    from goblueprint.trace.kernels.codes import CS_SIZE, RS_SIZE
     from goblueprint.trace.ordering import EngineState
 
     buf = _ro(np.zeros(64, np.uint8))  # trace bytes: a read-only uint8 view
@@ -34,14 +35,21 @@ def sample_args() -> dict[str, tuple]:
     u = np.zeros(0, np.uint64)
     st = EngineState()
     return {
-        "run_generation": (
+        "run_step": (
             buf,
             1,
             1.0,
             e,
             np.zeros(1, np.int64),
             *(e,) * 6,
+            np.zeros(0, np.bool_),
+            e,
             *(e,) * 5,
+            np.zeros((0, CS_SIZE), np.int64),
+            e,
+            e,
+            np.zeros(RS_SIZE, np.int64),
+            16,
             st.sc,
             st.ep,
             *st.tables,

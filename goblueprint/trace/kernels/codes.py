@@ -141,3 +141,34 @@ E_CTX_M_MUST, E_CTX_M_NOT, E_CTX_P_MUST, E_CTX_P_NOT, E_CTX_G_MUST, E_CTX_G_NOT 
 ) = range(7, 55)
 
 EP_SIZE = 64
+
+# Cursor state (columns of the per-generation cursor array, one row per M): the batch
+# being read and the byte position in it, the front event decoded from it (its time
+# is in the separate c_time array the cursor heap is keyed by), and a decoding error
+# that stops the cursor once its good events are used up.
+(
+    CS_B,  # current batch (index into the generation's batch arrays)
+    CS_BEND,  # one past the cursor's last batch
+    CS_POS,  # byte position of the next event in the current batch
+    CS_END,  # end of the current batch
+    CS_LAST,  # last timestamp of the current batch (deltas add to it)
+    CS_LIVE,  # 1 when the front event is valid
+    CS_TYP,  # front event: type, args, byte offset
+    CS_A0,
+    CS_A1,
+    CS_A2,
+    CS_A3,
+    CS_OFF,
+    CS_ERR,  # decoding error code after the front event (0 = none)
+    CS_ERR_OFF,
+    CS_ERR_TYP,
+    CS_SLOT,  # the M's row in the thread table (-1 until its first advance)
+) = range(16)
+CS_SIZE = 16
+
+# Run state of the generation being ordered (survives between steps).
+RS_STARTED, RS_HN, RS_CI, RS_STATUS = range(4)
+RS_SIZE = 4
+# RS_STATUS after a step: the generation is finished (or failed), the output buffer
+# is full, or a state table needs more rows (grown before the step goes on).
+ST_DONE, ST_FULL, ST_ROOM = range(3)

@@ -379,129 +379,98 @@ _TWO63F = float(1 << 63)
 _INT64_MIN = -(1 << 63)
 
 
-@njit(cache=True, nogil=True)
-def _decode(buf, cur_batches, bat_start, bat_end, bat_base, freq, nargs_of):  # pragma: no cover
-    """Decode each cursor's batches, in order, into flat arrays.
+@njit(cache=True, nogil=True, inline="always")
+def _next(buf, cs, c_time, k, bat_start, bat_end, bat_base, freq):  # pragma: no cover - compiled
+    """Decode cursor k's next event into its front (cs row k, c_time[k]), as Go's
+    batchCursor.nextEvent does: lazily, one event at a time, batch after batch.
 
-    Returns (typ, ts, args, off, lo, hi, err, err_off, err_typ): cursor k's events
-    are [lo[k], hi[k]); a cursor whose batches hold a malformed event stops there,
-    with err[k] != 0 raised when the cursor is moved past its last good event
-    (as Go's batchCursor fails on the event it cannot decode).
+    Leaves CS_LIVE 0 when the cursor is used up; a malformed event stops the cursor
+    with CS_ERR set, raised when the ordering moves past the cursor's last good event.
     """
-    total = 0
-    for b in range(bat_start.shape[0]):
-        total += (bat_end[b] - bat_start[b]) // 2 + 1
-    e_typ = np.empty(total, dtype=np.uint8)
-    e_ts = np.empty(total, dtype=np.int64)
-    e_args = np.empty((total, 4), dtype=np.int64)  # rows are written whole: untouched pages stay free
-    e_off = np.empty(total, dtype=np.int64)
-    ncur = cur_batches.shape[0] - 1
-    lo = np.empty(ncur, dtype=np.int64)
-    hi = np.empty(ncur, dtype=np.int64)
-    err = np.zeros(ncur, dtype=np.int64)
-    err_off = np.zeros(ncur, dtype=np.int64)
-    err_typ = np.zeros(ncur, dtype=np.int64)
+    cs[k, CS_LIVE] = 0
     nspecs = np.int64(NSPECS)
-    n = 0
-    for k in range(ncur):
-        lo[k] = n
-        for b in range(cur_batches[k], cur_batches[k + 1]):
-            pos = bat_start[b]
-            end = bat_end[b]
-            base = bat_base[b]
-            last = base
-            code = 0
-            while pos < end:
-                evpos = pos
-                typ = np.int64(buf[pos])
-                na = nargs_of[typ]
-                if typ >= nspecs or na == -1:
-                    code = np.int64(E_WIRE_TYPE if typ >= nspecs else E_WIRE_UNTIMED)
-                    err_off[k] = evpos
-                    err_typ[k] = typ
-                    break
-                pos += 1
-                for i in range(na + 1):
-                    x = np.uint64(0)
-                    s = np.uint64(0)
-                    ok = False
-                    j = 0
-                    while j < 10:
-                        if pos >= end:
-                            break
-                        c = buf[pos]
-                        pos += 1
-                        if c < 0x80:
-                            if j == 9 and c > 1:
-                                break
-                            x |= np.uint64(c) << s
-                            ok = True
-                            break
-                        x |= np.uint64(c & 0x7F) << s
-                        s += np.uint64(7)
-                        j += 1
-                    if not ok:
-                        code = np.int64(E_WIRE_TS if i == 0 else E_WIRE_ARG)
+    while True:
+        pos = cs[k, CS_POS]
+        end = cs[k, CS_END]
+        if pos >= end:
+            b = cs[k, CS_B] + 1
+            if b >= cs[k, CS_BEND]:
+                return
+            cs[k, CS_B] = b
+            cs[k, CS_POS] = bat_start[b]
+            cs[k, CS_END] = bat_end[b]
+            cs[k, CS_LAST] = bat_base[b]
+            continue
+        last = cs[k, CS_LAST]
+        base = bat_base[cs[k, CS_B]]
+        evpos = pos
+        typ = np.int64(buf[pos])
+        na = NARGS[typ] if typ < nspecs else -1
+        code = 0
+        if typ >= nspecs or na == -1:
+            code = np.int64(E_WIRE_TYPE if typ >= nspecs else E_WIRE_UNTIMED)
+        else:
+            pos += 1
+            for i in range(na + 1):
+                x = np.uint64(0)
+                s = np.uint64(0)
+                ok = False
+                j = 0
+                while j < 10:
+                    if pos >= end:
                         break
-                    if i == 0:
-                        if last == 0:
-                            last = base
-                        f = float(x) * freq
-                        if -_TWO63F <= f < _TWO63F:
-                            t = np.int64(f)
-                        else:
-                            t = np.int64(_INT64_MIN)
-                        last = last + t
-                        e_ts[n] = last
-                    else:
-                        e_args[n, i - 1] = np.int64(x)
-                if code != 0:
-                    err_off[k] = evpos
-                    err_typ[k] = typ
-                    for i in range(4):
-                        e_args[n, i] = 0
+                    c = buf[pos]
+                    pos += 1
+                    if c < 0x80:
+                        if j == 9 and c > 1:
+                            break
+                        x |= np.uint64(c) << s
+                        ok = True
+                        break
+                    x |= np.uint64(c & 0x7F) << s
+                    s += np.uint64(7)
+                    j += 1
+                if not ok:
+                    code = np.int64(E_WIRE_TS if i == 0 else E_WIRE_ARG)
                     break
-                for i in range(na, 4):
-                    e_args[n, i] = 0
-                e_typ[n] = typ
-                e_off[n] = evpos
-                n += 1
-            if code != 0:
-                err[k] = code
-                break
-        hi[k] = n
-    return e_typ, e_ts, e_args, e_off, lo, hi, err, err_off, err_typ
+                if i == 0:
+                    if last == 0:
+                        last = base
+                    f = float(x) * freq
+                    if -_TWO63F <= f < _TWO63F:
+                        t = np.int64(f)
+                    else:
+                        t = np.int64(_INT64_MIN)
+                    last = last + t
+                else:
+                    cs[k, CS_A0 + i - 1] = np.int64(x)
+        if code != 0:
+            # The cursor stops here: no later event or batch of it is read.
+            cs[k, CS_ERR] = code
+            cs[k, CS_ERR_OFF] = evpos
+            cs[k, CS_ERR_TYP] = typ
+            cs[k, CS_BEND] = cs[k, CS_B]
+            cs[k, CS_POS] = end
+            return
+        for i in range(na, 4):
+            cs[k, CS_A0 + i] = 0
+        cs[k, CS_TYP] = typ
+        cs[k, CS_OFF] = evpos
+        cs[k, CS_POS] = pos
+        cs[k, CS_LAST] = last
+        c_time[k] = last
+        cs[k, CS_LIVE] = 1
+        return
 
 
 # -- one generation --------------------------------------------------------------------
 
 
-_CREATES_G = np.zeros(256, dtype=np.int64)
-for _t in (
-    S.EV_GO_CREATE,
-    S.EV_GO_CREATE_BLOCKED,
-    S.EV_GO_CREATE_SYSCALL,
-    S.EV_GO_STATUS,
-    S.EV_GO_STATUS_STACK,
-):
-    _CREATES_G[_t] = 1
-_CREATES_M = np.zeros(256, dtype=np.int64)
-_CREATES_M[S.EV_GO_STATUS] = _CREATES_M[S.EV_GO_STATUS_STACK] = 1
-_CREATES_P = np.zeros(256, dtype=np.int64)
-_CREATES_P[S.EV_PROC_STATUS] = 1
-_CREATES_RANGE = np.zeros(256, dtype=np.int64)
-for _t in (
-    S.EV_STW_BEGIN,
-    S.EV_GC_SWEEP_BEGIN,
-    S.EV_GC_SWEEP_ACTIVE,
-    S.EV_GC_MARK_ASSIST_BEGIN,
-    S.EV_GC_MARK_ASSIST_ACTIVE,
-):
-    _CREATES_RANGE[_t] = 1
+_ROOM = 4  # rows any one advance may add to a state table, with a margin
 
 
 @njit(cache=True, nogil=True)
-def run_generation(
+def run_step(
     buf,
     gen,
     freq,
@@ -513,11 +482,18 @@ def run_generation(
     stack_ids,
     str_ids,
     str_gid,
+    stk_dense,
+    str_dense,
     cpu_t,
     cpu_m,
     cpu_p,
     cpu_g,
     cpu_stk,
+    cs,
+    c_time,
+    heap,
+    rs,
+    cap,
     sc,
     ep,
     G,
@@ -531,118 +507,104 @@ def run_generation(
     ph,
     mh,
 ):  # pragma: no cover - compiled
-    """Order one generation: (columns, state arrays, error info, frontier)."""
-    e_typ, e_ts, e_args, e_off, c_pos, c_end, c_err, c_err_off, c_err_typ = _decode(
-        buf, cur_batches, bat_start, bat_end, bat_base, freq, NARGS
-    )
-    # Size every table for the most this generation can create, here, once: arrays
-    # rebound inside the ordering loop would cost a reference-count round trip on
-    # every iteration.
-    ncur = cur_m.shape[0]
-    newg = 2
-    newp = 1
-    newm = ncur + 1
-    newfl = 1
-    newrg = 1
-    newtk = 1
-    for k in range(ncur):
-        for e in range(c_pos[k], c_end[k]):
-            t = e_typ[e]
-            newg += _CREATES_G[t]
-            newp += _CREATES_P[t]
-            newm += _CREATES_M[t]
-            newfl += _CREATES_RANGE[t]
-            newrg += t == S.EV_USER_REGION_BEGIN
-            newtk += t == S.EV_USER_TASK_BEGIN
-    gn = sc[SC_GN]
-    pn = sc[SC_PN]
-    mn = sc[SC_MN]
-    if gn + newg > G.shape[0]:
-        G = _grow_rows(G, gn + newg)
-    if pn + newp > P.shape[0]:
-        P = _grow_rows(P, pn + newp)
-    if mn + newm > M.shape[0]:
-        M = _grow_rows(M, mn + newm)
-    if sc[SC_FL_N] + newfl > fl.shape[0]:
-        fl = _grow_rows(fl, sc[SC_FL_N] + newfl)
-    if sc[SC_RG_N] + newrg > rg.shape[0]:
-        rg = _grow_rows(rg, sc[SC_RG_N] + newrg)
-    if sc[SC_TK_N] + newtk > tk.shape[0]:
-        tk = _grow_rows(tk, sc[SC_TK_N] + newtk)
-    if (sc[SC_TFILL] + newtk) * 2 > th.shape[0]:
-        th, fill = hrehash(th, newtk)
-        sc[SC_TFILL] = fill
-    if (sc[SC_GFILL] + newg) * 2 > gh.shape[0]:
-        gh, fill = hrehash(gh, newg)
-        sc[SC_GFILL] = fill
-    if (sc[SC_PFILL] + newp) * 2 > ph.shape[0]:
-        ph, fill = hrehash(ph, newp)
-        sc[SC_PFILL] = fill
-    if (sc[SC_MFILL] + newm) * 2 > mh.shape[0]:
-        mh, fill = hrehash(mh, newm)
-        sc[SC_MFILL] = fill
-    # At most three events out per event in (GoSwitch), plus the CPU samples.
-    cap = 3 * (c_end[ncur - 1] if ncur else 0) + cpu_t.shape[0] + 16
-    o = np.empty((9, cap), dtype=np.int64)  # column-major: each field is contiguous
-    stk_dense = _dense_ids(stack_ids, np.ones(stack_ids.shape[0], dtype=np.int64)) > 0
-    str_dense = _dense_ids(str_ids, str_gid)
-    errinfo, front = _order(
-        stk_dense,
-        str_dense,
-        gen,
-        cur_m,
-        e_typ,
-        e_ts,
-        e_args,
-        e_off,
-        c_pos,
-        c_end,
-        c_err,
-        c_err_off,
-        c_err_typ,
-        stack_ids,
-        str_ids,
-        str_gid,
-        cpu_t,
-        cpu_m,
-        cpu_p,
-        cpu_g,
-        cpu_stk,
-        sc,
-        ep,
-        G,
-        P,
-        M,
-        fl,
-        rg,
-        th,
-        tk,
-        gh,
-        ph,
-        mh,
-        o,
-    )
-    n = sc[SC_NOUT]
-    out = o[:, :n]
+    """Order the next events of one generation, at most ``cap`` of them (a step).
+
+    Returns (columns, state arrays, error info, frontier); rs[RS_STATUS] says whether
+    the generation is done (or failed: error info) or the step stopped because its
+    output is full.  A generation's events are never all held at once: the cursors
+    decode lazily, and the state tables grow when the ordering finds them nearly
+    full, here, between two advances (an array rebound inside the ordering loop
+    would cost a reference-count round trip on every iteration).
+    """
+    o = np.empty((9, max(cap, 16)), dtype=np.int64)  # column-major: each field is contiguous
+    sc[SC_NOUT] = 0
+    while True:
+        errinfo, front = _order(
+            buf,
+            cur_batches,
+            bat_start,
+            bat_end,
+            bat_base,
+            freq,
+            stk_dense,
+            str_dense,
+            gen,
+            cur_m,
+            cs,
+            c_time,
+            heap,
+            rs,
+            stack_ids,
+            str_ids,
+            str_gid,
+            cpu_t,
+            cpu_m,
+            cpu_p,
+            cpu_g,
+            cpu_stk,
+            sc,
+            ep,
+            G,
+            P,
+            M,
+            fl,
+            rg,
+            th,
+            tk,
+            gh,
+            ph,
+            mh,
+            o,
+        )
+        if rs[RS_STATUS] != ST_ROOM:
+            break
+        # Room for the next advance (it adds at most one G, P, range, region and
+        # task, and two Ms); the tables double, so the growth is amortized.
+        if sc[SC_GN] + _ROOM > G.shape[0]:
+            G = _grow_rows(G, sc[SC_GN] + _ROOM)
+        if sc[SC_PN] + _ROOM > P.shape[0]:
+            P = _grow_rows(P, sc[SC_PN] + _ROOM)
+        if sc[SC_MN] + _ROOM > M.shape[0]:
+            M = _grow_rows(M, sc[SC_MN] + _ROOM)
+        if sc[SC_FL_N] + _ROOM > fl.shape[0]:
+            fl = _grow_rows(fl, sc[SC_FL_N] + _ROOM)
+        if sc[SC_RG_N] + _ROOM > rg.shape[0]:
+            rg = _grow_rows(rg, sc[SC_RG_N] + _ROOM)
+        if sc[SC_TK_N] + _ROOM > tk.shape[0]:
+            tk = _grow_rows(tk, sc[SC_TK_N] + _ROOM)
+        if (sc[SC_TFILL] + _ROOM) * 2 > th.shape[0]:
+            th, fill = hrehash(th, _ROOM)
+            sc[SC_TFILL] = fill
+        if (sc[SC_GFILL] + _ROOM) * 2 > gh.shape[0]:
+            gh, fill = hrehash(gh, _ROOM)
+            sc[SC_GFILL] = fill
+        if (sc[SC_PFILL] + _ROOM) * 2 > ph.shape[0]:
+            ph, fill = hrehash(ph, _ROOM)
+            sc[SC_PFILL] = fill
+        if (sc[SC_MFILL] + _ROOM) * 2 > mh.shape[0]:
+            mh, fill = hrehash(mh, _ROOM)
+            sc[SC_MFILL] = fill
+    out = o[:, : sc[SC_NOUT]]
     tables = (G, P, M, fl, rg, th, tk, gh, ph, mh)
     return out, tables, errinfo, front
 
 
 @njit(cache=True, nogil=True)
 def _order(
+    buf,
+    cur_batches,
+    bat_start,
+    bat_end,
+    bat_base,
+    freq,
     stk_dense,
     str_dense,
     gen,
     cur_m,
-    e_typ,
-    e_ts,
-    e_args,
-    e_off,
-    c_pos,
-    c_end,
-    c_err,
-    c_err_off,
-    c_err_typ,
+    cs,
+    c_time,
+    heap,
+    rs,
     stack_ids,
     str_ids,
     str_gid,
@@ -665,41 +627,48 @@ def _order(
     mh,
     o,
 ):  # pragma: no cover - compiled
-    """The ordering loop (Go's ReadEvent + Advance); no array is rebound in here."""
+    """The ordering loop (Go's ReadEvent + Advance), resumed where the last step
+    stopped; no array is rebound in here."""
     ncur = cur_m.shape[0]
     ncpu = cpu_t.shape[0]
     nstk = stk_dense.shape[0]
     nstr = str_dense.shape[0]
+    cap = o.shape[1]
     looked = np.empty(4, dtype=np.int64)  # the per-event map lookups
-    n = 0
+    n = sc[SC_NOUT]
     # Cursors: heap of cursor indices keyed by c_time; an M's state slot is found on
     # its first advance (the ordering creates thread state lazily, as Go's Advance does).
-    c_time = np.empty(ncur, dtype=np.int64)
-    c_slot = np.full(ncur, -1, dtype=np.int64)
-    heap = np.empty(ncur, dtype=np.int64)
-    hn = 0
     err = np.int64(E_NONE)
     err_k = -1  # cursor at fault
     err_off = -1
     err_m = np.int64(NO_ID)
     at_start = 0
-    for k in range(ncur):
-        if c_pos[k] < c_end[k]:
-            c_time[k] = e_ts[c_pos[k]]
-            heap[hn] = k
-            hn += 1
-            _sift_up(heap, c_time, hn - 1)
-        elif c_err[k] != 0:
-            # The cursor fails on its very first event: before this generation's Sync.
-            err = c_err[k]
-            err_k = k
-            err_off = c_err_off[k]
-            err_m = cur_m[k]
-            ep[0] = c_err_typ[k]
-            at_start = 1
-            break
-    if err == E_NONE and hn > 0 and sc[SC_INITIAL_GEN] == 0:
-        sc[SC_INITIAL_GEN] = gen
+    hn = rs[RS_HN]
+    if rs[RS_STARTED] == 0:
+        rs[RS_STARTED] = 1
+        for k in range(ncur):
+            cs[k, CS_B] = cur_batches[k] - 1
+            cs[k, CS_BEND] = cur_batches[k + 1]
+            cs[k, CS_POS] = 0
+            cs[k, CS_END] = 0
+            cs[k, CS_ERR] = 0
+            cs[k, CS_SLOT] = -1
+            _next(buf, cs, c_time, k, bat_start, bat_end, bat_base, freq)
+            if cs[k, CS_LIVE]:
+                heap[hn] = k
+                hn += 1
+                _sift_up(heap, c_time, hn - 1)
+            elif cs[k, CS_ERR] != 0:
+                # The cursor fails on its very first event: before this generation's Sync.
+                err = cs[k, CS_ERR]
+                err_k = k
+                err_off = cs[k, CS_ERR_OFF]
+                err_m = cur_m[k]
+                ep[0] = cs[k, CS_ERR_TYP]
+                at_start = 1
+                break
+        if err == E_NONE and hn > 0 and sc[SC_INITIAL_GEN] == 0:
+            sc[SC_INITIAL_GEN] = gen
     initial = sc[SC_INITIAL_GEN]
     last_ts = sc[SC_LAST_TS]
     gc_seq = sc[SC_GC_SEQ]
@@ -710,8 +679,27 @@ def _order(
     gfill = sc[SC_GFILL]
     pfill = sc[SC_PFILL]
     mfill = sc[SC_MFILL]
-    ci = 0
+    ci = rs[RS_CI]
+    stop = np.int64(ST_DONE)  # why this step stops (not "status": the handlers use that)
     while err == E_NONE:
+        # Stop for room between two advances (one emits at most three events).
+        if n + 4 > cap:
+            stop = np.int64(ST_FULL)
+            break
+        if (
+            gn + _ROOM > G.shape[0]
+            or pn + _ROOM > P.shape[0]
+            or mn + _ROOM > M.shape[0]
+            or sc[SC_FL_N] + _ROOM > fl.shape[0]
+            or sc[SC_RG_N] + _ROOM > rg.shape[0]
+            or sc[SC_TK_N] + _ROOM > tk.shape[0]
+            or (gfill + _ROOM) * 2 > gh.shape[0]
+            or (pfill + _ROOM) * 2 > ph.shape[0]
+            or (mfill + _ROOM) * 2 > mh.shape[0]
+            or (sc[SC_TFILL] + _ROOM) * 2 > th.shape[0]
+        ):
+            stop = np.int64(ST_ROOM)
+            break
         # A CPU sample first, if it is due (Go checks before advancing).
         if ci < ncpu and (hn == 0 or cpu_t[ci] < c_time[heap[0]]):
             t = cpu_t[ci]
@@ -741,15 +729,14 @@ def _order(
         advanced = False
         while True:
             k = heap[hi]
-            e = c_pos[k]
-            typ = np.int64(e_typ[e])
-            ts = e_ts[e]
-            a0 = e_args[e, 0]
-            a1 = e_args[e, 1]
-            a2 = e_args[e, 2]
-            a3 = e_args[e, 3]
+            typ = cs[k, CS_TYP]
+            ts = c_time[k]
+            a0 = cs[k, CS_A0]
+            a1 = cs[k, CS_A1]
+            a2 = cs[k, CS_A2]
+            a3 = cs[k, CS_A3]
             m = cur_m[k]
-            slot = c_slot[k]
+            slot = cs[k, CS_SLOT]
             if m != NO_ID and slot < 0:
                 slot = hget(mh, m)
                 if slot < 0:
@@ -759,7 +746,7 @@ def _order(
                     M[slot, M_G] = NO_ID
                     M[slot, M_P] = NO_ID
                     mn += 1
-                c_slot[k] = slot
+                cs[k, CS_SLOT] = slot
             if slot >= 0:
                 g = M[slot, M_G]
                 p = M[slot, M_P]
@@ -1472,7 +1459,7 @@ def _order(
                 # The ordering only ever rejects the front event of the cursor it advances.
                 err = code
                 err_k = k
-                err_off = e_off[e]
+                err_off = cs[k, CS_OFF]
                 err_m = m
                 n = n0
                 break
@@ -1481,21 +1468,20 @@ def _order(
                     M[slot, M_G] = ng
                     M[slot, M_P] = np_
                 # Move the cursor on: Go's batchCursor.nextEvent, then restore the heap.
-                e += 1
-                c_pos[k] = e
-                if e < c_end[k]:
-                    c_time[k] = e_ts[e]
+                adv_off = cs[k, CS_OFF]
+                _next(buf, cs, c_time, k, bat_start, bat_end, bat_base, freq)
+                if cs[k, CS_LIVE]:
                     t = c_time[k]
                     # Usually the cursor stays the earliest: skip the sift (a no-op then).
                     if hi != 0 or (hn > 1 and c_time[heap[1]] < t) or (hn > 2 and c_time[heap[2]] < t):
                         _heap_update(heap, hn, c_time, hi)
-                elif c_err[k] != 0:
+                elif cs[k, CS_ERR] != 0:
                     # The cursor cannot decode its next event: the queued events are lost.
-                    err = c_err[k]
+                    err = cs[k, CS_ERR]
                     err_k = k
-                    err_off = c_err_off[k]
+                    err_off = cs[k, CS_ERR_OFF]
                     err_m = m
-                    ep[0] = c_err_typ[k]
+                    ep[0] = cs[k, CS_ERR_TYP]
                     n = n0
                     break
                 else:
@@ -1510,7 +1496,7 @@ def _order(
             if hi >= hn:
                 err = np.int64(E_FAILED_TO_ADVANCE)
                 err_k = heap[0]
-                err_off = e_off[c_pos[err_k]]
+                err_off = cs[err_k, CS_OFF]
                 err_m = cur_m[err_k]
                 break
         if not advanced:
@@ -1549,7 +1535,7 @@ def _order(
                         break
             if err != E_NONE:
                 err_k = k
-                err_off = e_off[c_pos[k] - 1]
+                err_off = adv_off
                 err_m = o[4, i]
                 n = i
                 break
@@ -1569,16 +1555,19 @@ def _order(
     sc[SC_PFILL] = pfill
     sc[SC_MFILL] = mfill
     sc[SC_NOUT] = n
+    rs[RS_HN] = hn
+    rs[RS_CI] = ci
+    rs[RS_STATUS] = stop
     # The frontier, for the "failed to advance" message: cursor order, time, front event.
-    front = np.empty((hn, 7), dtype=np.int64)
-    for i in range(hn):
+    nf = hn if err == E_FAILED_TO_ADVANCE else 0
+    front = np.empty((nf, 7), dtype=np.int64)
+    for i in range(nf):
         k2 = heap[i]
-        e2 = min(c_pos[k2], e_typ.shape[0] - 1)
         front[i, 0] = cur_m[k2]
-        front[i, 1] = e_typ[e2]
+        front[i, 1] = cs[k2, CS_TYP]
         front[i, 2] = c_time[k2]
         for j in range(4):
-            front[i, 3 + j] = e_args[e2, j]
+            front[i, 3 + j] = cs[k2, CS_A0 + j]
     return (err, err_off, err_m, err_k, at_start), front
 
 

@@ -1,0 +1,169 @@
+"""Benchmark: every trace view as a whole process, beside Go's own tools, in one run.
+
+On one >= 30 MB trace of the project's workload (tests/goprogs/big, scaled by
+GOBLUEPRINT_SCALE, cached like the test fixtures) or --trace PATH, each command
+runs to completion in a fresh process, start-up included:
+
+* ours: ``trace stats``, ``trace pprof --type sched``, ``trace metrics --json``,
+  ``trace timeline`` (HTML), ``trace export --format perfetto``, ``--format parquet``,
+  ``trace sql "SELECT count(*) FROM events"``;
+* Go's: ``go tool trace -pprof=sched`` (the bundled Go) and Go's internal/trace
+  reader (../shared/tools/go-reference-parse, its built binary run directly).
+
+For each it prints wall seconds (best of --repeat), the time ratio against Go's
+reader and, for pprof, against ``go tool trace -pprof=sched`` (Go's time / ours:
+1.0 = as fast as Go, above 1 = faster), peak RSS (GNU time, the command's own) and
+peak RSS per byte of trace, raw and above the interpreter's baseline
+(``python -m goblueprint --version``).  ``--src DIR`` runs the goblueprint of
+another checkout (PYTHONPATH=DIR), for a before/after comparison in the same
+conditions.
+
+    .venv/bin/python bench/views.py [--scale 100] [--repeat 1] [--trace PATH] [--src DIR]
+        [--only stats,pprof,...]
+
+Writes JSON to bench/results/views-<UTC time>.json as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from trace_read import REFERENCE, RESULTS, go_env, produce_trace, run_child  # noqa: E402
+
+VIEWS = ("stats", "pprof", "metrics", "timeline", "perfetto", "parquet", "sql")
+
+
+def our_command(view: str, trace: Path, out: Path) -> list[str]:
+    gb = [sys.executable, "-m", "goblueprint", "trace"]
+    t = str(trace)
+    return {
+        "stats": [*gb, "stats", t, "--json"],
+        "pprof": [*gb, "pprof", "--type", "sched", t, "-o", str(out / "sched.pb.gz")],
+        "metrics": [*gb, "metrics", t, "--json"],
+        "timeline": [*gb, "timeline", t, "-o", str(out / "timeline.html")],
+        "perfetto": [*gb, "export", "--format", "perfetto", t, "-o", str(out / "trace.pftrace")],
+        "parquet": [*gb, "export", "--format", "parquet", t, "-o", str(out / "parquet")],
+        "sql": [*gb, "sql", t, "SELECT count(*) FROM events"],
+    }[view]
+
+
+def reference_script() -> Path:
+    """shared/tools/go-reference-parse beside the checkout (or beside its worktree folder)."""
+    for d in ROOT.parents:
+        path = d / "shared" / "tools" / "go-reference-parse"
+        if path.exists():
+            return path
+    return REFERENCE
+
+
+def reference_binary(trace: Path) -> Path:
+    """Go's reader, built once by its wrapper script; its binary is what gets timed."""
+    env = go_env()
+    subprocess.run(["bash", str(reference_script()), str(trace)], env=env, check=True, capture_output=True)
+    go = env.get("GO") or shutil.which("go") or "go"
+    ver = subprocess.run([go, "env", "GOVERSION"], env=env, check=True, capture_output=True, text=True)
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return cache / "go-reference-parse" / ver.stdout.strip() / "tracebench"
+
+
+def best(cmd: list[str], repeat: int, env: dict[str, str] | None = None):
+    """(wall, peak RSS, cpu) of the fastest of REPEAT runs; exits on a failed run."""
+    runs = []
+    for _ in range(repeat):
+        wall, rss, _out, err, code, cpu = run_child(cmd, env)
+        if code != 0:
+            raise SystemExit(f"failed ({code}): {' '.join(cmd)}\n{err[-2000:]}")
+        runs.append((wall, rss, cpu))
+    return min(runs)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--scale", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--trace", type=Path)
+    parser.add_argument("--src", type=Path, help="checkout whose goblueprint runs (default: this one)")
+    parser.add_argument(
+        "--only", default=",".join(VIEWS), help="comma-separated subset of " + ",".join(VIEWS)
+    )
+    args = parser.parse_args()
+    views = args.only.split(",")
+    for v in views:
+        if v not in VIEWS:
+            parser.error(f"unknown view {v!r}")
+    trace = args.trace or produce_trace(args.scale)
+    size = trace.stat().st_size
+    env = dict(os.environ)
+    src = (args.src or ROOT).resolve()
+    env["PYTHONPATH"] = str(src)
+    genv = go_env()
+    go = genv.get("GO") or shutil.which("go") or "go"
+    print(f"trace {trace} ({size / 1e6:.1f} MB), goblueprint from {src}, best of {args.repeat}")
+
+    out = Path(tempfile.mkdtemp(prefix="gbp-views-"))
+    try:
+        _, base_rss, _ = best([sys.executable, "-m", "goblueprint", "--version"], 1, env)
+        # Warm-up: builds the compiled kernels of that checkout if needed, fills the page cache.
+        best(our_command("stats", trace, out), 1, env)
+        ref_wall, ref_rss, _ = best([str(reference_binary(trace)), str(trace)], args.repeat, genv)
+        # Its profile goes to stdout: a shell that execs it redirects that to a file.
+        go_pprof = [
+            "sh",
+            "-c",
+            'exec "$0" tool trace -pprof=sched "$1" > "$2"',
+            go,
+            str(trace),
+            str(out / "go.pb"),
+        ]
+        gop_wall, gop_rss, _ = best(go_pprof, args.repeat, genv)
+        rows = [
+            ("go internal/trace", ref_wall, ref_rss, None),
+            ("go tool trace -pprof=sched", gop_wall, gop_rss, None),
+        ]
+        for v in views:
+            wall, rss, _ = best(our_command(v, trace, out), args.repeat, env)
+            rows.append((v, wall, rss, gop_wall if v == "pprof" else None))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+    print(f"interpreter baseline {base_rss / 1e6:.0f} MB")
+    head = f"{'command':<28} {'wall s':>8} {'Go reader/ours':>15} {'Go pprof/ours':>14} {'peak MB':>8} {'RSS/size':>9} {'above base/size':>16}"
+    print(head)
+    results = []
+    for name, wall, rss, gop in rows:
+        ratio = ref_wall / wall
+        prow = f"{gop / wall:14.2f}" if gop else f"{'':>14}"
+        above = (rss - base_rss) / size
+        print(f"{name:<28} {wall:8.2f} {ratio:15.2f} {prow} {rss / 1e6:8.0f} {rss / size:9.2f} {above:16.2f}")
+        results.append(
+            {
+                "command": name,
+                "wall_s": wall,
+                "ratio_go_reader": ratio,
+                "ratio_go_pprof": gop / wall if gop else None,
+                "peak_rss": rss,
+                "rss_per_byte": rss / size,
+                "above_baseline_per_byte": above,
+            }
+        )
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    doc = {"trace": str(trace), "size": size, "src": str(src), "baseline_rss": base_rss, "results": results}
+    (RESULTS / f"views-{stamp}.json").write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
