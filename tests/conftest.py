@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -147,3 +148,32 @@ _reference_ready: set[str] = set()
 def go_reference() -> Callable[..., subprocess.CompletedProcess[str]]:
     """Factory: go_reference(trace_path) -> Go's reader's verdict (see reference_parse)."""
     return reference_parse
+
+
+# One headless Chromium per test process, shared by every browser test: Playwright's sync
+# API refuses to start while another sync_playwright() of the same process runs.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip(
+            "headless browser tests need /usr/bin/chromium (Debian package 'chromium'; .ci/run installs it)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -5,7 +5,6 @@ each page is saved next to the test's temporary files."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +14,6 @@ from goblueprint.source import render_statemachine_html, states
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = Path("/usr/bin/chromium")
-
 # Bounding boxes of every label of the shown drawing, in page pixels.
 _BOXES = """(sel) => [...document.querySelectorAll(sel + ' svg text')].map((t) => {
   const r = t.getBoundingClientRect();
@@ -24,20 +21,10 @@ _BOXES = """(sel) => [...document.querySelectorAll(sel + ' svg text')].map((t) =
 })"""
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("needs /usr/bin/chromium (Debian package 'chromium'; .ci/run installs it)")
+@pytest.fixture(autouse=True)
+def _needs_dot() -> None:
     if shutil.which("dot") is None:
         pytest.skip("needs Graphviz's dot (Debian package 'graphviz'; .ci/run installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
-        yield b
-        b.close()
 
 
 def overlaps(boxes: list[dict[str, Any]], slack: float = 0.5) -> list[tuple[str, str]]:
