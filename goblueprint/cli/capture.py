@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from goblueprint.cli._kernel_args import add_record_arguments
+from goblueprint.cli._program_args import add_program_arguments, add_record_arguments, program_command
 
 if TYPE_CHECKING:
     from goblueprint.capture.run import CaptureResult
@@ -26,14 +26,9 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         help="schedtrace period in ms, 0 for none (default 100)",
     )
     parser.add_argument("--scheddetail", action="store_true", help="also print P, M and G detail lines")
-    parser.add_argument("--procs", type=int, metavar="N", help="run with GOMAXPROCS=N")
-    parser.add_argument("--go", metavar="VERSION", help="Go release to build with (default: the bundled one)")
-    parser.add_argument(
-        "--timeout", type=float, metavar="S", help="stop the program (SIGTERM) after S seconds"
-    )
     parser.add_argument("--json", action="store_true", help="print meta.json instead of the summary")
     add_record_arguments(parser)
-    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="what to run")
+    add_program_arguments(parser)
 
 
 def summarize(result: CaptureResult, *, crosscheck: bool = True) -> str:
@@ -69,13 +64,8 @@ def run(args: argparse.Namespace) -> int:
 
     from goblueprint.capture import capture_all
     from goblueprint.cli._paths import output_dir
-    from goblueprint.errors import UsageError
 
-    command = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
-    if not command:
-        raise UsageError("no command: goblueprint capture [options] -- COMMAND ...")
+    command = program_command(args, "goblueprint capture [options] -- COMMAND ...")
 
     def report(result: CaptureResult) -> None:
         # Printed as each package ends, so a long ./... run shows progress.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from goblueprint.cli._program_args import add_program_arguments, program_command
+
 HELP = "compare a program on the runtime as released and with scheduler knobs changed (bootstrap CIs)"
 
 
@@ -11,11 +13,8 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE", help="see `lab knobs`")
     parser.add_argument("--runs", type=int, default=5, metavar="N", help="runs per side (default 5)")
     parser.add_argument("-o", "--out", default="lab-ab", metavar="DIR", help="run folders (default ./lab-ab)")
-    parser.add_argument("--go", metavar="VERSION", help="Go release (default: the bundled one)")
-    parser.add_argument("--procs", type=int, metavar="N", help="run with GOMAXPROCS=N")
-    parser.add_argument("--timeout", type=float, metavar="S", help="stop each run (SIGTERM) after S seconds")
     parser.add_argument("--json", action="store_true", help='print {"knobs", "runs", "metrics"}')
-    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="what to run")
+    add_program_arguments(parser, each_run=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,15 +22,10 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from goblueprint.cli._paths import output_dir
-    from goblueprint.errors import UsageError
     from goblueprint.lab import ab, knobs
     from goblueprint.source import facts
 
-    command = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
-    if not command:
-        raise UsageError("no command: goblueprint lab ab --knob NAME=VALUE [options] -- COMMAND ...")
+    command = program_command(args, "goblueprint lab ab --knob NAME=VALUE [options] -- COMMAND ...")
     settings = knobs.parse_settings(args.knob, knobs.read(facts.resolve(go=args.go)))
     result = ab.ab(
         command,

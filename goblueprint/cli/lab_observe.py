@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from goblueprint.cli._kernel_args import add_record_arguments
+from goblueprint.cli._program_args import add_program_arguments, add_record_arguments, program_command
 
 HELP = "build a program against an instrumented runtime and record its scheduler (trace + lab records)"
 GROUP_HELP = "the runtime lab: programs built against an instrumented runtime"
@@ -15,11 +15,6 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o", "--out", default="lab-out", metavar="DIR", help="output folder (default ./lab-out)"
     )
-    parser.add_argument("--go", metavar="VERSION", help="Go release to build with (default: the bundled one)")
-    parser.add_argument("--procs", type=int, metavar="N", help="run with GOMAXPROCS=N")
-    parser.add_argument(
-        "--timeout", type=float, metavar="S", help="stop the program (SIGTERM) after S seconds"
-    )
     parser.add_argument(
         "--buffer", type=int, metavar="RECORDS", help="record buffer capacity (default 4194304 records)"
     )
@@ -27,19 +22,14 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         "--schedtrace", type=int, default=0, metavar="MS", help="also GODEBUG=schedtrace (ms)"
     )
     add_record_arguments(parser)
-    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="what to run")
+    add_program_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from goblueprint.cli._paths import output_dir
-    from goblueprint.errors import UsageError
     from goblueprint.lab import instrument, observe
 
-    command = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
-    if not command:
-        raise UsageError("no command: goblueprint lab observe [options] -- COMMAND ...")
+    command = program_command(args, "goblueprint lab observe [options] -- COMMAND ...")
     obs = observe.observe(
         command,
         output_dir(args.out),
