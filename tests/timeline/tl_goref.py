@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from goblueprint import toolchain
+from goblueprint.toolchain.cachelock import publish
 
 # The value types are the reader's own (plain NamedTuples); only the events come from Go.
 from goblueprint.trace.events import (
@@ -42,25 +43,22 @@ SOURCE = HERE / "goref" / "main.go"
 def goref_binary(tc: toolchain.Toolchain | None = None) -> Path:
     tc = tc or toolchain.find()
     digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-    out = toolchain.cache_dir() / "timeline-goref" / f"{tc.version}-{digest}" / "goref"
-    if out.exists():
-        return out
-    work = out.parent / "build"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    goroot = work / "goroot"
-    shutil.copytree(tc.goroot, goroot, symlinks=True)
-    pkg = goroot / "src" / "cmd" / "goref"
-    pkg.mkdir()
-    shutil.copy(SOURCE, pkg / "main.go")
-    env = tc.env({"GOROOT": str(goroot), "GOFLAGS": ""})
-    subprocess.run(
-        [str(goroot / "bin" / "go"), "build", "-o", str(out) + ".tmp", "."],
-        cwd=pkg, env=env, check=True, capture_output=True,
-    )  # fmt: skip
-    Path(str(out) + ".tmp").rename(out)
-    shutil.rmtree(work, ignore_errors=True)
-    return out
+    out_dir = toolchain.cache_dir() / "timeline-goref" / f"{tc.version}-{digest}"
+
+    def compile_into(tmp: Path) -> None:
+        goroot = tmp / "goroot"
+        shutil.copytree(tc.goroot, goroot, symlinks=True)
+        pkg = goroot / "src" / "cmd" / "goref"
+        pkg.mkdir()
+        shutil.copy(SOURCE, pkg / "main.go")
+        env = tc.env({"GOROOT": str(goroot), "GOFLAGS": ""})
+        subprocess.run(
+            [str(goroot / "bin" / "go"), "build", "-o", str(tmp / "goref"), "."],
+            cwd=pkg, env=env, check=True, capture_output=True,
+        )  # fmt: skip
+        shutil.rmtree(goroot)
+
+    return publish(out_dir, compile_into, ready=lambda: (out_dir / "goref").exists()) / "goref"
 
 
 @dataclass(frozen=True)
@@ -136,12 +134,16 @@ def reference(trace: Path, tc: toolchain.Toolchain | None = None) -> Reference:
     """Go's view of a trace: its events and its goroutine summaries."""
     binary = goref_binary(tc)
     cache = toolchain.cache_dir() / "timeline-goref" / "out"
-    key = hashlib.sha256(binary.read_bytes()[:0] + str(binary).encode() + trace.read_bytes()).hexdigest()[:20]
+    # Keyed by the helper's build (its directory names the Go release and main.go's hash) and
+    # the trace's bytes: the same wherever the cache lives.
+    key = hashlib.sha256(binary.parent.name.encode() + b"\0" + trace.read_bytes()).hexdigest()[:20]
     cached = cache / f"{key}.jsonl"
-    if not cached.exists():
-        cache.mkdir(parents=True, exist_ok=True)
+
+    def run_goref(tmp: Path) -> None:
         proc = subprocess.run([str(binary), str(trace)], capture_output=True, check=True)
-        cached.write_bytes(proc.stdout)
+        tmp.write_bytes(proc.stdout)
+
+    publish(cached, run_goref)
     stacks: dict[int, Stack] = {0: Stack(0)}
     events: list[FakeEvent] = []
     summaries: dict[int, dict[str, Any]] = {}

@@ -90,26 +90,31 @@ def _load() -> SimpleNamespace:
 
 
 def _build(path: Path, failed: Path) -> None:
-    import fcntl
+    from goblueprint.toolchain.cachelock import note, publish, write_atomic
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time; the others then find it done
-        if path.exists() or failed.exists():
-            return
-        if sys.stderr.isatty():
-            print("goblueprint: compiling the trace reader's loops (once; about a minute)", file=sys.stderr)
+    def compile_into(out: Path) -> None:
         env = dict(os.environ, GOBLUEPRINT_KERNELS="jit")
         proc = subprocess.run(
-            [sys.executable, "-m", "goblueprint.trace.kernels.aot", str(path)],
+            [sys.executable, "-m", "goblueprint.trace.kernels.aot", str(out)],
             capture_output=True,
             text=True,
             env=env,
             check=False,
         )
-        if proc.returncode != 0 or not path.exists():
+        if proc.returncode != 0 or not out.exists():
             # Remember the failure (the JIT serves meanwhile); the reason is kept for a look.
-            failed.write_text(proc.stdout + proc.stderr)
+            write_atomic(failed, (proc.stdout + proc.stderr).encode())
+            note(f"could not compile the trace reader's loops (why: {failed}); numba's JIT runs them instead")
+
+    try:
+        publish(
+            path,
+            compile_into,
+            ready=lambda: path.exists() or failed.exists(),
+            announce="compiling the trace reader's loops with numba (once per machine; 1-3 minutes)",
+        )
+    except FileNotFoundError:
+        pass  # the build failed and said so in FAILED; the JIT takes over
 
 
 def _import(path: Path) -> SimpleNamespace:
