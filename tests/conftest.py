@@ -112,11 +112,25 @@ def reference_parse(trace: Path, go: str = "1.27") -> subprocess.CompletedProces
     )
     command = ["bash", str(tool), str(trace)]
     if go in _reference_ready:
-        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+        return _run_text(command, env)
     with entry_lock(home / f"go{tc.version}"):
-        proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+        proc = _run_text(command, env)
     _reference_ready.add(go)
     return proc
+
+
+def _run_text(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    # UTF-8 whatever the locale, and bytes of a broken trace that Go echoes in its error
+    # message kept as surrogate escapes instead of failing the decode.
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="surrogateescape",
+        env=env,
+        timeout=600,
+    )
 
 
 _reference_ready: set[str] = set()

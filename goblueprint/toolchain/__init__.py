@@ -77,6 +77,8 @@ class Toolchain:
                 env=self.env(env),
                 capture_output=True,
                 text=True,
+                encoding="utf-8",  # go writes UTF-8 whatever the locale
+                errors="replace",
                 timeout=timeout,
                 check=False,
             )

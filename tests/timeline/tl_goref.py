@@ -148,7 +148,7 @@ def reference(trace: Path, tc: toolchain.Toolchain | None = None) -> Reference:
     events: list[FakeEvent] = []
     summaries: dict[int, dict[str, Any]] = {}
     error = None
-    for line in cached.read_text().splitlines():
+    for line in cached.read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)
         if "stack" in rec and "frames" in rec:
             stacks[rec["stack"]] = Stack(rec["stack"], tuple(StackFrame(**f) for f in rec["frames"]))
