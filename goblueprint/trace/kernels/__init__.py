@@ -6,8 +6,9 @@ Importing numba and starting its JIT costs about 0.8 s and 110 MB per process,
 more than reading a 30 MB trace.  So the first process that needs the loops
 compiles them ahead of time (``aot.py``: numba.pycc, in a child process) into
 an extension module in the cache directory, keyed by the sources and the
-Python, numpy and numba versions; every later process imports that module,
-which needs numpy only.  Without a C compiler, or if the build fails, numba's
+Python, numpy and numba versions, saying so on stderr with the time it took
+(processes that want it meanwhile wait for it: ``toolchain.cachelock``); every
+later process imports that module, which needs numpy only.  Without a C compiler, or if the build fails, numba's
 JIT runs the very same functions (the build is not retried until the sources
 or versions change).  ``GOBLUEPRINT_KERNELS=jit`` forces the JIT.
 """
