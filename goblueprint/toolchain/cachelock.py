@@ -65,6 +65,7 @@ def publish(
     *,
     ready: Callable[[], bool] | None = None,
     announce: str | None = None,
+    hint: str = "",
 ) -> Path:
     """Make TARGET (a file or a directory) unless it is there; returns TARGET.
 
@@ -73,7 +74,8 @@ def publish(
     an extension module's loader, see the right one).  READY says whether the
     entry is usable (default: TARGET exists); it is asked again under the lock, so
     the work is done once.  ANNOUNCE, a phrase such as "installing Go 1.22.10",
-    prints one line before the build and one with its duration after it.
+    prints one line before the build (with HINT, e.g. how long it takes) and one
+    with its duration after it.
     An exception from BUILD propagates and leaves no entry behind.
     """
     done = ready or target.exists
@@ -87,7 +89,7 @@ def publish(
         tmp_dir.mkdir(parents=True)
         start = time.monotonic()
         if announce:
-            note(f"{announce} (first use only) ...")
+            note(f"{announce} (first use only{'; ' + hint if hint else ''}) ...")
         try:
             out = tmp_dir / target.name
             build(out)

@@ -112,7 +112,8 @@ def _build(path: Path, failed: Path) -> None:
             path,
             compile_into,
             ready=lambda: path.exists() or failed.exists(),
-            announce="compiling the trace reader's loops with numba (once per machine; 1-3 minutes)",
+            announce="compiling the trace reader's loops with numba",
+            hint="1-3 minutes",
         )
     except FileNotFoundError:
         pass  # the build failed and said so in FAILED; the JIT takes over
