@@ -58,24 +58,27 @@ def test_failed_build_publishes_nothing_and_the_next_caller_builds(tmp_path: Pat
 
 def test_leftovers_of_a_dead_builder_are_removed_but_not_a_neighbours(tmp_path: Path) -> None:
     # A builder killed mid-way leaves its private directory; the next builder of the same entry
-    # removes it, and never one of an entry whose name merely starts the same ("go1.22.1" vs ".10").
-    dead = tmp_path / ".go1.22.1.4242.1700000000000000000.tmp"
-    neighbour = tmp_path / ".go1.22.10.4243.1700000000000000000.tmp"
+    # removes it, never the one of an entry whose name merely starts the same ("facts" vs
+    # "facts.json", whose builder may be alive).
+    dead = tmp_path / ".facts.4242.1700000000000000000.tmp"
+    neighbour = tmp_path / ".facts.json.4243.1700000000000000000.tmp"
     dead.mkdir()
     neighbour.mkdir()
-    cachelock.publish(tmp_path / "go1.22.1", lambda out: out.mkdir())
-    assert not dead.exists() and neighbour.exists()
+    cachelock.publish(tmp_path / "facts", lambda out: out.mkdir())
+    assert not dead.exists(), "a dead builder's directory was left"
+    assert neighbour.exists(), "another entry's build directory was removed"
 
 
 def test_unusable_entry_is_replaced(tmp_path: Path) -> None:
     target = tmp_path / "entry"
-    target.mkdir()  # e.g. left by an older layout without the file that makes it usable
+    target.mkdir()  # e.g. left by an older layout, without the file that makes it usable
+    (target / "stale").write_text("old")
     cachelock.publish(
         target,
         lambda out: (out.mkdir(), (out / "bin").write_text("x")),
         ready=lambda: (target / "bin").exists(),
     )
-    assert (target / "bin").read_text() == "x"
+    assert sorted(p.name for p in target.iterdir()) == ["bin"]
 
 
 def test_announced_build_says_what_and_how_long(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
