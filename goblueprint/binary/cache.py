@@ -10,11 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from goblueprint.toolchain import cache_dir
+from goblueprint.toolchain.cachelock import entry_lock, write_atomic
 
 # Bump when the shape of any cached index changes.
 FORMAT = "b5"
@@ -42,13 +43,40 @@ def load(key: str, part: str) -> Any | None:
 def save(key: str, part: str, value: Any) -> None:
     if os.environ.get("GOBLUEPRINT_NO_CACHE"):
         return
-    path = _path(key, part)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(value, fh, separators=(",", ":"))
-        os.replace(tmp, path)
+        write_atomic(_path(key, part), json.dumps(value, separators=(",", ":")).encode())
     except OSError:
         # A read-only cache only costs speed.
         pass
+
+
+def get(key: str, part: str, build: Callable[[], dict[str, Any]], *, group: str | None = None) -> Any:
+    """PART of KEY's indexes: cached, else made by BUILD() and saved.
+
+    BUILD returns every part its pass makes ({part: value}); GROUP names that pass
+    (default: PART), and is what concurrent processes lock on, so one of them parses
+    the binary and the others wait and read its result.  None if BUILD made no PART.
+    """
+    got = load(key, part)
+    if got is not None:
+        return got
+    entry = _path(key, group or part)
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
+    if os.environ.get("GOBLUEPRINT_NO_CACHE") or not os.access(entry.parent, os.W_OK):
+        # No cache, or a read-only one: build here, as a process without a cache would.
+        return build().get(part)
+    with entry_lock(entry):
+        got = load(key, part)
+        if got is not None:
+            return got
+        return _build_and_save(key, part, build)
+
+
+def _build_and_save(key: str, part: str, build: Callable[[], dict[str, Any]]) -> Any:
+    built = build()
+    for name, value in built.items():
+        save(key, name, value)
+    return built.get(part)

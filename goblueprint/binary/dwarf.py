@@ -82,21 +82,20 @@ class Dwarf:
 
     # -- indexes ------------------------------------------------------------------
 
+    def _build_parts(self) -> dict[str, Any]:
+        """Every index part of one DWARF pass, also kept in memory for this process."""
+        try:
+            built = _split(self._build())
+        except _PARSE_ERRORS as exc:
+            raise BinaryError(f"{self.binary.path}: malformed DWARF: {exc}") from exc
+        self._indexes.update(built)
+        return built
+
     def index(self, part: str) -> Any:
         if part not in self._indexes:
-            got = cache.load(self.key, part)
-            if got is None:
-                try:
-                    built = self._build()
-                except _PARSE_ERRORS as exc:
-                    raise BinaryError(f"{self.binary.path}: malformed DWARF: {exc}") from exc
-                for name, value in _split(built).items():
-                    cache.save(self.key, name, value)
-                    self._indexes[name] = value
-                # A unit without functions has no inline part: nothing to load.
-                self._indexes.setdefault(part, {})
-            else:
-                self._indexes[part] = got
+            got = cache.get(self.key, part, self._build_parts, group="dwarf-index")
+            # A unit without functions has no inline part: nothing to load.
+            self._indexes[part] = {} if got is None else got
         return self._indexes[part]
 
     @property
@@ -259,20 +258,23 @@ class Dwarf:
         cols = self._indexes.get(part)
         if cols is not None:
             return cols
-        cols = cache.load(self.key, part)
-        if cols is None:
+
+        def build() -> dict[str, Any]:
             try:
                 rows = self._decode_lines(cu_offset)
             except _PARSE_ERRORS as exc:
                 raise BinaryError(f"{self.binary.path}: malformed line table: {exc}") from exc
             files_idx: dict[str, int] = {}
-            cols = {
-                "addr": [r[0] for r in rows],
-                "file": [files_idx.setdefault(r[1], len(files_idx)) for r in rows],
-                "line": [r[2] for r in rows],
-                "files": list(files_idx),
+            return {
+                part: {
+                    "addr": [r[0] for r in rows],
+                    "file": [files_idx.setdefault(r[1], len(files_idx)) for r in rows],
+                    "line": [r[2] for r in rows],
+                    "files": list(files_idx),
+                }
             }
-            cache.save(self.key, part, cols)
+
+        cols = cache.get(self.key, part, build)
         self._indexes[part] = cols
         return cols
 

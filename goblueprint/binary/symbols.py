@@ -28,10 +28,7 @@ class Symbols:
     def __init__(self, binary: Binary, key: str | None = None) -> None:
         self.binary = binary
         self.key = key or cache.key_of(binary.data)
-        got = cache.load(self.key, "symbols")
-        if got is None:
-            got = self._build()
-            cache.save(self.key, "symbols", got)
+        got = cache.get(self.key, "symbols", lambda: {"symbols": self._build()})
         self.source: str = got["source"]
         self.rows: list[dict[str, Any]] = got["rows"]
         funcs = [

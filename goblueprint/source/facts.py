@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -14,6 +13,7 @@ from typing import Any
 from goblueprint import toolchain
 from goblueprint.errors import GoblueprintError, PathError, SourceError, ToolchainError
 from goblueprint.source import asm, helper, tables
+from goblueprint.toolchain.cachelock import publish
 
 FACTS_FORMAT = 3  # bump when the meaning of cached facts changes
 
@@ -84,23 +84,23 @@ def _tool_tags(root: Goroot) -> str:
 
 def _cached(kind: str, key: str, produce) -> Any:
     path = toolchain.cache_dir() / "source" / f"{kind}-{key}.json"
-    try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
     # Concurrent processes wanting the same facts: one computes, the others read its result.
-    with open(path.with_name(path.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    # A damaged entry counts as missing and is made again.
+    value: list[Any] = []
+
+    def ready() -> bool:
         try:
-            return json.loads(path.read_bytes())
+            value.append(json.loads(path.read_bytes()))
         except (OSError, ValueError):
-            pass
-        data = produce()
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, separators=(",", ":")))
-        tmp.replace(path)
-        return data
+            return False
+        return True
+
+    def build(out: Path) -> None:
+        value.append(produce())
+        out.write_text(json.dumps(value[-1], separators=(",", ":")))
+
+    publish(path, build, ready=ready)
+    return value[-1]
 
 
 def load(root: Goroot, pkg: str = tables.PACKAGE) -> dict[str, Any]:

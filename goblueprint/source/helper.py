@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 from importlib import resources
@@ -14,6 +12,7 @@ from typing import Any
 
 from goblueprint import toolchain
 from goblueprint.errors import SourceError, ToolchainError
+from goblueprint.toolchain.cachelock import publish
 
 
 def _helper_files() -> list[str]:
@@ -42,30 +41,29 @@ def helper_path() -> Path:
     """The built helper binary, building it into the cache on first use."""
     tc = _builder()
     key = f"{helper_source_hash()}-go{tc.version}"
-    target = toolchain.cache_dir() / "source" / f"gohelper-{key}" / "gohelper"
-    if target.exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = toolchain.cache_dir() / "source" / f"gohelper-{key}"
     # One build at a time (parallel test workers, concurrent CLI calls); the others wait and reuse it.
-    with open(target.parent / "build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not target.exists():
-            _build(tc, target)
-    return target
+    publish(
+        target,
+        lambda out: _build(tc, out),
+        ready=lambda: (target / "gohelper").exists(),
+        announce=f"building the Go source reader with Go {tc.version}",
+    )
+    return target / "gohelper"
 
 
-def _build(tc: toolchain.Toolchain, target: Path) -> None:
+def _build(tc: toolchain.Toolchain, out_dir: Path) -> None:
     src = resources.files("goblueprint.source") / "gohelper"
-    build_dir = target.parent / f"src.{os.getpid()}"
-    build_dir.mkdir(parents=True, exist_ok=True)
+    build_dir = out_dir / "src"
+    build_dir.mkdir(parents=True)
     for name in _helper_files():
         (build_dir / name).write_bytes((src / name).read_bytes())
-    tmp = target.with_name(f"gohelper.{os.getpid()}.tmp")
-    try:
-        tc.run(["build", "-trimpath", "-o", str(tmp), "."], cwd=build_dir, env={"GOFLAGS": "-mod=mod"})
-        tmp.replace(target)  # atomic: concurrent builders race harmlessly
-    finally:
-        shutil.rmtree(build_dir, ignore_errors=True)
+    tc.run(
+        ["build", "-trimpath", "-o", str(out_dir / "gohelper"), "."],
+        cwd=build_dir,
+        env={"GOFLAGS": "-mod=mod"},
+    )
+    shutil.rmtree(build_dir)
 
 
 def run_helper(mode: str, goroot: Path, args: list[str]) -> dict[str, Any]:

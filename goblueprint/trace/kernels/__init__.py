@@ -6,8 +6,9 @@ Importing numba and starting its JIT costs about 0.8 s and 110 MB per process,
 more than reading a 30 MB trace.  So the first process that needs the loops
 compiles them ahead of time (``aot.py``: numba.pycc, in a child process) into
 an extension module in the cache directory, keyed by the sources and the
-Python, numpy and numba versions; every later process imports that module,
-which needs numpy only.  Without a C compiler, or if the build fails, numba's
+Python, numpy and numba versions, saying so on stderr with the time it took
+(processes that want it meanwhile wait for it: ``toolchain.cachelock``); every
+later process imports that module, which needs numpy only.  Without a C compiler, or if the build fails, numba's
 JIT runs the very same functions (the build is not retried until the sources
 or versions change).  ``GOBLUEPRINT_KERNELS=jit`` forces the JIT.
 """
@@ -90,26 +91,32 @@ def _load() -> SimpleNamespace:
 
 
 def _build(path: Path, failed: Path) -> None:
-    import fcntl
+    from goblueprint.toolchain.cachelock import note, publish, write_atomic
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time; the others then find it done
-        if path.exists() or failed.exists():
-            return
-        if sys.stderr.isatty():
-            print("goblueprint: compiling the trace reader's loops (once; about a minute)", file=sys.stderr)
+    def compile_into(out: Path) -> None:
         env = dict(os.environ, GOBLUEPRINT_KERNELS="jit")
         proc = subprocess.run(
-            [sys.executable, "-m", "goblueprint.trace.kernels.aot", str(path)],
+            [sys.executable, "-m", "goblueprint.trace.kernels.aot", str(out)],
             capture_output=True,
             text=True,
             env=env,
             check=False,
         )
-        if proc.returncode != 0 or not path.exists():
+        if proc.returncode != 0 or not out.exists():
             # Remember the failure (the JIT serves meanwhile); the reason is kept for a look.
-            failed.write_text(proc.stdout + proc.stderr)
+            write_atomic(failed, (proc.stdout + proc.stderr).encode())
+            note(f"could not compile the trace reader's loops (why: {failed}); numba's JIT runs them instead")
+
+    try:
+        publish(
+            path,
+            compile_into,
+            ready=lambda: path.exists() or failed.exists(),
+            announce="compiling the trace reader's loops with numba",
+            hint="1-3 minutes",
+        )
+    except FileNotFoundError:
+        pass  # the build failed and said so in FAILED; the JIT takes over
 
 
 def _import(path: Path) -> SimpleNamespace:

@@ -1,7 +1,8 @@
 // Command sched exercises the scheduler paths goblueprint reads from traces:
 // async preemption of CPU-bound loops, channels and select, mutex contention,
 // timers, blocking syscalls, the netpoller, GC and a GOMAXPROCS change, with
-// user tasks, regions and logs. It writes its execution trace to the file named
+// user tasks, regions and logs. Each property a test relies on is forced by the
+// workload, not left to the machine's speed, load or CPU count. It writes its execution trace to the file named
 // by GOBLUEPRINT_TRACE_OUT; GOBLUEPRINT_SCALE multiplies the amount of work.
 package main
 
@@ -12,9 +13,11 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/trace"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -29,14 +32,26 @@ func spin(n int) uint64 {
 	return x
 }
 
+// procs is the GOMAXPROCS the workload runs with, whatever the machine's CPU count: with
+// several Ps, runnable goroutines are stolen and migrate between Ps, and the GOMAXPROCS
+// change in main really changes it (so it stops the world) even on a one-CPU machine.
+const procs = 4
+
 func cpuBound(ctx context.Context, scale int) {
 	defer trace.StartRegion(ctx, "cpu-bound").End()
+	// More spinning goroutines than Ps, each spinning until a common deadline 10x sysmon's
+	// preemption slice (10 ms) away, however fast the CPU: every P is held longer than
+	// the slice, so the trace always holds preemptions ("preempted") and the preempted Gs
+	// queued behind them are picked up by other Ps.
+	deadline := time.Now().Add(100 * time.Millisecond)
 	var wg sync.WaitGroup
 	for i := 0; i < 2*runtime.GOMAXPROCS(0)+1; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sink += spin(20_000_000 * scale)
+			for time.Now().Before(deadline) {
+				sink += spin(1_000_000 * scale)
+			}
 		}()
 	}
 	wg.Wait()
@@ -144,6 +159,7 @@ func syscalls(ctx context.Context, scale int) {
 	}
 	w.Close()
 	<-done
+	blockedSyscall()
 	f, err := os.CreateTemp("", "goblueprint-sched-*")
 	if err == nil {
 		for i := 0; i < 20*scale; i++ {
@@ -152,6 +168,28 @@ func syscalls(ctx context.Context, scale int) {
 		}
 		f.Close()
 		os.Remove(f.Name())
+	}
+}
+
+// blockedSyscall makes a syscall that always outlasts sysmon's retake delay, so the trace
+// always holds a syscall whose P was taken away (Go's SyscallBlockTime > 0). The pipe of
+// os.Pipe is served by the netpoller (non-blocking fds), so a raw pipe is used: its read
+// blocks in the kernel until the writer, 100 ms later, writes. sysmon hands a P in a
+// syscall off after at most 10 ms (20 us when other work waits for it).
+func blockedSyscall() {
+	var fds [2]int
+	if err := syscall.Pipe(fds[:]); err != nil {
+		panic(err)
+	}
+	defer syscall.Close(fds[0])
+	defer syscall.Close(fds[1])
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		syscall.Write(fds[1], []byte{1})
+	}()
+	buf := make([]byte, 1)
+	if n, err := syscall.Read(fds[0], buf); n != 1 || err != nil {
+		panic(fmt.Sprint("blocked read: ", n, err))
 	}
 }
 
@@ -197,6 +235,9 @@ func network(ctx context.Context, scale int) {
 
 func garbage(ctx context.Context, scale int) {
 	defer trace.StartRegion(ctx, "gc").End()
+	// A tiny GOGC keeps a GC cycle marking almost all the time, and an allocating goroutine
+	// must then pay for its allocations by assisting: "GC mark assist" ranges always appear.
+	defer debug.SetGCPercent(debug.SetGCPercent(5))
 	var keep [][]byte
 	for i := 0; i < 3000*scale; i++ {
 		keep = append(keep, make([]byte, 16<<10))
@@ -218,6 +259,7 @@ func main() {
 	if s, err := strconv.Atoi(os.Getenv("GOBLUEPRINT_SCALE")); err == nil && s > 0 {
 		scale = s
 	}
+	runtime.GOMAXPROCS(procs)
 	f, err := os.Create(out)
 	if err != nil {
 		panic(err)
