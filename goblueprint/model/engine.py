@@ -156,7 +156,8 @@ class Sim:
         self.seq += 1
         heapq.heappush(self.heap, (t, self.seq, kind, a, b))
 
-    def run(self) -> None:
+    def run(self, check_every: int = 0) -> None:
+        """Run to the end; with CHECK_EVERY, check the invariants after every that many events."""
         for t, tmpl in self.prog.roots:
             self.push(T_START + t, EV_ROOT, tmpl)
         for i, (t, _, _) in enumerate(self.prog.stw):
@@ -166,7 +167,12 @@ class Sim:
             self.push(self.now + self.schedtrace_ms * 1_000_000, EV_TRACE)
         heap = self.heap
         pop = heapq.heappop
+        events = 0
         while heap:
+            if check_every:
+                events += 1
+                if events % check_every == 0:
+                    self.check_invariants()
             t, _, kind, a, b = pop(heap)
             if self.horizon and t > T_START + self.horizon:
                 break
