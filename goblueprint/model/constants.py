@@ -64,7 +64,7 @@ class Constants:
 class Costs:
     """Machine costs the source does not state: the model's calibration (ns)."""
 
-    schedule_ns: int = 300  # one pass of schedule()/findRunnable with work at hand
+    schedule_ns: int = 100  # one pass of schedule()/findRunnable with work at hand
     wake_m_ns: int = 8_000  # futex wake of a parked thread until it runs schedule()
     steal_ns: int = 500  # one stealWork round over the Ps
     exitsyscall_ns: int = 200

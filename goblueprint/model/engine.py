@@ -211,7 +211,8 @@ class Sim:
         self.end = self.last_exit if self.live == 0 and self.last_exit else self.now
 
     def pending_roots(self) -> bool:
-        return any(k in (EV_ROOT, EV_STW, EV_WAKE_TIMER, EV_NET, EV_SYSCALL) for _, _, k, _, _ in self.heap)
+        # Stop-the-world events alone do not keep a finished program alive.
+        return any(k in (EV_ROOT, EV_WAKE_TIMER, EV_NET, EV_SYSCALL) for _, _, k, _, _ in self.heap)
 
     # ---- goroutines -------------------------------------------------------------------------
 
@@ -747,7 +748,8 @@ class Sim:
             if self.pstatus[p] == PS_RUN:
                 g = self.pg[p]
                 if g >= 0:
-                    self.stop_running(g, p, "preempted")
+                    # Not "preempted": the trace side counts those as sysmon's (see measure.py).
+                    self.stop_running(g, p, "stopped (stop-the-world)")
                 if self.spinning[p]:
                     self.spinning[p] = False
                     self.nmspinning -= 1
