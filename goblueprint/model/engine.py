@@ -283,6 +283,10 @@ class Sim:
             elif code == ops.SYSCALL:
                 self.entersyscall(g, a)
                 return
+            elif code == ops.YIELD:
+                self.stop_running(g, p, "runtime.Gosched")  # goschedImpl: globrunqput
+                self.sched_at(p, self.k.schedule_ns)
+                return
             elif code == ops.SEND:
                 if self.chan_recvq[a]:
                     self.ready(self.chan_recvq[a].popleft(), g, p, "unblock (chan receive)")
@@ -370,11 +374,13 @@ class Sim:
     def net_ready(self, g: int) -> None:
         self.netwaiters -= 1
         if self.npidle and not self.stw_active:
-            # An M blocked in netpoll (there is one while a P is idle) wakes with the G.
+            # An M blocked in netpoll (there is one while a P is idle) wakes, and reads the
+            # ready G when it runs: that is when the trace says the G was unblocked.
             p = self.pidleget()
             self.gstatus[g] = GS_RUNNABLE
-            self.rec.state(LG, g, self.now, G_RUNNABLE)
-            self.gflow[g] = self.rec.flow(F_WAKEUP, g, -1, p, self.now, self.rec.sid("unblock (network)"))
+            polled = self.now + self.k.wake_m_ns
+            self.rec.state(LG, g, polled, G_RUNNABLE)
+            self.gflow[g] = self.rec.flow(F_WAKEUP, g, -1, p, polled, self.rec.sid("unblock (network)"))
             self.enqueue(p, g, False, "netpoll")
             self.startm(p, False, self.k.wake_m_ns)
             return

@@ -15,14 +15,15 @@ An operation is a tuple ``(code, a, b)``:
 * ``NET ns``        wait ns on the network poller
 * ``SEND ch`` / ``RECV ch``  channel operations (buffered by the channel's capacity)
 * ``LOCK mu`` / ``UNLOCK mu`` a mutex with FIFO hand-off to waiters
+* ``YIELD``         runtime.Gosched: to the global queue, runnable
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-CPU, BLOCK, WAKE, SPAWN, SLEEP, SYSCALL, NET, SEND, RECV, LOCK, UNLOCK = range(11)
-OP_NAMES = ("cpu", "block", "wake", "spawn", "sleep", "syscall", "net", "send", "recv", "lock", "unlock")
+CPU, BLOCK, WAKE, SPAWN, SLEEP, SYSCALL, NET, SEND, RECV, LOCK, UNLOCK, YIELD = range(12)
+OP_NAMES = ("cpu", "block", "wake", "spawn", "sleep", "syscall", "net", "send", "recv", "lock", "unlock", "yield")
 
 Op = tuple[int, int, int]
 

@@ -66,6 +66,11 @@ def from_timeline(tl: Timeline) -> Program:
             acts[fg].append((ft, P.WAKE, tmpl[g]))
             waker[(g, ft)] = fg
 
+    # runtime.Gosched and other voluntary stops (not "preempted": the model preempts on its own).
+    rq = tl.flows.filter(pl.col("kind") == int(FlowKind.REQUEUE))
+    pre = tl.strings.index("preempted") if "preempted" in tl.strings else -1
+    yields = {(g, t) for g, t, lb in zip(rq["g"].to_list(), rq["from_time"].to_list(), rq["label"].to_list(),
+                                         strict=True) if lb != pre}  # fmt: skip
     lane = gspans["lane_id"].to_numpy()
     start = gspans["start"].to_numpy()
     end = gspans["end"].to_numpy()
@@ -107,6 +112,8 @@ def from_timeline(tl: Timeline) -> Program:
                     out.append((code, target, 1 if code == P.SPAWN else 0))
                     ai += 1
                 cpu(e - cursor)
+                if (g, e) in yields:
+                    out.append((P.YIELD, 0, 0))
             elif st == _WAIT:
                 if (g, e) in waker:
                     out.append((P.BLOCK, lab(int(label[i])), 0))

@@ -17,7 +17,7 @@
 
 Operations: ``cpu_us``/``cpu_ns``, ``sleep_us``, ``syscall_us``, ``net_us``,
 ``send``/``recv`` (a channel), ``lock``/``unlock`` (a mutex), ``spawn`` (+``count``),
-``repeat`` (+``ops``).  Errors name the goroutine and the operation's index.
+``yield`` (runtime.Gosched), ``repeat`` (+``ops``).  Errors name the goroutine and the operation's index.
 """
 
 from __future__ import annotations
@@ -130,6 +130,8 @@ def _compile_ops(items: list[Any], out: list[Op], where: str, chans: dict[str, i
             out.append((P.LOCK, ref(mus, item["lock"], "mutex", at), 0))
         elif "unlock" in item:
             out.append((P.UNLOCK, ref(mus, item["unlock"], "mutex", at), 0))
+        elif "yield" in item:
+            out.append((P.YIELD, 0, 0))
         elif "spawn" in item:
             out.append((P.SPAWN, ref(tmpls, item["spawn"], "goroutine", at), _int(item.get("count", 1), f"{at}: count")))
         else:
