@@ -782,7 +782,7 @@ class Sim:
 
     def schedtrace_line(self) -> None:
         ms = (self.now - T_START) // 1_000_000
-        runq = " ".join(str(len(self.runq[p]) + (self.runnext[p] >= 0)) for p in range(self.procs))
+        runq = " ".join(str(len(self.runq[p])) for p in range(self.procs))  # t-h: runnext not counted
         ticks = " ".join(str(t) for t in self.schedtick)
         self.schedtrace.append(
             f"SCHED {ms}ms: gomaxprocs={self.procs} idleprocs={self.npidle} threads={self.mcount + 1} "
