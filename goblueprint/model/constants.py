@@ -41,6 +41,9 @@ class Constants:
     netpoll_interval_ns: int = 10_000_000
     # A P in a syscall is left alone this long when nothing else waits (retake).
     syscall_retake_ns: int = 10_000_000
+    # runqgrab sleeps this long before taking a running P's runnext (usleep(3) in proc.go), so
+    # the P that readied it usually runs it first; the knob finder does not read it yet.
+    runnext_steal_wait_ns: int = 3_000
     go_version: str = ""
     sites: tuple[tuple[str, str], ...] = ()  # (name, "file:line") where each value was found
 

@@ -553,7 +553,7 @@ class Sim:
                 n = len(q)
                 take = self.pol.steal_amount(n)
                 if take == 0:
-                    if last and self.runnext[v] >= 0:
+                    if last and self.runnext[v] >= 0 and self.runnext_survives(v):
                         g = self.runnext[v]
                         self.runnext[v] = -1
                         self.steals += 1
@@ -572,6 +572,17 @@ class Sim:
                                   f"order {order}; amount policy {take} of {n}")  # fmt: skip
                 return g
         return -1
+
+    def runnext_survives(self, v: int) -> bool:
+        """runqgrab sleeps before taking a running P's runnext: is it still there after the wait?
+
+        The model knows when the victim's G next stops on its own (the end of its CPU
+        burst); if that is within the wait, the victim schedules its runnext itself.
+        """
+        g = self.pg[v]
+        if g < 0 or self.gstatus[g] != GS_RUNNING or self.grem[g] < 0:
+            return self.pstatus[v] != PS_RUN  # a P between Gs picks its runnext at once
+        return self.grun_start[g] + self.grem[g] > self.now + self.c.runnext_steal_wait_ns
 
     def stop_m(self, p: int) -> None:
         """Nothing to run: release P; a spinning M re-checks the queues once after dropping its spin."""
@@ -615,8 +626,7 @@ class Sim:
         self.push(self.now + dur, EV_SYSCALL, g, self.ggen[g])
 
     def exitsyscall(self, g: int) -> None:
-        p, m = self.gp[g], self.gm[g]
-        self.gpc[g] += 1
+        p, m = self.gp[g], self.gm[g]  # (step() moved the pc past the syscall already)
         if self.pstatus[p] == PS_SYSCALL and self.pg[p] == g and self.stw_active:
             self.pg[p] = -1  # the world stopped meanwhile: the P stops, the G waits for it
             self.pidleput(p)
