@@ -45,7 +45,9 @@ def _best(fn, repeat: int):  # type: ignore[no-untyped-def]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", type=Path)
-    parser.add_argument("--scale", type=int, default=60, help="scale of tests/goprogs/big (default 60: ~25 MB)")
+    parser.add_argument(
+        "--scale", type=int, default=60, help="scale of tests/goprogs/big (default 60: ~25 MB)"
+    )
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args(argv)
     from goblueprint.model import api, policies, replay, workload
@@ -61,10 +63,14 @@ def main(argv: list[str] | None = None) -> int:
     go_wall = None
     if REFERENCE.exists():
         run_child(["bash", str(REFERENCE), str(args.trace)], env=go_env())  # builds the tool once
-        go_wall = min(run_child(["bash", str(REFERENCE), str(args.trace)], env=go_env())[0] for _ in range(args.repeat))
+        go_wall = min(
+            run_child(["bash", str(REFERENCE), str(args.trace)], env=go_env())[0] for _ in range(args.repeat)
+        )
     read_s, a = _best(lambda: analyse(str(args.trace)), 1)
     prog_s, prog = _best(lambda: replay.from_timeline(a.timeline), args.repeat)
-    sim_s, res = _best(lambda: api.simulate(prog, consts, policies.resolve([]), seed=1, decisions=False), args.repeat)
+    sim_s, res = _best(
+        lambda: api.simulate(prog, consts, policies.resolve([]), seed=1, decisions=False), args.repeat
+    )
     decisions = res.sim.rec.decision_count
     ex = workload.load(ROOT / "docs" / "model-examples" / "workers.toml")
     ex_s, ex_res = _best(lambda: api.simulate(ex, consts, policies.resolve([]), procs=8, seed=1, decisions=False),

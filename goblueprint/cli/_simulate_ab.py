@@ -35,7 +35,12 @@ def ab(prog: object, consts: object, a: list[str], b: list[str], seeds: int, pro
             got = measure.of_sim(api.simulate(prog, consts, pol, procs=procs, seed=seed, decisions=False))  # type: ignore[arg-type]
             for m in METRICS:
                 samples[side][m].append(float(got[m]))
-    out: dict = {"a": "+".join(sides["a"].names), "b": "+".join(sides["b"].names), "seeds": seeds, "metrics": {}}
+    out: dict = {
+        "a": "+".join(sides["a"].names),
+        "b": "+".join(sides["b"].names),
+        "seeds": seeds,
+        "metrics": {},
+    }
     for m in METRICS:
         xa, xb = samples["a"][m], samples["b"][m]
         low, high = bootstrap_ci(xa, xb)

@@ -12,7 +12,9 @@ def add_model_options(parser: argparse.ArgumentParser, *, policy: bool = True) -
     if policy:
         parser.add_argument("--policy", action="append", default=[], metavar="NAME",
                             help="a policy at its extension points; repeat to combine (see --list-policies)")  # fmt: skip
-    parser.add_argument("--procs", type=int, default=0, metavar="N", help="GOMAXPROCS (default: the workload's)")
+    parser.add_argument(
+        "--procs", type=int, default=0, metavar="N", help="GOMAXPROCS (default: the workload's)"
+    )
     parser.add_argument("--seed", type=int, default=1, metavar="N", help="random seed (default 1)")
     parser.add_argument("--go", metavar="VERSION", help="the release whose source gives the constants")
 

@@ -12,10 +12,14 @@ METRICS = ("preemptions", "steals", "sysmon_wakeups", "sched_latency_p50_ns", "s
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE", help="see `lab knobs`")
     parser.add_argument("--trace", required=True, metavar="REAL.trace")
-    parser.add_argument("--seeds", type=int, default=5, metavar="N", help="seeds averaged per side (default 5)")
+    parser.add_argument(
+        "--seeds", type=int, default=5, metavar="N", help="seeds averaged per side (default 5)"
+    )
     parser.add_argument("--procs", type=int, default=0, metavar="N", help="GOMAXPROCS (default: the trace's)")
     parser.add_argument("--go", metavar="VERSION", help="the release whose source gives the constants")
-    parser.add_argument("--json", action="store_true", help='print {"knobs", "metrics": {NAME: {base, predicted, diff}}}')
+    parser.add_argument(
+        "--json", action="store_true", help='print {"knobs", "metrics": {NAME: {base, predicted, diff}}}'
+    )
 
 
 def predict(prog: object, consts: object, settings: dict[str, str], seeds: int, procs: int = 0) -> dict:
@@ -26,7 +30,10 @@ def predict(prog: object, consts: object, settings: dict[str, str], seeds: int, 
         raise UsageError("--seeds must be at least 1")
     changed = consts.with_knobs(settings)  # type: ignore[attr-defined]
     pol = policies.resolve([])
-    sums: dict[str, dict[str, float]] = {"base": dict.fromkeys(METRICS, 0.0), "predicted": dict.fromkeys(METRICS, 0.0)}
+    sums: dict[str, dict[str, float]] = {
+        "base": dict.fromkeys(METRICS, 0.0),
+        "predicted": dict.fromkeys(METRICS, 0.0),
+    }
     for seed in range(1, seeds + 1):
         for side, c in (("base", consts), ("predicted", changed)):
             got = measure.of_sim(api.simulate(prog, c, pol, procs=procs, seed=seed, decisions=False))  # type: ignore[arg-type]

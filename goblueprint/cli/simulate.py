@@ -1,9 +1,9 @@
 """goblueprint simulate: the scheduler model on a workload, and its comparisons.
 
-    goblueprint simulate WORKLOAD [--policy P] [--procs N] [--seed N] [...]
-    goblueprint simulate compare --trace REAL.trace [--seed N] [--json]
-    goblueprint simulate ab WORKLOAD --a POLICY --b POLICY [--seeds 30] [--json]
-    goblueprint simulate predict --knob NAME=VALUE --trace REAL.trace [--json]
+goblueprint simulate WORKLOAD [--policy P] [--procs N] [--seed N] [...]
+goblueprint simulate compare --trace REAL.trace [--seed N] [--json]
+goblueprint simulate ab WORKLOAD --a POLICY --b POLICY [--seeds 30] [--json]
+goblueprint simulate predict --knob NAME=VALUE --trace REAL.trace [--json]
 """
 
 from __future__ import annotations

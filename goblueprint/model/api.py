@@ -28,7 +28,9 @@ def simulate(prog: Program, consts: Constants, policy: Policy, *, procs: int = 0
     n = procs or prog.procs or 1
     if n < 1 or n > 4096:
         raise UsageError(f"--procs {n}: expected 1..4096")
-    sim = engine.Sim(prog, consts, policy, n, seed, costs=costs, decisions=decisions, schedtrace_ms=schedtrace_ms)
+    sim = engine.Sim(
+        prog, consts, policy, n, seed, costs=costs, decisions=decisions, schedtrace_ms=schedtrace_ms
+    )
     sim.run()
     tl = sim.rec.timeline(engine.T_START, sim.end, n)
     return Result(sim, tl, sim.rec.decisions(), sim.schedtrace, n)

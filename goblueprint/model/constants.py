@@ -83,7 +83,9 @@ def from_source(go: str | None = None) -> Constants:
     sites: list[tuple[str, str]] = []
     for knob in knobs.read(root):
         if knob["missing"] or knob["value"] is None:
-            raise UsageError(f"Go {root.version}: the model needs {knob['name']}: {knob['missing'] or 'ambiguous'}")
+            raise UsageError(
+                f"Go {root.version}: the model needs {knob['name']}: {knob['missing'] or 'ambiguous'}"
+            )
         text = str(knob["value"])
         values[knob["name"]] = text == "true" if knob["type"] == "bool" else int(text)
         site = knob["sites"][0]

@@ -53,7 +53,8 @@ from goblueprint.timeline.model import LaneKind, State
 LG, LP, LM, LSTW = int(LaneKind.G), int(LaneKind.P), int(LaneKind.M), int(LaneKind.STW)
 
 # Event kinds
-EV_SCHED, EV_CPU, EV_WAKE_TIMER, EV_NET, EV_SYSCALL, EV_SYSMON, EV_ROOT, EV_STW, EV_STW_END, EV_TRACE = range(10)
+(EV_SCHED, EV_CPU, EV_WAKE_TIMER, EV_NET, EV_SYSCALL, EV_SYSMON, EV_ROOT, EV_STW, EV_STW_END, EV_TRACE,
+ EV_POLLED) = range(11)  # fmt: skip
 # P status (as runtime2.go's _Pidle, _Prunning, _Psyscall, _Pgcstop)
 PS_IDLE, PS_RUN, PS_SYSCALL, PS_STOP = range(4)
 # G status
@@ -193,6 +194,11 @@ class Sim:
                 self.timer_fired(a)
             elif kind == EV_NET:
                 self.net_ready(a)
+            elif kind == EV_POLLED:
+                self.gstatus[a] = GS_RUNNABLE
+                self.rec.state(LG, a, self.now, G_RUNNABLE)
+                self.gflow[a] = self.rec.flow(F_WAKEUP, a, -1, b, self.now, self.rec.sid("unblock (network)"))
+                self.enqueue(b, a, False, "netpoll")
             elif kind == EV_SYSCALL:
                 if self.ggen[a] == b:
                     self.exitsyscall(a)
@@ -212,7 +218,9 @@ class Sim:
 
     def pending_roots(self) -> bool:
         # Stop-the-world events alone do not keep a finished program alive.
-        return any(k in (EV_ROOT, EV_WAKE_TIMER, EV_NET, EV_SYSCALL) for _, _, k, _, _ in self.heap)
+        return any(
+            k in (EV_ROOT, EV_WAKE_TIMER, EV_NET, EV_SYSCALL, EV_POLLED) for _, _, k, _, _ in self.heap
+        )
 
     # ---- goroutines -------------------------------------------------------------------------
 
@@ -374,14 +382,11 @@ class Sim:
     def net_ready(self, g: int) -> None:
         self.netwaiters -= 1
         if self.npidle and not self.stw_active:
-            # An M blocked in netpoll (there is one while a P is idle) wakes, and reads the
-            # ready G when it runs: that is when the trace says the G was unblocked.
+            # An M blocked in netpoll (there is one while a P is idle) wakes and reads the ready
+            # G when it runs: that is when the trace says the G was unblocked, and until then
+            # the G is in no queue another P could steal it from.
             p = self.pidleget()
-            self.gstatus[g] = GS_RUNNABLE
-            polled = self.now + self.k.wake_m_ns
-            self.rec.state(LG, g, polled, G_RUNNABLE)
-            self.gflow[g] = self.rec.flow(F_WAKEUP, g, -1, p, polled, self.rec.sid("unblock (network)"))
-            self.enqueue(p, g, False, "netpoll")
+            self.push(self.now + self.k.wake_m_ns, EV_POLLED, g, p)  # before startm: first at that instant
             self.startm(p, False, self.k.wake_m_ns)
             return
         self.netready.append(g)  # for the next findRunnable's or sysmon's poll
@@ -524,7 +529,9 @@ class Sim:
             first = got[0]
             self.gstatus[first] = GS_RUNNABLE
             self.rec.state(LG, first, self.now, G_RUNNABLE)
-            self.gflow[first] = self.rec.flow(F_WAKEUP, first, -1, p, self.now, self.rec.sid("unblock (network)"))
+            self.gflow[first] = self.rec.flow(
+                F_WAKEUP, first, -1, p, self.now, self.rec.sid("unblock (network)")
+            )
             self.inject(got[1:], "unblock (network)")
             self.rec.decision(self.now, p, "next_g", f"G{first} from netpoll", "local and global queues empty",
                               f"{len(got)} ready on the network")  # fmt: skip
@@ -757,7 +764,7 @@ class Sim:
     # ---- stop the world ---------------------------------------------------------------------
 
     def stop_the_world(self, i: int) -> None:
-        t, dur, reason = self.prog.stw[i]
+        _t, dur, reason = self.prog.stw[i]
         self.stw_active = True
         self.rec.state(LSTW, 0, self.now, int(State.STW), label=self.rec.sid(reason))
         for p in range(self.procs):
@@ -815,7 +822,9 @@ class Sim:
 
         for p in range(self.procs):
             if len(self.runq[p]) > self.c.runq_size:
-                raise GoblueprintError(f"model invariant: P{p} local queue {len(self.runq[p])} > {self.c.runq_size}")
+                raise GoblueprintError(
+                    f"model invariant: P{p} local queue {len(self.runq[p])} > {self.c.runq_size}"
+                )
             for g in self.runq[p]:
                 put(g, f"P{p} runq")
             if self.runnext[p] >= 0:
@@ -829,7 +838,9 @@ class Sim:
             if st == GS_RUNNABLE and g not in where and g not in self.netready:
                 raise GoblueprintError(f"model invariant: runnable G{g} is in no queue")
             if st in (GS_WAITING, GS_DEAD) and g in where:
-                raise GoblueprintError(f"model invariant: {('waiting', 'dead')[st == GS_DEAD]} G{g} in {where[g]}")
+                raise GoblueprintError(
+                    f"model invariant: {('waiting', 'dead')[st == GS_DEAD]} G{g} in {where[g]}"
+                )
         alive = sum(1 for s in self.gstatus[1:] if s != GS_DEAD)
         if alive != self.live or self.created - self.live != sum(1 for s in self.gstatus[1:] if s == GS_DEAD):
             raise GoblueprintError("model invariant: goroutines not conserved")
@@ -837,4 +848,3 @@ class Sim:
             raise GoblueprintError("model invariant: idle P list and P states disagree")
         if self.nmspinning != sum(self.spinning) or self.nmspinning < 0:
             raise GoblueprintError("model invariant: spinning count")
-

@@ -23,7 +23,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 CPU, BLOCK, WAKE, SPAWN, SLEEP, SYSCALL, NET, SEND, RECV, LOCK, UNLOCK, YIELD = range(12)
-OP_NAMES = ("cpu", "block", "wake", "spawn", "sleep", "syscall", "net", "send", "recv", "lock", "unlock", "yield")
+OP_NAMES = (
+    "cpu",
+    "block",
+    "wake",
+    "spawn",
+    "sleep",
+    "syscall",
+    "net",
+    "send",
+    "recv",
+    "lock",
+    "unlock",
+    "yield",
+)
 
 Op = tuple[int, int, int]
 

@@ -36,7 +36,9 @@ class Recorder:
     def __init__(self, decisions: bool) -> None:
         self.strings: list[str] = [""]
         self._sid: dict[str, int] = {"": 0}
-        self.cols: dict[str, list[int]] = {k: [] for k in ("lk", "lid", "start", "end", "state", "g", "p", "m", "lab")}
+        self.cols: dict[str, list[int]] = {
+            k: [] for k in ("lk", "lid", "start", "end", "state", "g", "p", "m", "lab")
+        }
         # open span per (lane kind, lane id): [start, state, g, p, m, label]
         self.open: dict[tuple[int, int], list[int]] = {}
         self.flows: dict[str, list[int]] = {k: [] for k in ("kind", "g", "from_g", "from_p", "from_time",
@@ -129,9 +131,7 @@ class Recorder:
              "stack": [0] * len(c["lk"])},
         ).sort(["lane_kind", "lane_id", "start"])  # fmt: skip
         f = self.flows
-        migrated = [
-            fp >= 0 and tp >= 0 and fp != tp for fp, tp in zip(f["from_p"], f["to_p"], strict=True)
-        ]
+        migrated = [fp >= 0 and tp >= 0 and fp != tp for fp, tp in zip(f["from_p"], f["to_p"], strict=True)]
         flows = frame("flows", {**f, "stack": [0] * len(f["kind"]), "migrated": migrated})
         lanes = self._lanes(spans)
         instants = frame(
@@ -157,7 +157,9 @@ class Recorder:
                 groups.append(name)
                 system.append(sysg)
             else:
-                labels.append({LaneKind.P: f"Proc {lid}", LaneKind.M: f"Thread {lid}"}.get(lk, LaneKind(lk).name))
+                labels.append(
+                    {LaneKind.P: f"Proc {lid}", LaneKind.M: f"Thread {lid}"}.get(lk, LaneKind(lk).name)
+                )
                 groups.append("")
                 system.append(False)
         return frame("lanes", {"lane_kind": keys["lane_kind"], "lane_id": keys["lane_id"], "label": labels,

@@ -13,6 +13,7 @@ they happened.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
 import numpy as np
 import polars as pl
@@ -29,11 +30,23 @@ def gomaxprocs(tl: Timeline) -> int:
     ev = tl.instants.filter(pl.col("kind") == int(InstantKind.GOMAXPROCS)).sort("time")
     if ev.height == 0:
         return max(1, tl.spans.filter(pl.col("lane_kind") == int(LaneKind.P))["lane_id"].n_unique())
-    times = ev["time"].to_list() + [tl.end_ns]
+    times = [*ev["time"].to_list(), tl.end_ns]
     spans: dict[int, int] = defaultdict(int)
     for i, v in enumerate(ev["id"].to_list()):
         spans[int(v)] += times[i + 1] - max(times[i], tl.start_ns)
     return max(sorted(spans), key=lambda v: spans[v])
+
+
+def _cpu_appender(out: list[Op]) -> Callable[[int], None]:
+    def cpu(ns: int) -> None:
+        if ns <= 0:
+            return
+        if out and out[-1][0] == P.CPU:
+            out[-1] = (P.CPU, out[-1][1] + ns, 0)  # preemptions are the model's to decide again
+        else:
+            out.append((P.CPU, ns, 0))
+
+    return cpu
 
 
 def from_timeline(tl: Timeline) -> Program:
@@ -49,7 +62,9 @@ def from_timeline(tl: Timeline) -> Program:
     known = set(tmpl)
 
     # What each G did to others (wake, create), by time; and who ended each wait.
-    flows = tl.flows.filter(pl.col("kind").is_in([int(FlowKind.WAKEUP), int(FlowKind.CREATE)])).sort("from_time")
+    flows = tl.flows.filter(pl.col("kind").is_in([int(FlowKind.WAKEUP), int(FlowKind.CREATE)])).sort(
+        "from_time"
+    )
     acts: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
     waker: dict[tuple[int, int], int] = {}  # (g, unblock time) -> waking G
     created_by: dict[int, tuple[int, int]] = {}
@@ -92,15 +107,7 @@ def from_timeline(tl: Timeline) -> Program:
         my = sorted(acts.get(g, ()))
         ai = 0
         out: list[Op] = []
-
-        def cpu(ns: int) -> None:
-            if ns <= 0:
-                return
-            if out and out[-1][0] == P.CPU:
-                out[-1] = (P.CPU, out[-1][1] + ns, 0)  # preemptions are the model's to decide again
-            else:
-                out.append((P.CPU, ns, 0))
-
+        cpu = _cpu_appender(out)
         for i in range(lo, hi):
             s, e, st = int(start[i]), int(end[i]), int(state[i])
             if st == _RUN:

@@ -47,7 +47,9 @@ def load(path: str | Path) -> Program:
     try:
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text.decode())
     except (ValueError, UnicodeDecodeError) as exc:
-        raise WorkloadError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
+        raise WorkloadError(
+            f"{path}: not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}"
+        ) from None
     return compile_workload(data, str(path))
 
 
@@ -114,7 +116,11 @@ def _compile_ops(items: list[Any], out: list[Op], where: str, chans: dict[str, i
                 raise WorkloadError(f"{at}: more than {_EXPANDED_LIMIT} operations once repeated")
             out.extend(body * n)
         elif "cpu_us" in item or "cpu_ns" in item:
-            ns = _int(item["cpu_ns"], f"{at}: cpu_ns") if "cpu_ns" in item else _int(item["cpu_us"], f"{at}: cpu_us") * 1000
+            ns = (
+                _int(item["cpu_ns"], f"{at}: cpu_ns")
+                if "cpu_ns" in item
+                else _int(item["cpu_us"], f"{at}: cpu_us") * 1000
+            )
             out.append((P.CPU, ns, 0))
         elif "sleep_us" in item:
             out.append((P.SLEEP, _int(item["sleep_us"], f"{at}: sleep_us") * 1000, 0))
@@ -133,6 +139,12 @@ def _compile_ops(items: list[Any], out: list[Op], where: str, chans: dict[str, i
         elif "yield" in item:
             out.append((P.YIELD, 0, 0))
         elif "spawn" in item:
-            out.append((P.SPAWN, ref(tmpls, item["spawn"], "goroutine", at), _int(item.get("count", 1), f"{at}: count")))
+            out.append(
+                (
+                    P.SPAWN,
+                    ref(tmpls, item["spawn"], "goroutine", at),
+                    _int(item.get("count", 1), f"{at}: count"),
+                )
+            )
         else:
             raise WorkloadError(f"{at}: unknown operation {sorted(item)}")

@@ -33,10 +33,14 @@ def _running_per_g(tl: object) -> dict[int, int]:
     return dict(agg.iter_rows())
 
 
-def test_replay_keeps_each_goroutines_work_and_the_model_runs_all_of_it(sched_trace: tuple, consts: Constants) -> None:
+def test_replay_keeps_each_goroutines_work_and_the_model_runs_all_of_it(
+    sched_trace: tuple, consts: Constants
+) -> None:
     tl, prog = sched_trace
     real = _running_per_g(tl)
-    gids = sorted(real) + sorted(set(tl.spans.filter(pl.col("lane_kind") == 0)["lane_id"].to_list()) - set(real))
+    gids = sorted(real) + sorted(
+        set(tl.spans.filter(pl.col("lane_kind") == 0)["lane_id"].to_list()) - set(real)
+    )
     by_tmpl = {}
     order = sorted(set(tl.spans.filter(pl.col("lane_kind") == 0)["lane_id"].to_list()))
     for i, g in enumerate(order):
@@ -65,7 +69,9 @@ def test_replay_metrics_within_the_stated_tolerance(sched_trace: tuple, consts: 
     assert abs(sim["wall_ns"] - real["wall_ns"]) <= 0.1 * real["wall_ns"]
 
 
-def test_compare_command_json(sched_trace: tuple, go_trace: Callable[..., Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_command_json(
+    sched_trace: tuple, go_trace: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     from goblueprint.cli import main

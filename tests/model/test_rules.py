@@ -41,7 +41,7 @@ def test_full_local_queue_overflows_half_plus_new_to_global(consts: Constants) -
     assert len(sim.runq[0]) == size and not sim.globq
     sim.enqueue(0, gs[size], False, "test")
     # runqputslow: the first half of the queue, in order, then the new G.
-    assert list(sim.globq) == gs[: size // 2] + [gs[size]]
+    assert list(sim.globq) == [*gs[: size // 2], gs[size]]
     assert list(sim.runq[0]) == gs[size // 2 : size]
 
 
@@ -94,8 +94,11 @@ def test_runnext_is_stolen_only_in_the_last_round(consts: Constants) -> None:
     sim = _sim(consts, procs=2)
     _take_p(sim, 0)
     _take_p(sim, 1)
-    (g,) = _gs(sim, 1)
+    g, running = _gs(sim, 2)
     sim.runnext[1] = g
+    # P1 runs a G whose burst outlasts runqgrab's wait, so the runnext is still there.
+    sim.pg[1], sim.gp[running], sim.gstatus[running] = running, 1, engine.GS_RUNNING
+    sim.grun_start[running], sim.grem[running] = sim.now, 10 * consts.runnext_steal_wait_ns
     rounds = []
     order = sim.pol.steal_order
 
@@ -106,6 +109,17 @@ def test_runnext_is_stolen_only_in_the_last_round(consts: Constants) -> None:
     sim.pol = policies.Policy(names=("test",), steal_order=counting)
     assert sim.steal_work(0) == g
     assert len(rounds) == consts.steal_tries and all(r == g for r in rounds)
+
+
+def test_runnext_is_left_to_a_p_whose_g_stops_within_the_wait(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    _take_p(sim, 0)
+    _take_p(sim, 1)
+    g, running = _gs(sim, 2)
+    sim.runnext[1] = g
+    sim.pg[1], sim.gp[running], sim.gstatus[running] = running, 1, engine.GS_RUNNING
+    sim.grun_start[running], sim.grem[running] = sim.now, consts.runnext_steal_wait_ns // 2
+    assert sim.steal_work(0) == -1 and sim.runnext[1] == g
 
 
 def test_steal_order_visits_every_p_once(consts: Constants) -> None:

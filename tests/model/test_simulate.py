@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -34,19 +33,23 @@ def test_same_seed_gives_byte_identical_output(capsys: pytest.CaptureFixture[str
         runs.append((out, dec.read_bytes()))
     assert runs[0] == runs[1]
     # The seed matters: steal order is random, so another seed decides differently.
-    code, out, _ = _cli(capsys, "simulate", str(EXAMPLE), "--seed", "6", "--decisions", str(tmp_path / "x.csv"))
+    code, out, _ = _cli(
+        capsys, "simulate", str(EXAMPLE), "--seed", "6", "--decisions", str(tmp_path / "x.csv")
+    )
     assert (tmp_path / "x.csv").read_bytes() != runs[0][1]
 
 
 def test_schedtrace_lines_parse_with_the_capture_reader(capsys: pytest.CaptureFixture[str]) -> None:
     from goblueprint.capture import schedtrace
 
-    code, out, _ = _cli(capsys, "simulate", str(EXAMPLE), "--schedtrace", "5", "--json")
+    _code, out, _ = _cli(capsys, "simulate", str(EXAMPLE), "--schedtrace", "5", "--json")
     lines = [ln for ln in out.splitlines() if ln.startswith("SCHED ")]
     parsed = schedtrace.parse("\n".join(lines) + "\n")
     assert len(parsed.samples) == len(lines) >= 5
     first = parsed.samples[0]
-    assert first.counters["gomaxprocs"] == 4 and len(first.local_runq or []) == len(first.schedticks or []) == 4
+    assert (
+        first.counters["gomaxprocs"] == 4 and len(first.local_runq or []) == len(first.schedticks or []) == 4
+    )
 
 
 def test_decision_log_is_a_queryable_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -91,7 +94,9 @@ def test_the_simulated_timeline_works_with_the_trace_side(consts: Constants) -> 
         (["--procs", "-2"], "--procs -2: expected 1..4096"),
     ],
 )
-def test_bad_options_are_one_line_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+def test_bad_options_are_one_line_errors(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
     code, out, err = _cli(capsys, "simulate", str(EXAMPLE), *argv)
     assert code == 1 and out == ""
     assert err.startswith("goblueprint: error: ") and message in err and err.count("\n") == 1
@@ -121,5 +126,3 @@ def test_ab_reports_each_metric_with_an_interval(capsys: pytest.CaptureFixture[s
 def test_list_policies(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _cli(capsys, "simulate", str(EXAMPLE), "--list-policies")
     assert code == 0 and set(policies.REGISTRY) == {line.split()[0] for line in out.splitlines()}
-
-

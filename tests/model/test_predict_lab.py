@@ -1,0 +1,62 @@
+"""simulate predict against the real runtime: `lab ab` on the same program, three knobs.
+
+For each knob the lab runs the program on the released and the changed runtime; the
+model replays the baseline run's trace with and without the knob.  Where the lab's
+95% interval excludes zero, the model's change must have the same sign; and every
+predicted change must lie in the lab's interval, except sysmon's wake-ups, which are
+compared per second of wall time: the lab's wall time moves with the load of the
+machine (other processes take its CPUs), which the model does not simulate, and
+sysmon wakes per unit of time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from goblueprint.lab import ab
+from goblueprint.model import replay
+from goblueprint.model.constants import Constants
+from goblueprint.timeline.analysis import analyse
+
+pytestmark = pytest.mark.slow
+LAB_GOPROGS = Path(__file__).resolve().parents[1] / "lab" / "goprogs"
+CASES = [
+    ("cpubound", {"forcePreemptNS": "2000000"}),
+    ("cpubound", {"sysmon_max_sleep_us": "1000"}),
+    ("steal", {"steal_tries": "1"}),
+]
+CHECKED = ("preemptions", "steals", "sched_latency_p50_ns", "sched_latency_p99_ns")
+
+
+@pytest.mark.parametrize(("prog", "knob"), CASES, ids=[next(iter(k)) for _, k in CASES])
+def test_prediction_agrees_with_lab_ab(
+    tmp_path: Path, consts: Constants, prog: str, knob: dict[str, str]
+) -> None:
+    from goblueprint.cli._simulate_predict import predict
+
+    lab = ab.ab(["."], tmp_path, knob, runs=3, cwd=LAB_GOPROGS / prog)
+    tl = analyse(str(tmp_path / "a0" / "trace.out")).timeline
+    got = predict(replay.from_timeline(tl), consts, knob, seeds=3)
+    for name in CHECKED:
+        low, high = lab["metrics"][name]["ci"]
+        diff = got["metrics"][name]["diff"]
+        if low > 0 or high < 0:
+            assert (diff > 0) == (high > 0), (name, diff, low, high)
+        assert low <= diff <= high, (name, diff, low, high)
+    # sysmon wake-ups per second of wall time, each side's runs as rates.
+    m = lab["metrics"]
+    rate_a = [w / t for w, t in zip(m["sysmon_wakeups"]["a_runs"], m["wall_ns"]["a_runs"], strict=True)]
+    rate_b = [w / t for w, t in zip(m["sysmon_wakeups"]["b_runs"], m["wall_ns"]["b_runs"], strict=True)]
+    low, high = ab.bootstrap_ci(rate_a, rate_b)
+    p = got["metrics"]
+    pred = (
+        p["sysmon_wakeups"]["predicted"] / p["wall_ns"]["predicted"]
+        - p["sysmon_wakeups"]["base"] / p["wall_ns"]["base"]
+    )
+    if low > 0 or high < 0:
+        assert (pred > 0) == (high > 0), (pred, low, high)
+    # The rate's interval from three runs a side is narrow; allow the model half its width again.
+    slack = (high - low) / 2
+    assert low - slack <= pred <= high + slack, (pred, low, high)
