@@ -163,7 +163,10 @@ class Sim:
             self.push(T_START + t, EV_ROOT, tmpl)
         for i, (t, _, _) in enumerate(self.prog.stw):
             self.push(T_START + t, EV_STW, i)
-        self.push(self.now + self.c.sysmon_min_sleep_us * 1000, EV_SYSMON)
+        # sysmon's phase against the program is not in a trace (it started with the process):
+        # the seed chooses it, so averaging over seeds averages over it.
+        phase = self.rng.randrange(self.c.sysmon_max_sleep_us * 1000)
+        self.push(self.now + self.c.sysmon_min_sleep_us * 1000 + phase, EV_SYSMON)
         if self.schedtrace_ms:
             self.push(self.now + self.schedtrace_ms * 1_000_000, EV_TRACE)
         heap = self.heap
