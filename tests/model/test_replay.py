@@ -81,3 +81,16 @@ def test_compare_command_json(
     for side in ("real", "sim"):
         assert set(measure.COMPARED) <= set(got[side])
         assert 0 <= got[side]["p_utilization"] <= 1
+
+
+def test_a_trace_that_breaks_part_way_is_not_replayed(
+    go_trace: Callable[..., Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from goblueprint.cli import main
+
+    data = go_trace("sched", go="1.27").read_bytes()
+    cut = tmp_path / "cut.trace"
+    cut.write_bytes(data[: len(data) // 2])
+    assert main(["simulate", "compare", "--trace", str(cut)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("goblueprint: error: ") and err.count("\n") == 1
