@@ -25,26 +25,36 @@ from goblueprint.timeline.analysis import analyse
 
 pytestmark = pytest.mark.slow
 LAB_GOPROGS = Path(__file__).resolve().parents[1] / "lab" / "goprogs"
+# (program, knob, the metrics the knob acts on): those are held to the lab; the others are
+# printed (README.md lists them) but a shared machine's noise in three runs a side makes
+# the lab's own interval for them move from run to run (a p50 of the steal program's
+# latency came out [-185 µs, 195 µs] in one session and [88 µs, 342 µs] in the next).
 CASES = [
-    ("cpubound", {"forcePreemptNS": "2000000"}),
-    ("cpubound", {"sysmon_max_sleep_us": "1000"}),
-    ("steal", {"steal_tries": "1"}),
+    ("cpubound", {"forcePreemptNS": "2000000"}, ("preemptions", "sched_latency_p50_ns")),
+    (
+        "cpubound",
+        {"sysmon_max_sleep_us": "1000"},
+        ("preemptions", "sched_latency_p50_ns", "sched_latency_p99_ns"),
+    ),
+    ("steal", {"steal_tries": "1"}, ("steals",)),
 ]
-CHECKED = ("preemptions", "steals", "sched_latency_p50_ns", "sched_latency_p99_ns")
 
 
-@pytest.mark.parametrize(("prog", "knob"), CASES, ids=[next(iter(k)) for _, k in CASES])
+@pytest.mark.parametrize(("prog", "knob", "checked"), CASES, ids=[next(iter(k)) for _, k, _ in CASES])
 def test_prediction_agrees_with_lab_ab(
-    tmp_path: Path, consts: Constants, prog: str, knob: dict[str, str]
+    tmp_path: Path, consts: Constants, prog: str, knob: dict[str, str], checked: tuple[str, ...]
 ) -> None:
     from goblueprint.cli._simulate_predict import predict
 
-    lab = ab.ab(["."], tmp_path, knob, runs=3, cwd=LAB_GOPROGS / prog)
+    lab = ab.ab(["."], tmp_path, knob, runs=5, cwd=LAB_GOPROGS / prog)
     tl = analyse(str(tmp_path / "a0" / "trace.out")).timeline
     got = predict(replay.from_timeline(tl), consts, knob, seeds=10)
     for name, v in got["metrics"].items():  # shown when a check fails
-        print(name, "model", v["diff"], "lab", lab["metrics"][name]["diff"], lab["metrics"][name]["ci"])
-    for name in CHECKED:
+        m = lab["metrics"][name]
+        print(
+            f"{next(iter(knob))} {name}: model {v['diff']:.4g} lab {m['diff']:.4g} [{m['ci'][0]:.4g}, {m['ci'][1]:.4g}]"
+        )
+    for name in checked:
         low, high = lab["metrics"][name]["ci"]
         diff = got["metrics"][name]["diff"]
         mean = lab["metrics"][name]["diff"]
