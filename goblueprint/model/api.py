@@ -1,0 +1,36 @@
+"""One call to simulate a Program: the run, its Timeline, decisions and schedtrace lines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from goblueprint.errors import UsageError
+from goblueprint.model import engine
+from goblueprint.model.constants import Constants, Costs
+from goblueprint.model.policies import Policy
+from goblueprint.model.program import Program
+from goblueprint.timeline.model import Timeline
+
+
+@dataclass
+class Result:
+    sim: engine.Sim
+    timeline: Timeline
+    decisions: pl.DataFrame
+    schedtrace: list[str]
+    procs: int
+
+
+def simulate(prog: Program, consts: Constants, policy: Policy, *, procs: int = 0, seed: int = 1,
+             decisions: bool = True, schedtrace_ms: int = 0, costs: Costs | None = None) -> Result:  # fmt: skip
+    n = procs or prog.procs or 1
+    if n < 1 or n > 4096:
+        raise UsageError(f"--procs {n}: expected 1..4096")
+    sim = engine.Sim(
+        prog, consts, policy, n, seed, costs=costs, decisions=decisions, schedtrace_ms=schedtrace_ms
+    )
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, n)
+    return Result(sim, tl, sim.rec.decisions(), sim.schedtrace, n)

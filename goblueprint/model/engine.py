@@ -1,0 +1,853 @@
+"""The discrete-event model of Go's scheduler (runtime/proc.go), one rule per method.
+
+Time advances from event to event (a heap of (time, seq, kind, a, b)); the seq
+number makes ties deterministic, and the only randomness is ``self.rng``
+(seeded), so a seed gives the same run byte for byte.
+
+Modelled as the source has it: per-P local queues of ``runq_size`` plus runnext;
+the global queue checked first every ``global_queue_tick`` schedticks and taken
+in batches of min(runq_size/2, n, n/gomaxprocs+1); overflow of a full local
+queue (half of it plus the new G to the global queue); findRunnable's order
+(local, global, netpoll, steal); stealWork's random start and coprime stride,
+``steal_tries`` rounds, half of a victim (n − n/2), runnext only in the last
+round; the spinning limit; wakep; sysmon's sleep (min doubling to max after
+idle ticks), its preemption of a G that kept one schedtick for forcePreemptNS,
+its retake of Ps from syscalls (after one tick of observation, or at once when
+there is work and nobody to do it) and its network poll; handoffp; exitsyscall's
+fast paths; stop-the-world as an event.
+
+Simplified (see docs/model.md): an M is a thread id that follows its P; timers
+fire on an idle P when there is one (the M parked in netpoll wakes), else on the
+P the G slept on; the machine's costs are calibrated, not read.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections import deque
+
+from goblueprint.model import program as ops
+from goblueprint.model.constants import Constants, Costs
+from goblueprint.model.policies import Policy, coprimes
+from goblueprint.model.program import Program
+from goblueprint.model.record import (
+    F_CREATE,
+    F_REQUEUE,
+    F_SYSCALL_EXIT,
+    F_WAKEUP,
+    G_RUN,
+    G_RUNNABLE,
+    G_SYS,
+    G_WAIT,
+    M_IDLE,
+    M_RUN,
+    M_SYS,
+    P_IDLE,
+    P_RUN,
+    P_STOP,
+    Recorder,
+)
+from goblueprint.timeline.model import LaneKind, State
+
+LG, LP, LM, LSTW = int(LaneKind.G), int(LaneKind.P), int(LaneKind.M), int(LaneKind.STW)
+
+# Event kinds
+(EV_SCHED, EV_CPU, EV_WAKE_TIMER, EV_NET, EV_SYSCALL, EV_SYSMON, EV_ROOT, EV_STW, EV_STW_END, EV_TRACE,
+ EV_POLLED) = range(11)  # fmt: skip
+# P status (as runtime2.go's _Pidle, _Prunning, _Psyscall, _Pgcstop)
+PS_IDLE, PS_RUN, PS_SYSCALL, PS_STOP = range(4)
+# G status
+GS_RUNNABLE, GS_RUNNING, GS_WAITING, GS_SYSCALL, GS_DEAD = range(5)
+T_START = 1_000_000  # simulated clock origin (non-zero so "0" is never mistaken for "none")
+
+
+class Sim:
+    def __init__(
+        self,
+        prog: Program,
+        consts: Constants,
+        policy: Policy,
+        procs: int,
+        seed: int,
+        *,
+        costs: Costs | None = None,
+        decisions: bool = True,
+        schedtrace_ms: int = 0,
+        horizon_ns: int = 0,
+    ) -> None:
+        self.prog = prog
+        self.c = consts
+        self.k = costs or Costs()
+        self.pol = policy
+        self.procs = procs
+        self.rng = random.Random(seed)
+        self.coprimes = coprimes(procs)
+        self.rec = Recorder(decisions)
+        self.now = T_START
+        self.heap: list[tuple[int, int, int, int, int]] = []
+        self.seq = 0
+        self.horizon = horizon_ns
+        # Ps
+        self.runq: list[deque[int]] = [deque() for _ in range(procs)]
+        self.runnext = [-1] * procs
+        self.pstatus = [PS_IDLE] * procs
+        self.pg = [-1] * procs  # G running (or in syscall) on the P
+        self.pm = [-1] * procs
+        self.pepoch = [0] * procs  # invalidates a pending EV_SCHED when the P is taken away
+        self.schedtick = [0] * procs
+        self.syscalltick = [0] * procs
+        self.spinning = [False] * procs
+        self.pd_schedtick = [0] * procs
+        self.pd_schedwhen = [0] * procs
+        self.pd_syscalltick = [0] * procs
+        self.pd_syscallwhen = [0] * procs
+        self.pidle: list[int] = []  # a stack, like sched.pidle
+        self.npidle = 0
+        self.nmspinning = 0
+        self.globq: deque[int] = deque()
+        # Ms
+        self.mcount = 0
+        self.midle: list[int] = []
+        # Gs (lists indexed by G id; G ids start at 1 like Go's)
+        self.gtmpl = [-1]
+        self.gpc = [0]
+        self.grem = [-1]
+        self.gstatus = [GS_DEAD]
+        self.gp = [-1]  # P the G last ran on
+        self.gm = [-1]
+        self.grun_start = [0]
+        self.ggen = [0]
+        self.gflow = [-1]  # pending flow row, ended when the G next runs
+        self.gtoken_wait = [False]
+        self.ginst: dict[int, int] = {}  # template -> its G (replay templates run once)
+        self.tokens = [0] * len(prog.templates)
+        self.chan_buf = [0] * len(prog.channels)
+        self.chan_recvq: list[deque[int]] = [deque() for _ in prog.channels]
+        self.chan_sendq: list[deque[int]] = [deque() for _ in prog.channels]
+        self.mu_locked = [False] * prog.mutexes
+        self.mu_waiters: list[deque[int]] = [deque() for _ in range(prog.mutexes)]
+        self.netready: list[int] = []
+        self.lastpoll = T_START
+        self.netwaiters = 0
+        # sysmon
+        self.sysmon_delay = consts.sysmon_min_sleep_us
+        self.sysmon_idle = 0
+        self.sysmon_parked = False
+        self.stw_active = False
+        # counters (the lab's metric names)
+        self.preemptions = 0
+        self.steals = 0
+        self.sysmon_wakeups = 0
+        self.retakes = 0
+        self.live = 0
+        self.created = 0
+        self.last_exit = 0
+        self.schedtrace_ms = schedtrace_ms
+        self.schedtrace: list[str] = []
+        self.label_ids = [self.rec.sid(t) for t in prog.labels]
+        for p in range(procs):
+            self.pidle.append(procs - 1 - p)  # P0 on top, like procresize leaves it
+            self.npidle += 1
+            self.rec.state(LP, p, self.now, P_IDLE)
+
+    # ---- event loop -------------------------------------------------------------------------
+
+    def push(self, t: int, kind: int, a: int = 0, b: int = 0) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (t, self.seq, kind, a, b))
+
+    def run(self, check_every: int = 0) -> None:
+        """Run to the end; with CHECK_EVERY, check the invariants after every that many events."""
+        for t, tmpl in self.prog.roots:
+            self.push(T_START + t, EV_ROOT, tmpl)
+        for i, (t, _, _) in enumerate(self.prog.stw):
+            self.push(T_START + t, EV_STW, i)
+        # sysmon's phase against the program is not in a trace (it started with the process):
+        # the seed chooses it, so averaging over seeds averages over it.
+        phase = self.rng.randrange(self.c.sysmon_max_sleep_us * 1000)
+        self.push(self.now + self.c.sysmon_min_sleep_us * 1000 + phase, EV_SYSMON)
+        if self.schedtrace_ms:
+            self.push(self.now + self.schedtrace_ms * 1_000_000, EV_TRACE)
+        heap = self.heap
+        pop = heapq.heappop
+        events = 0
+        while heap:
+            if check_every:
+                events += 1
+                if events % check_every == 0:
+                    self.check_invariants()
+            t, _, kind, a, b = pop(heap)
+            if self.horizon and t > T_START + self.horizon:
+                break
+            self.now = t
+            if kind == EV_SCHED:
+                if self.pepoch[a] == b:
+                    self.schedule(a)
+            elif kind == EV_CPU:
+                if self.ggen[a] == b:
+                    self.grem[a] = -1
+                    self.gpc[a] += 1
+                    self.step(a)
+            elif kind == EV_SYSMON:
+                if self.live == 0 and not self.pending_roots():
+                    continue  # nothing left to watch: the program is over
+                self.sysmon()
+            elif kind == EV_WAKE_TIMER:
+                self.timer_fired(a)
+            elif kind == EV_NET:
+                self.net_ready(a)
+            elif kind == EV_POLLED:
+                self.gstatus[a] = GS_RUNNABLE
+                self.rec.state(LG, a, self.now, G_RUNNABLE)
+                self.gflow[a] = self.rec.flow(F_WAKEUP, a, -1, b, self.now, self.rec.sid("unblock (network)"))
+                self.enqueue(b, a, False, "netpoll")
+            elif kind == EV_SYSCALL:
+                if self.ggen[a] == b:
+                    self.exitsyscall(a)
+            elif kind == EV_ROOT:
+                self.root(a)
+            elif kind == EV_STW:
+                if self.live or self.pending_roots():
+                    self.stop_the_world(a)
+            elif kind == EV_STW_END:
+                self.start_the_world(a)
+            elif kind == EV_TRACE:
+                self.schedtrace_line()
+                if self.live or self.pending_roots():
+                    self.push(self.now + self.schedtrace_ms * 1_000_000, EV_TRACE)
+        # The run ends with its last goroutine (later timer ticks of sysmon are not the program's).
+        self.end = self.last_exit if self.live == 0 and self.last_exit else self.now
+
+    def pending_roots(self) -> bool:
+        # Stop-the-world events alone do not keep a finished program alive.
+        return any(
+            k in (EV_ROOT, EV_WAKE_TIMER, EV_NET, EV_SYSCALL, EV_POLLED) for _, _, k, _, _ in self.heap
+        )
+
+    # ---- goroutines -------------------------------------------------------------------------
+
+    def new_g(self, tmpl: int) -> int:
+        g = len(self.gtmpl)
+        for col, v in ((self.gtmpl, tmpl), (self.gpc, 0), (self.grem, -1), (self.gstatus, GS_RUNNABLE),
+                       (self.gp, -1), (self.gm, -1), (self.grun_start, 0), (self.ggen, 0), (self.gflow, -1),
+                       (self.gtoken_wait, False)):  # fmt: skip
+            col.append(v)
+        self.ginst.setdefault(tmpl, g)
+        self.live += 1
+        self.created += 1
+        self.rec.g_names[g] = (self.prog.names[tmpl], self.prog.system[tmpl] if self.prog.system else False)
+        return g
+
+    def root(self, tmpl: int) -> None:
+        """A goroutine started from outside the program's Gs (main, or one the trace had at its start)."""
+        g = self.new_g(tmpl)
+        self.rec.state(LG, g, self.now, G_RUNNABLE)
+        self.gflow[g] = self.rec.flow(F_CREATE, g, -1, -1, self.now, self.rec.sid("go"))
+        self.globrunqput(g)
+        self.wakep_for_global()
+
+    def step(self, g: int) -> None:
+        """Run G's operations from its pc until one takes time or blocks."""
+        tmpl = self.prog.templates[self.gtmpl[g]]
+        p = self.gp[g]
+        while True:
+            pc = self.gpc[g]
+            if pc >= len(tmpl):
+                self.goexit(g)
+                return
+            code, a, b = tmpl[pc]
+            if code == ops.CPU:
+                rem = self.grem[g] if self.grem[g] >= 0 else a
+                self.grem[g] = rem
+                self.grun_start[g] = self.now
+                self.push(self.now + rem, EV_CPU, g, self.ggen[g])
+                return
+            self.gpc[g] = pc + 1
+            if code == ops.SPAWN:
+                for _ in range(max(1, b)):
+                    self.newproc(g, p, a)
+            elif code == ops.WAKE:
+                target = self.ginst.get(a, -1)
+                if target >= 0 and self.gtoken_wait[target]:
+                    self.gtoken_wait[target] = False
+                    self.ready(target, g, p, "unblock")
+                else:
+                    self.tokens[a] += 1
+            elif code == ops.BLOCK:
+                t = self.gtmpl[g]
+                if self.tokens[t] > 0:
+                    self.tokens[t] -= 1
+                else:
+                    self.gtoken_wait[g] = True
+                    self.park(g, self.label_ids[a])
+                    return
+            elif code == ops.SLEEP:
+                self.park(g, self.label_ids[b] if b else self.rec.sid("sleep"))
+                self.push(self.now + a, EV_WAKE_TIMER, g)
+                return
+            elif code == ops.NET:
+                self.park(g, self.rec.sid("network"))
+                self.netwaiters += 1
+                self.push(self.now + a, EV_NET, g)
+                return
+            elif code == ops.SYSCALL:
+                self.entersyscall(g, a)
+                return
+            elif code == ops.YIELD:
+                self.stop_running(g, p, "runtime.Gosched")  # goschedImpl: globrunqput
+                self.sched_at(p, self.k.schedule_ns)
+                return
+            elif code == ops.SEND:
+                if self.chan_recvq[a]:
+                    self.ready(self.chan_recvq[a].popleft(), g, p, "unblock (chan receive)")
+                elif self.chan_buf[a] < self.prog.channels[a]:
+                    self.chan_buf[a] += 1
+                else:
+                    self.chan_sendq[a].append(g)
+                    self.park(g, self.rec.sid("chan send"))
+                    return
+            elif code == ops.RECV:
+                if self.chan_buf[a] > 0:
+                    self.chan_buf[a] -= 1
+                    if self.chan_sendq[a]:
+                        self.chan_buf[a] += 1  # the blocked sender's value enters the buffer
+                        self.ready(self.chan_sendq[a].popleft(), g, p, "unblock (chan send)")
+                elif self.chan_sendq[a]:
+                    self.ready(self.chan_sendq[a].popleft(), g, p, "unblock (chan send)")
+                else:
+                    self.chan_recvq[a].append(g)
+                    self.park(g, self.rec.sid("chan receive"))
+                    return
+            elif code == ops.LOCK:
+                if self.mu_locked[a]:
+                    self.mu_waiters[a].append(g)
+                    self.park(g, self.rec.sid("sync"))
+                    return
+                self.mu_locked[a] = True
+            elif code == ops.UNLOCK:
+                if self.mu_waiters[a]:
+                    self.ready(self.mu_waiters[a].popleft(), g, p, "unblock (sync)")  # hand-off
+                else:
+                    self.mu_locked[a] = False
+
+    def newproc(self, parent: int, p: int, tmpl: int) -> None:
+        g = self.new_g(tmpl)
+        self.rec.state(LG, g, self.now, G_RUNNABLE)
+        self.gflow[g] = self.rec.flow(F_CREATE, g, parent, p, self.now, self.rec.sid("go"))
+        self.enqueue(p, g, True, "newproc")
+        self.wakep()
+
+    def goexit(self, g: int) -> None:
+        p = self.gp[g]
+        self.gstatus[g] = GS_DEAD
+        self.live -= 1
+        self.last_exit = self.now
+        self.rec.end(LG, g, self.now)
+        self.release(p, g)
+
+    def park(self, g: int, label: int) -> None:
+        """gopark: the G waits; its P schedules."""
+        p = self.gp[g]
+        self.gstatus[g] = GS_WAITING
+        self.rec.state(LG, g, self.now, G_WAIT, label=label)
+        self.release(p, g)
+
+    def release(self, p: int, g: int) -> None:
+        self.pg[p] = -1
+        self.rec.state(LP, p, self.now, P_RUN, m=self.pm[p])
+        self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
+        self.sched_at(p, self.k.schedule_ns)
+
+    def ready(self, g: int, waker: int, p: int, why: str) -> None:
+        """goready: runnable on the waker's P (runnext), then wakep."""
+        self.gstatus[g] = GS_RUNNABLE
+        self.rec.state(LG, g, self.now, G_RUNNABLE)
+        self.gflow[g] = self.rec.flow(F_WAKEUP, g, waker, p, self.now, self.rec.sid(why))
+        self.enqueue(p, g, True, "ready")
+        self.wakep()
+
+    def timer_fired(self, g: int) -> None:
+        """A sleep's timer: an idle P's M (parked in netpoll until the timer) runs it, else its own P."""
+        if self.gstatus[g] != GS_WAITING:
+            return
+        if self.npidle and not self.stw_active:
+            p = self.pidleget()
+            self.gstatus[g] = GS_RUNNABLE
+            self.rec.state(LG, g, self.now, G_RUNNABLE)
+            self.gflow[g] = self.rec.flow(F_WAKEUP, g, -1, p, self.now, self.rec.sid("unblock (timer)"))
+            self.enqueue(p, g, True, "timer")
+            self.startm(p, False, self.k.wake_m_ns)
+            return
+        p = self.gp[g] if self.gp[g] >= 0 else 0
+        self.ready(g, -1, p, "unblock (timer)")
+
+    def net_ready(self, g: int) -> None:
+        self.netwaiters -= 1
+        if self.npidle and not self.stw_active:
+            # An M blocked in netpoll (there is one while a P is idle) wakes and reads the ready
+            # G when it runs: that is when the trace says the G was unblocked, and until then
+            # the G is in no queue another P could steal it from.
+            p = self.pidleget()
+            self.push(self.now + self.k.wake_m_ns, EV_POLLED, g, p)  # before startm: first at that instant
+            self.startm(p, False, self.k.wake_m_ns)
+            return
+        self.netready.append(g)  # for the next findRunnable's or sysmon's poll
+
+    def inject(self, gs: list[int], why: str) -> None:
+        """injectglist without a P: to the global queue, and an M for each idle P it can use."""
+        for g in gs:
+            self.gstatus[g] = GS_RUNNABLE
+            self.rec.state(LG, g, self.now, G_RUNNABLE)
+            self.gflow[g] = self.rec.flow(F_WAKEUP, g, -1, -1, self.now, self.rec.sid(why))
+            self.globrunqput(g)
+        self.wakep_for_global()
+
+    # ---- queues -----------------------------------------------------------------------------
+
+    def enqueue(self, p: int, g: int, next_: bool, why: str) -> None:
+        where = self.pol.enqueue(self, p, g, next_)
+        self.rec.decision(self.now, p, "enqueue", f"G{g} {where}", why,
+                          f"runnext, local tail ({len(self.runq[p])}/{self.c.runq_size}), global")  # fmt: skip
+
+    def runq_overflow(self, p: int, g: int) -> None:
+        """runqputslow: half of the full local queue, then G, to the global queue."""
+        q = self.runq[p]
+        for _ in range(len(q) // 2):
+            self.globq.append(q.popleft())
+        self.globq.append(g)
+
+    def globrunqput(self, g: int) -> None:
+        self.globq.append(g)
+
+    def globrunqget_batch(self, p: int) -> int:
+        """findRunnable's global batch: min(runq_size/2, n, n/gomaxprocs+1); one runs, the rest go local."""
+        n = len(self.globq)
+        take = min(self.c.runq_size // 2, n, n // self.procs + 1)
+        g = self.globq.popleft()
+        for _ in range(take - 1):
+            self.pol.enqueue(self, p, self.globq.popleft(), False)
+        self.rec.decision(self.now, p, "next_g", f"G{g} + {take - 1} from the global queue",
+                          "local queue empty", f"global has {n}; batch min({self.c.runq_size // 2}, {n}, "
+                          f"{n}/{self.procs}+1)")  # fmt: skip
+        return g
+
+    # ---- Ps and Ms --------------------------------------------------------------------------
+
+    def pidleget(self) -> int:
+        p = self.pidle.pop()
+        self.npidle -= 1
+        return p
+
+    def pidleput(self, p: int) -> None:
+        self.pstatus[p] = PS_IDLE
+        self.pidle.append(p)
+        self.npidle += 1
+        self.pepoch[p] += 1
+        m = self.pm[p]
+        if m >= 0:
+            self.rec.state(LM, m, self.now, M_IDLE)
+            self.midle.append(m)
+        self.pm[p] = -1
+        self.rec.state(LP, p, self.now, P_STOP if self.stw_active else P_IDLE)
+
+    def startm(self, p: int, spinning: bool, delay: int) -> None:
+        """An M (idle or new) takes P and runs schedule() after DELAY (the thread's wake-up)."""
+        self.pstatus[p] = PS_RUN
+        m = self.midle.pop() if self.midle else self.new_m()
+        self.pm[p] = m
+        self.rec.state(LM, m, self.now, M_RUN, p=p)
+        self.rec.state(LP, p, self.now, P_RUN, m=m)
+        if spinning:
+            self.spinning[p] = True
+            self.nmspinning += 1
+        if self.sysmon_parked:
+            self.sysmon_parked = False  # sysmon sleeps while all Ps idle; work wakes it
+            self.sysmon_delay = self.c.sysmon_min_sleep_us
+            self.sysmon_idle = 0
+            self.push(self.now + self.c.sysmon_min_sleep_us * 1000, EV_SYSMON)
+        self.sched_at(p, delay)
+
+    def new_m(self) -> int:
+        self.mcount += 1
+        return self.mcount
+
+    def sched_at(self, p: int, delay: int) -> None:
+        self.pepoch[p] += 1
+        self.push(self.now + delay, EV_SCHED, p, self.pepoch[p])
+
+    def wakep(self) -> None:
+        """wakep: one spinning M at a time, and only onto an idle P."""
+        if self.nmspinning != 0 or self.npidle == 0 or self.stw_active:
+            return
+        p = self.pidleget()
+        self.rec.decision(self.now, p, "wakep", f"start a spinning M on P{p}", "work was readied",
+                          f"{self.npidle + 1} idle Ps, 0 spinning")  # fmt: skip
+        self.startm(p, True, self.k.wake_m_ns)
+
+    def wakep_for_global(self) -> None:
+        # injectglist: start as many Ms as idle Ps can take the global Gs.
+        n = min(len(self.globq), self.npidle)
+        for _ in range(n):
+            if self.stw_active:
+                return
+            self.startm(self.pidleget(), False, self.k.wake_m_ns)
+
+    # ---- schedule / findRunnable / steal ----------------------------------------------------
+
+    def schedule(self, p: int) -> None:
+        if self.pstatus[p] != PS_RUN or self.pg[p] >= 0:
+            return
+        g, inherit = self.find_runnable(p)
+        if g < 0:
+            self.stop_m(p)
+            return
+        if self.spinning[p]:
+            self.spinning[p] = False  # resetspinning: the last spinner to find work wakes another
+            self.nmspinning -= 1
+            if self.nmspinning == 0:
+                self.wakep()
+        self.execute(p, g, inherit)
+
+    def find_runnable(self, p: int) -> tuple[int, bool]:
+        c = self.c
+        if self.schedtick[p] % c.global_queue_tick == 0 and self.globq:
+            g = self.globq.popleft()
+            self.rec.decision(self.now, p, "next_g", f"G{g} from the global queue",
+                              f"schedtick {self.schedtick[p]} % {c.global_queue_tick} == 0 (fairness)",
+                              f"local {len(self.runq[p]) + (self.runnext[p] >= 0)}, global {len(self.globq) + 1}")  # fmt: skip
+            return g, False
+        nloc = len(self.runq[p]) + (self.runnext[p] >= 0)
+        g, inherit = self.pol.next_local(self, p)
+        if g >= 0:
+            self.rec.decision(self.now, p, "next_g", f"G{g} from the local queue",
+                              "runnext (inherits the time slice)" if inherit else "local queue",
+                              f"local {nloc}, global {len(self.globq)}")  # fmt: skip
+            return g, inherit
+        if self.globq:
+            return self.globrunqget_batch(p), False
+        if self.netready:
+            got, self.netready = self.netready, []
+            self.lastpoll = self.now
+            first = got[0]
+            self.gstatus[first] = GS_RUNNABLE
+            self.rec.state(LG, first, self.now, G_RUNNABLE)
+            self.gflow[first] = self.rec.flow(
+                F_WAKEUP, first, -1, p, self.now, self.rec.sid("unblock (network)")
+            )
+            self.inject(got[1:], "unblock (network)")
+            self.rec.decision(self.now, p, "next_g", f"G{first} from netpoll", "local and global queues empty",
+                              f"{len(got)} ready on the network")  # fmt: skip
+            return first, False
+        if self.spinning[p] or self.pol.may_spin(self):
+            if not self.spinning[p]:
+                self.spinning[p] = True
+                self.nmspinning += 1
+            g = self.steal_work(p)
+            if g >= 0:
+                return g, False
+        else:
+            self.rec.decision(self.now, p, "may_spin", "no", f"{self.c.spinning_factor}×{self.nmspinning} "
+                              f"spinning ≥ {self.procs}−{self.npidle} busy Ps", "spin and steal")  # fmt: skip
+        return -1, False
+
+    def steal_work(self, p: int) -> int:
+        tries = self.c.steal_tries
+        for i in range(tries):
+            last = i == tries - 1
+            order = self.pol.steal_order(self, p)
+            for v in order:
+                if v == p or self.pstatus[v] == PS_IDLE:
+                    continue
+                q = self.runq[v]
+                n = len(q)
+                take = self.pol.steal_amount(n)
+                if take == 0:
+                    if last and self.runnext[v] >= 0 and self.runnext_survives(v):
+                        g = self.runnext[v]
+                        self.runnext[v] = -1
+                        self.steals += 1
+                        self.rec.decision(self.now, p, "steal", f"G{g} (runnext of P{v})",
+                                          f"round {i + 1} of {tries}: runnext only in the last",
+                                          f"order {order}")  # fmt: skip
+                        return g
+                    continue
+                batch = [q.popleft() for _ in range(take)]
+                g = batch.pop()
+                mine = self.runq[p]
+                mine.extend(batch)
+                self.steals += 1
+                self.rec.decision(self.now, p, "steal", f"{take} of {n} from P{v}, run G{g}",
+                                  f"round {i + 1} of {tries}, first non-empty victim",
+                                  f"order {order}; amount policy {take} of {n}")  # fmt: skip
+                return g
+        return -1
+
+    def runnext_survives(self, v: int) -> bool:
+        """runqgrab sleeps before taking a running P's runnext: is it still there after the wait?
+
+        The model knows when the victim's G next stops on its own (the end of its CPU
+        burst); if that is within the wait, the victim schedules its runnext itself.
+        """
+        g = self.pg[v]
+        if g < 0 or self.gstatus[g] != GS_RUNNING or self.grem[g] < 0:
+            return self.pstatus[v] != PS_RUN  # a P between Gs picks its runnext at once
+        return self.grun_start[g] + self.grem[g] > self.now + self.c.runnext_steal_wait_ns
+
+    def stop_m(self, p: int) -> None:
+        """Nothing to run: release P; a spinning M re-checks the queues once after dropping its spin."""
+        was_spinning = self.spinning[p]
+        if was_spinning:
+            self.spinning[p] = False
+            self.nmspinning -= 1
+        self.pidleput(p)
+        if was_spinning and (self.globq or any(self.runq) or any(r >= 0 for r in self.runnext)):
+            if self.npidle and not self.stw_active:
+                q = self.pidleget()
+                self.startm(q, True, self.k.steal_ns)
+
+    def execute(self, p: int, g: int, inherit: bool) -> None:
+        if not inherit:
+            self.schedtick[p] += 1
+        self.pg[p] = g
+        m = self.pm[p]
+        self.gp[g] = p
+        self.gm[g] = m
+        self.gstatus[g] = GS_RUNNING
+        self.rec.state(LG, g, self.now, G_RUN, p=p, m=m)
+        self.rec.state(LP, p, self.now, P_RUN, g=g, m=m)
+        self.rec.state(LM, m, self.now, M_RUN, g=g, p=p)
+        if self.gflow[g] >= 0:
+            self.rec.flow_end(self.gflow[g], p, m, self.now)
+            self.gflow[g] = -1
+        self.step(g)
+
+    # ---- syscalls ---------------------------------------------------------------------------
+
+    def entersyscall(self, g: int, dur: int) -> None:
+        p = self.gp[g]
+        self.pstatus[p] = PS_SYSCALL
+        self.syscalltick[p] += 1
+        self.gstatus[g] = GS_SYSCALL
+        m = self.gm[g]
+        self.rec.state(LG, g, self.now, G_SYS, p=p, m=m)
+        self.rec.state(LM, m, self.now, M_SYS, g=g, p=p)
+        self.ggen[g] += 1
+        self.push(self.now + dur, EV_SYSCALL, g, self.ggen[g])
+
+    def exitsyscall(self, g: int) -> None:
+        p, m = self.gp[g], self.gm[g]  # (step() moved the pc past the syscall already)
+        if self.pstatus[p] == PS_SYSCALL and self.pg[p] == g and self.stw_active:
+            self.pg[p] = -1  # the world stopped meanwhile: the P stops, the G waits for it
+            self.pidleput(p)
+        if self.pstatus[p] == PS_SYSCALL and self.pg[p] == g:
+            # Fast path: the P was not retaken.
+            self.pstatus[p] = PS_RUN
+            self.gstatus[g] = GS_RUNNING
+            self.rec.state(LG, g, self.now, G_RUN, p=p, m=m)
+            self.rec.state(LM, m, self.now, M_RUN, g=g, p=p)
+            self.step(g)
+            return
+        flow = self.rec.flow(F_SYSCALL_EXIT, g, -1, p, self.now, self.rec.sid("exit blocked syscall"))
+        if self.npidle and not self.stw_active:
+            # exitsyscallfast_pidle: the old P if idle, else any idle P; the G runs at once.
+            q = p if p in self.pidle else self.pidle[-1]
+            self.pidle.remove(q)
+            self.npidle -= 1
+            self.pstatus[q] = PS_RUN
+            self.pm[q] = m
+            self.rec.state(LP, q, self.now, P_RUN, m=m)
+            self.pepoch[q] += 1
+            self.gflow[g] = flow
+            self.execute(q, g, False)
+            return
+        # exitsyscall0: no P; the G goes to the global queue and its M stops.
+        self.gstatus[g] = GS_RUNNABLE
+        self.rec.state(LG, g, self.now, G_RUNNABLE)
+        self.rec.state(LM, m, self.now, M_IDLE)
+        self.midle.append(m)
+        self.gflow[g] = flow
+        self.globrunqput(g)
+
+    def handoffp(self, p: int) -> None:
+        """The P of a blocked syscall: to a new M if there is work, or to spin if nobody does, else idle."""
+        self.pg[p] = -1
+        self.pstatus[p] = PS_RUN  # in handoff
+        if self.runq[p] or self.runnext[p] >= 0 or self.globq:
+            self.pm[p] = -1
+            self.startm_on(p, False)
+            return
+        if self.nmspinning + self.npidle == 0:
+            self.pm[p] = -1
+            self.startm_on(p, True)
+            return
+        self.pm[p] = -1
+        self.pidleput(p)
+
+    def startm_on(self, p: int, spinning: bool) -> None:
+        self.pstatus[p] = PS_IDLE
+        self.startm(p, spinning, self.k.wake_m_ns)
+
+    # ---- sysmon -----------------------------------------------------------------------------
+
+    def sysmon(self) -> None:
+        self.sysmon_wakeups += 1
+        now = self.now
+        if self.npidle == self.procs and not self.stw_active:
+            self.sysmon_parked = True  # all Ps idle: sysmon sleeps until work starts a P
+            return
+        if self.netready and self.lastpoll + self.c.netpoll_interval_ns < now:
+            got, self.netready = self.netready, []
+            self.lastpoll = now
+            self.inject(got, "unblock (network)")
+        n = 0 if self.stw_active else self.retake(now)
+        self.sysmon_idle = 0 if n else self.sysmon_idle + 1
+        delay = self.pol.sysmon_tick(self, self.sysmon_delay, self.sysmon_idle)
+        self.sysmon_delay = delay
+        self.push(now + delay * 1000, EV_SYSMON)
+
+    def retake(self, now: int) -> int:
+        n = 0
+        quantum = self.pol.quantum(self)
+        for p in range(self.procs):
+            s = self.pstatus[p]
+            if s not in (PS_RUN, PS_SYSCALL):
+                continue
+            sysretake = False
+            t = self.schedtick[p]
+            if self.pd_schedtick[p] != t:
+                self.pd_schedtick[p] = t
+                self.pd_schedwhen[p] = now
+            elif self.pd_schedwhen[p] + quantum <= now:
+                self.preemptone(p, quantum)
+                sysretake = True
+            if s != PS_SYSCALL:
+                continue
+            st = self.syscalltick[p]
+            if not sysretake and self.pd_syscalltick[p] != st:
+                self.pd_syscalltick[p] = st
+                self.pd_syscallwhen[p] = now
+                continue
+            if (not self.runq[p] and self.runnext[p] < 0 and self.nmspinning + self.npidle > 0
+                    and self.pd_syscallwhen[p] + self.c.syscall_retake_ns > now):  # fmt: skip
+                continue
+            g = self.pg[p]
+            self.syscalltick[p] += 1
+            self.retakes += 1
+            n += 1
+            self.rec.decision(now, p, "retake", f"P{p} from G{g}'s syscall",
+                              "work queued or nobody spinning/idle" if self.runq[p] or not (self.nmspinning + self.npidle)
+                              else "syscall longer than 10 ms", "leave the P with the syscall")  # fmt: skip
+            self.handoffp(p)
+        return n
+
+    def preemptone(self, p: int, quantum: int) -> None:
+        g = self.pg[p]
+        if g < 0 or self.gstatus[g] != GS_RUNNING:
+            return
+        self.preemptions += 1
+        self.rec.decision(self.now, p, "preempt", f"G{g}",
+                          f"same schedtick {self.schedtick[p]} for ≥ {quantum} ns", "let it run")  # fmt: skip
+        self.stop_running(g, p, "preempted")
+        self.sched_at(p, self.k.schedule_ns)
+
+    def stop_running(self, g: int, p: int, why: str) -> None:
+        """gopreempt_m: the running G stops where it is and goes to the global queue."""
+        if self.grem[g] >= 0:
+            self.grem[g] -= self.now - self.grun_start[g]
+        self.ggen[g] += 1
+        self.gstatus[g] = GS_RUNNABLE
+        self.pg[p] = -1
+        self.rec.state(LG, g, self.now, G_RUNNABLE)
+        self.rec.state(LP, p, self.now, P_RUN, m=self.pm[p])
+        self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
+        self.gflow[g] = self.rec.flow(F_REQUEUE, g, g, p, self.now, self.rec.sid(why))
+        self.globrunqput(g)
+
+    # ---- stop the world ---------------------------------------------------------------------
+
+    def stop_the_world(self, i: int) -> None:
+        _t, dur, reason = self.prog.stw[i]
+        self.stw_active = True
+        self.rec.state(LSTW, 0, self.now, int(State.STW), label=self.rec.sid(reason))
+        for p in range(self.procs):
+            if self.pstatus[p] == PS_RUN:
+                g = self.pg[p]
+                if g >= 0:
+                    # Not "preempted": the trace side counts those as sysmon's (see measure.py).
+                    self.stop_running(g, p, "stopped (stop-the-world)")
+                if self.spinning[p]:
+                    self.spinning[p] = False
+                    self.nmspinning -= 1
+                self.pidleput(p)
+            elif self.pstatus[p] == PS_IDLE:
+                self.rec.state(LP, p, self.now, P_STOP)
+            # a P in a syscall is taken at the syscall's exit (its G finds no P)
+        self.push(self.now + dur, EV_STW_END, i)
+
+    def start_the_world(self, i: int) -> None:
+        self.stw_active = False
+        self.rec.end(LSTW, 0, self.now)
+        for p in self.pidle:
+            self.rec.state(LP, p, self.now, P_IDLE)
+        for p in range(self.procs - 1, -1, -1):
+            if (self.runq[p] or self.runnext[p] >= 0) and p in self.pidle:
+                self.pidle.remove(p)
+                self.npidle -= 1
+                self.startm(p, False, self.k.wake_m_ns)
+        self.wakep_for_global()
+        self.wakep()
+
+    # ---- schedtrace -------------------------------------------------------------------------
+
+    def schedtrace_line(self) -> None:
+        ms = (self.now - T_START) // 1_000_000
+        runq = " ".join(str(len(self.runq[p])) for p in range(self.procs))  # t-h: runnext not counted
+        ticks = " ".join(str(t) for t in self.schedtick)
+        self.schedtrace.append(
+            f"SCHED {ms}ms: gomaxprocs={self.procs} idleprocs={self.npidle} threads={self.mcount + 1} "
+            f"spinningthreads={self.nmspinning} needspinning=0 idlethreads={len(self.midle)} "
+            f"runqueue={len(self.globq)} [ {runq} ] schedticks=[ {ticks} ]"
+        )
+
+    # ---- checks (tests and --check) ---------------------------------------------------------
+
+    def check_invariants(self) -> None:
+        """No G in two places, queues within bounds, every live G somewhere; raises AssertionError-free errors."""
+        from goblueprint.errors import GoblueprintError
+
+        where: dict[int, str] = {}
+
+        def put(g: int, place: str) -> None:
+            if g in where:
+                raise GoblueprintError(f"model invariant: G{g} both in {where[g]} and {place}")
+            where[g] = place
+
+        for p in range(self.procs):
+            if len(self.runq[p]) > self.c.runq_size:
+                raise GoblueprintError(
+                    f"model invariant: P{p} local queue {len(self.runq[p])} > {self.c.runq_size}"
+                )
+            for g in self.runq[p]:
+                put(g, f"P{p} runq")
+            if self.runnext[p] >= 0:
+                put(self.runnext[p], f"P{p} runnext")
+            if self.pg[p] >= 0:
+                put(self.pg[p], f"P{p} running")
+        for g in self.globq:
+            put(g, "global queue")
+        for g in range(1, len(self.gtmpl)):
+            st = self.gstatus[g]
+            if st == GS_RUNNABLE and g not in where and g not in self.netready:
+                raise GoblueprintError(f"model invariant: runnable G{g} is in no queue")
+            if st in (GS_WAITING, GS_DEAD) and g in where:
+                raise GoblueprintError(
+                    f"model invariant: {('waiting', 'dead')[st == GS_DEAD]} G{g} in {where[g]}"
+                )
+        alive = sum(1 for s in self.gstatus[1:] if s != GS_DEAD)
+        if alive != self.live or self.created - self.live != sum(1 for s in self.gstatus[1:] if s == GS_DEAD):
+            raise GoblueprintError("model invariant: goroutines not conserved")
+        if self.npidle != len(self.pidle) or any(self.pstatus[p] != PS_IDLE for p in self.pidle):
+            raise GoblueprintError("model invariant: idle P list and P states disagree")
+        if self.nmspinning != sum(self.spinning) or self.nmspinning < 0:
+            raise GoblueprintError("model invariant: spinning count")

@@ -1,0 +1,67 @@
+"""What a simulation runs: goroutine templates of operations, the model's one input form.
+
+Both the declarative workloads (workload.py) and the replay of a real trace
+(replay.py) compile to a ``Program``; the engine knows nothing of either.
+
+An operation is a tuple ``(code, a, b)``:
+
+* ``CPU ns``        run on a P for ns of CPU (preemptible)
+* ``BLOCK label``   wait until some G's WAKE names this template (a token, so a
+                    wake that comes first is not lost) — replay's "who woke it"
+* ``WAKE tmpl``     make template tmpl's goroutine runnable (or leave it a token)
+* ``SPAWN tmpl n``  start n goroutines of template tmpl (go statement)
+* ``SLEEP ns label``wait ns on a timer
+* ``SYSCALL ns``    a blocking system call of ns (the P may be handed off)
+* ``NET ns``        wait ns on the network poller
+* ``SEND ch`` / ``RECV ch``  channel operations (buffered by the channel's capacity)
+* ``LOCK mu`` / ``UNLOCK mu`` a mutex with FIFO hand-off to waiters
+* ``YIELD``         runtime.Gosched: to the global queue, runnable
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CPU, BLOCK, WAKE, SPAWN, SLEEP, SYSCALL, NET, SEND, RECV, LOCK, UNLOCK, YIELD = range(12)
+OP_NAMES = (
+    "cpu",
+    "block",
+    "wake",
+    "spawn",
+    "sleep",
+    "syscall",
+    "net",
+    "send",
+    "recv",
+    "lock",
+    "unlock",
+    "yield",
+)
+
+Op = tuple[int, int, int]
+
+
+@dataclass
+class Program:
+    templates: list[list[Op]] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # template -> start function name
+    roots: list[tuple[int, int]] = field(default_factory=list)  # (time ns, template) started from outside
+    channels: list[int] = field(default_factory=list)  # capacity per channel
+    mutexes: int = 0
+    stw: list[tuple[int, int, str]] = field(default_factory=list)  # (time ns, duration ns, reason)
+    labels: list[str] = field(default_factory=lambda: [""])  # string ids used by ops (block reasons)
+    procs: int = 0  # GOMAXPROCS the program was written for (0: the caller's choice)
+    system: list[bool] = field(default_factory=list)  # template is a runtime goroutine
+
+    def label(self, text: str) -> int:
+        try:
+            return self.labels.index(text)
+        except ValueError:
+            self.labels.append(text)
+            return len(self.labels) - 1
+
+    def add_template(self, name: str, ops: list[Op], system: bool = False) -> int:
+        self.templates.append(ops)
+        self.names.append(name)
+        self.system.append(system)
+        return len(self.templates) - 1

@@ -1,0 +1,170 @@
+"""What a simulation did, as the trace side's Timeline columns and a decision table.
+
+The engine reports state changes of Gs, Ps and Ms, causal flows and decisions;
+this module keeps them as plain column lists (no object per event) and turns
+them into ``goblueprint.timeline.model.Timeline`` tables at the end, so every
+trace view and metric reads a simulation as it reads a real trace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from goblueprint.timeline.model import NONE, FlowKind, InstantKind, LaneKind, State, Timeline, frame
+
+G_RUN, G_RUNNABLE, G_WAIT, G_SYS = (int(State.G_RUNNING), int(State.G_RUNNABLE), int(State.G_WAITING),
+                                    int(State.G_SYSCALL))  # fmt: skip
+P_RUN, P_IDLE, P_STOP = int(State.P_RUNNING), int(State.P_IDLE), int(State.P_STOPPED)
+M_RUN, M_SYS, M_IDLE = int(State.M_RUNNING), int(State.M_SYSCALL), int(State.M_IDLE)
+
+DECISIONS_SCHEMA: dict[str, Any] = {
+    "id": pl.Int64,
+    "time": pl.Int64,
+    "p": pl.Int64,
+    "point": pl.String,
+    "chosen": pl.String,
+    "reason": pl.String,
+    "alternatives": pl.String,
+}
+
+
+class Recorder:
+    """Open spans per lane and closed spans as columns."""
+
+    def __init__(self, decisions: bool) -> None:
+        self.strings: list[str] = [""]
+        self._sid: dict[str, int] = {"": 0}
+        self.cols: dict[str, list[int]] = {
+            k: [] for k in ("lk", "lid", "start", "end", "state", "g", "p", "m", "lab")
+        }
+        # open span per (lane kind, lane id): [start, state, g, p, m, label]
+        self.open: dict[tuple[int, int], list[int]] = {}
+        self.flows: dict[str, list[int]] = {k: [] for k in ("kind", "g", "from_g", "from_p", "from_time",
+                                                             "to_p", "to_m", "to_time", "label")}  # fmt: skip
+        self.counters: dict[str, list[Any]] = {"name": [], "time": [], "value": []}
+        self.keep_decisions = decisions
+        self.dec: dict[str, list[Any]] = {k: [] for k in DECISIONS_SCHEMA}
+        self.decision_count = 0
+        self.g_names: dict[int, tuple[str, bool]] = {}
+
+    def sid(self, text: str) -> int:
+        got = self._sid.get(text)
+        if got is None:
+            got = self._sid[text] = len(self.strings)
+            self.strings.append(text)
+        return got
+
+    def state(self, lk: int, lid: int, t: int, state: int, g: int = NONE, p: int = NONE, m: int = NONE,
+              label: int = 0) -> None:  # fmt: skip
+        key = (lk, lid)
+        cur = self.open.get(key)
+        if cur is not None:
+            if cur[1:] == [state, g, p, m, label]:
+                return  # nothing changed: the span goes on
+            self._close(key, cur, t)
+        self.open[key] = [t, state, g, p, m, label]
+
+    def end(self, lk: int, lid: int, t: int) -> None:
+        cur = self.open.pop((lk, lid), None)
+        if cur is not None:
+            self._close((lk, lid), cur, t)
+
+    def _close(self, key: tuple[int, int], cur: list[int], t: int) -> None:
+        if t <= cur[0]:
+            return  # zero-length: a state entered and left at one instant says nothing
+        c = self.cols
+        c["lk"].append(key[0])
+        c["lid"].append(key[1])
+        c["start"].append(cur[0])
+        c["end"].append(t)
+        c["state"].append(cur[1])
+        c["g"].append(cur[2])
+        c["p"].append(cur[3])
+        c["m"].append(cur[4])
+        c["lab"].append(cur[5])
+
+    def flow(self, kind: int, g: int, from_g: int, from_p: int, from_time: int, label: int) -> int:
+        """A flow whose end (to_p, to_m, to_time) is filled when G next runs; returns its row."""
+        f = self.flows
+        f["kind"].append(kind)
+        f["g"].append(g)
+        f["from_g"].append(from_g)
+        f["from_p"].append(from_p)
+        f["from_time"].append(from_time)
+        f["to_p"].append(NONE)
+        f["to_m"].append(NONE)
+        f["to_time"].append(NONE)
+        f["label"].append(label)
+        return len(f["kind"]) - 1
+
+    def flow_end(self, row: int, p: int, m: int, t: int) -> None:
+        self.flows["to_p"][row] = p
+        self.flows["to_m"][row] = m
+        self.flows["to_time"][row] = t
+
+    def decision(self, t: int, p: int, point: str, chosen: str, reason: str, alternatives: str) -> None:
+        self.decision_count += 1
+        if self.keep_decisions:
+            d = self.dec
+            d["id"].append(self.decision_count)
+            d["time"].append(t)
+            d["p"].append(p)
+            d["point"].append(point)
+            d["chosen"].append(chosen)
+            d["reason"].append(reason)
+            d["alternatives"].append(alternatives)
+
+    def decisions(self) -> pl.DataFrame:
+        return pl.DataFrame(self.dec, schema=DECISIONS_SCHEMA)
+
+    def timeline(self, start: int, end: int, procs: int) -> Timeline:
+        for key in sorted(self.open):
+            self._close(key, self.open[key], end)
+        self.open.clear()
+        c = self.cols
+        spans = frame(
+            "spans",
+            {"lane_kind": c["lk"], "lane_id": c["lid"], "start": c["start"], "end": c["end"],
+             "state": c["state"], "g": c["g"], "p": c["p"], "m": c["m"], "label": c["lab"],
+             "stack": [0] * len(c["lk"])},
+        ).sort(["lane_kind", "lane_id", "start"])  # fmt: skip
+        f = self.flows
+        migrated = [fp >= 0 and tp >= 0 and fp != tp for fp, tp in zip(f["from_p"], f["to_p"], strict=True)]
+        flows = frame("flows", {**f, "stack": [0] * len(f["kind"]), "migrated": migrated})
+        lanes = self._lanes(spans)
+        instants = frame(
+            "instants",
+            {"kind": [int(InstantKind.GOMAXPROCS)], "time": [start], "g": [NONE], "p": [NONE], "m": [NONE],
+             "label": [0], "category": [0], "id": [procs], "stack": [0]},
+        )  # fmt: skip
+        counters = frame(
+            "counters",
+            {"name": [self.sid(n) for n in self.counters["name"]], "time": self.counters["time"],
+             "value": self.counters["value"]},
+        )  # fmt: skip
+        return Timeline(start_ns=start, end_ns=end, strings=self.strings, spans=spans, flows=flows,
+                        counters=counters, instants=instants, lanes=lanes, go_version="model")  # fmt: skip
+
+    def _lanes(self, spans: pl.DataFrame) -> pl.DataFrame:
+        keys = spans.select("lane_kind", "lane_id").unique().sort(["lane_kind", "lane_id"])
+        labels, groups, system = [], [], []
+        for lk, lid in keys.iter_rows():
+            if lk == LaneKind.G:
+                name, sysg = self.g_names.get(lid, ("", False))
+                labels.append(f"G{lid} {name}".strip())
+                groups.append(name)
+                system.append(sysg)
+            else:
+                labels.append(
+                    {LaneKind.P: f"Proc {lid}", LaneKind.M: f"Thread {lid}"}.get(lk, LaneKind(lk).name)
+                )
+                groups.append("")
+                system.append(False)
+        return frame("lanes", {"lane_kind": keys["lane_kind"], "lane_id": keys["lane_id"], "label": labels,
+                               "group": groups, "system": system})  # fmt: skip
+
+
+F_WAKEUP, F_CREATE, F_SYSCALL_EXIT, F_REQUEUE = (int(FlowKind.WAKEUP), int(FlowKind.CREATE),
+                                                int(FlowKind.SYSCALL_EXIT), int(FlowKind.REQUEUE))  # fmt: skip

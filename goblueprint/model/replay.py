@@ -1,0 +1,144 @@
+"""A real trace's work as a Program: each goroutine's running, blocking and spawning.
+
+From the trace's Timeline (goblueprint.timeline): a G's running spans become CPU
+of the same length (the model decides again where it is preempted); a wait that
+another G ended becomes BLOCK in the waiter and WAKE at the same point of the
+waker's CPU; a wait nobody's G ended becomes a timer (SLEEP) or a network wait
+(NET) of the real length; a syscall keeps its real length; a go statement becomes
+SPAWN at its point of the parent's CPU.  Gs that existed before the trace, or were
+started by no G, are roots at their first time.  Stop-the-world spans replay as
+they happened.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+
+import numpy as np
+import polars as pl
+
+from goblueprint.model import program as P
+from goblueprint.model.program import Op, Program
+from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State, Timeline
+
+_RUN, _WAIT, _SYS = int(State.G_RUNNING), int(State.G_WAITING), int(State.G_SYSCALL)
+
+
+def gomaxprocs(tl: Timeline) -> int:
+    """The GOMAXPROCS in force for the longest part of the trace (the model runs with one)."""
+    ev = tl.instants.filter(pl.col("kind") == int(InstantKind.GOMAXPROCS)).sort("time")
+    if ev.height == 0:
+        return max(1, tl.spans.filter(pl.col("lane_kind") == int(LaneKind.P))["lane_id"].n_unique())
+    times = [*ev["time"].to_list(), tl.end_ns]
+    spans: dict[int, int] = defaultdict(int)
+    for i, v in enumerate(ev["id"].to_list()):
+        spans[int(v)] += times[i + 1] - max(times[i], tl.start_ns)
+    return max(sorted(spans), key=lambda v: spans[v])
+
+
+def _cpu_appender(out: list[Op]) -> Callable[[int], None]:
+    def cpu(ns: int) -> None:
+        if ns <= 0:
+            return
+        if out and out[-1][0] == P.CPU:
+            out[-1] = (P.CPU, out[-1][1] + ns, 0)  # preemptions are the model's to decide again
+        else:
+            out.append((P.CPU, ns, 0))
+
+    return cpu
+
+
+def from_timeline(tl: Timeline) -> Program:
+    prog = Program()
+    t0 = tl.start_ns
+    gspans = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.G)).sort(["lane_id", "start"])
+    gids = np.unique(gspans["lane_id"].to_numpy())
+    names = dict(zip(tl.lanes.filter(pl.col("lane_kind") == int(LaneKind.G))["lane_id"].to_list(),
+                     tl.lanes.filter(pl.col("lane_kind") == int(LaneKind.G))["group"].to_list(), strict=True))  # fmt: skip
+    system = dict(zip(tl.lanes.filter(pl.col("lane_kind") == int(LaneKind.G))["lane_id"].to_list(),
+                      tl.lanes.filter(pl.col("lane_kind") == int(LaneKind.G))["system"].to_list(), strict=True))  # fmt: skip
+    tmpl = {int(g): i for i, g in enumerate(gids)}
+    known = set(tmpl)
+
+    # What each G did to others (wake, create), by time; and who ended each wait.
+    flows = tl.flows.filter(pl.col("kind").is_in([int(FlowKind.WAKEUP), int(FlowKind.CREATE)])).sort(
+        "from_time"
+    )
+    acts: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+    waker: dict[tuple[int, int], int] = {}  # (g, unblock time) -> waking G
+    created_by: dict[int, tuple[int, int]] = {}
+    for kind, g, fg, ft in zip(flows["kind"].to_list(), flows["g"].to_list(), flows["from_g"].to_list(),
+                               flows["from_time"].to_list(), strict=True):  # fmt: skip
+        if g not in known:
+            continue
+        by_g = fg >= 0 and fg in known and fg != g
+        if kind == int(FlowKind.CREATE):
+            if by_g:
+                acts[fg].append((ft, P.SPAWN, tmpl[g]))
+                created_by[g] = (fg, ft)
+        elif by_g:
+            acts[fg].append((ft, P.WAKE, tmpl[g]))
+            waker[(g, ft)] = fg
+
+    # runtime.Gosched and other voluntary stops (not "preempted": the model preempts on its own).
+    rq = tl.flows.filter(pl.col("kind") == int(FlowKind.REQUEUE))
+    pre = tl.strings.index("preempted") if "preempted" in tl.strings else -1
+    yields = {(g, t) for g, t, lb in zip(rq["g"].to_list(), rq["from_time"].to_list(), rq["label"].to_list(),
+                                         strict=True) if lb != pre}  # fmt: skip
+    lane = gspans["lane_id"].to_numpy()
+    start = gspans["start"].to_numpy()
+    end = gspans["end"].to_numpy()
+    state = gspans["state"].to_numpy()
+    label = gspans["label"].to_numpy()
+    bounds = np.flatnonzero(np.diff(lane)) + 1
+    firsts = np.concatenate([[0], bounds])
+    lasts = np.concatenate([bounds, [len(lane)]])
+    label_ids: dict[int, int] = {}
+
+    def lab(sid: int) -> int:
+        got = label_ids.get(sid)
+        if got is None:
+            got = label_ids[sid] = prog.label(tl.strings[sid] or "waiting")
+        return got
+
+    for lo, hi in zip(firsts.tolist(), lasts.tolist(), strict=True):
+        g = int(lane[lo])
+        my = sorted(acts.get(g, ()))
+        ai = 0
+        out: list[Op] = []
+        cpu = _cpu_appender(out)
+        for i in range(lo, hi):
+            s, e, st = int(start[i]), int(end[i]), int(state[i])
+            if st == _RUN:
+                cursor = s
+                while ai < len(my) and my[ai][0] <= e:
+                    t, code, target = my[ai]
+                    cpu(min(max(t, cursor), e) - cursor)
+                    cursor = min(max(t, cursor), e)
+                    out.append((code, target, 1 if code == P.SPAWN else 0))
+                    ai += 1
+                cpu(e - cursor)
+                if (g, e) in yields:
+                    out.append((P.YIELD, 0, 0))
+            elif st == _WAIT:
+                if (g, e) in waker:
+                    out.append((P.BLOCK, lab(int(label[i])), 0))
+                elif tl.strings[int(label[i])] == "network":
+                    out.append((P.NET, e - s, 0))
+                elif i + 1 < hi:  # a wait still going at the trace's end is not work
+                    out.append((P.SLEEP, e - s, lab(int(label[i]))))
+            elif st == _SYS:
+                out.append((P.SYSCALL, e - s, 0))
+        while ai < len(my):  # acts timed after the G's last span (clock edges): keep their order
+            out.append((my[ai][1], my[ai][2], 1 if my[ai][1] == P.SPAWN else 0))
+            ai += 1
+        prog.add_template(names.get(g, "") or f"G{g}", out, bool(system.get(g, False)))
+        if g not in created_by:
+            prog.roots.append((max(0, int(start[lo]) - t0), tmpl[g]))
+    prog.roots.sort()
+    stw = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.STW)).sort("start")
+    prog.stw = [(int(s) - t0, int(e) - int(s), tl.strings[int(lb)])
+                for s, e, lb in zip(stw["start"].to_list(), stw["end"].to_list(), stw["label"].to_list(), strict=True)]  # fmt: skip
+    prog.procs = gomaxprocs(tl)
+    return prog

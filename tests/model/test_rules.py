@@ -1,0 +1,203 @@
+"""Each scheduler rule against a small hand-built situation (numbers from the release's source)."""
+
+from __future__ import annotations
+
+from goblueprint.model import engine, policies
+from goblueprint.model import program as P
+from goblueprint.model.constants import Constants
+from goblueprint.model.engine import PS_RUN, PS_SYSCALL, Sim
+from goblueprint.model.program import Program
+
+
+def _sim(consts: Constants, procs: int = 4, templates: int = 1) -> Sim:
+    prog = Program()
+    for i in range(templates):
+        prog.add_template(f"main.t{i}", [(P.CPU, 1000, 0)])
+    sim = Sim(prog, consts, policies.resolve([]), procs, seed=7)
+    return sim
+
+
+def _gs(sim: Sim, n: int) -> list[int]:
+    out = []
+    for _ in range(n):
+        g = sim.new_g(0)
+        out.append(g)
+    return out
+
+
+def _take_p(sim: Sim, p: int) -> None:
+    sim.pidle.remove(p)
+    sim.npidle -= 1
+    sim.pstatus[p] = PS_RUN
+    sim.pm[p] = sim.new_m()
+
+
+def test_full_local_queue_overflows_half_plus_new_to_global(consts: Constants) -> None:
+    sim = _sim(consts)
+    size = consts.runq_size
+    gs = _gs(sim, size + 1)
+    for g in gs[:size]:
+        sim.enqueue(0, g, False, "test")
+    assert len(sim.runq[0]) == size and not sim.globq
+    sim.enqueue(0, gs[size], False, "test")
+    # runqputslow: the first half of the queue, in order, then the new G.
+    assert list(sim.globq) == [*gs[: size // 2], gs[size]]
+    assert list(sim.runq[0]) == gs[size // 2 : size]
+
+
+def test_runnext_kicks_old_runnext_to_tail(consts: Constants) -> None:
+    sim = _sim(consts)
+    a, b = _gs(sim, 2)
+    sim.enqueue(0, a, True, "test")
+    sim.enqueue(0, b, True, "test")
+    assert sim.runnext[0] == b and list(sim.runq[0]) == [a]
+    g, inherit = sim.pol.next_local(sim, 0)
+    assert (g, inherit) == (b, consts.runnext_inherits_time)
+
+
+def test_every_61st_tick_takes_the_global_queue_first(consts: Constants) -> None:
+    sim = _sim(consts)
+    _take_p(sim, 0)
+    local, glob = _gs(sim, 2)
+    sim.enqueue(0, local, False, "test")
+    sim.globq.append(glob)
+    sim.schedtick[0] = consts.global_queue_tick - 1
+    assert sim.find_runnable(0) == (local, False)  # tick 60: local first
+    sim.runq[0].appendleft(local)
+    sim.schedtick[0] = consts.global_queue_tick
+    assert sim.find_runnable(0) == (glob, False)  # tick 61: the global queue first
+
+
+def test_global_batch_size(consts: Constants) -> None:
+    sim = _sim(consts, procs=4)
+    _take_p(sim, 0)
+    gs = _gs(sim, 10)
+    sim.globq.extend(gs)
+    sim.schedtick[0] = 1
+    g, _ = sim.find_runnable(0)
+    # min(128, 10, 10/4 + 1) = 3: one runs, two go to the local queue.
+    assert g == gs[0] and list(sim.runq[0]) == gs[1:3] and list(sim.globq) == gs[3:]
+
+
+def test_steal_of_an_odd_sized_queue_takes_the_larger_half(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    _take_p(sim, 0)
+    _take_p(sim, 1)
+    gs = _gs(sim, 7)
+    sim.runq[1].extend(gs)
+    g = sim.steal_work(0)
+    # n - n/2 = 4 from the head: the last of them runs, three join the thief's queue.
+    assert g == gs[3] and list(sim.runq[0]) == gs[:3] and list(sim.runq[1]) == gs[4:]
+
+
+def test_runnext_is_stolen_only_in_the_last_round(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    _take_p(sim, 0)
+    _take_p(sim, 1)
+    g, running = _gs(sim, 2)
+    sim.runnext[1] = g
+    # P1 runs a G whose burst outlasts runqgrab's wait, so the runnext is still there.
+    sim.pg[1], sim.gp[running], sim.gstatus[running] = running, 1, engine.GS_RUNNING
+    sim.grun_start[running], sim.grem[running] = sim.now, 10 * consts.runnext_steal_wait_ns
+    rounds = []
+    order = sim.pol.steal_order
+
+    def counting(s: Sim, p: int) -> list[int]:
+        rounds.append(s.runnext[1])
+        return order(s, p)
+
+    sim.pol = policies.Policy(names=("test",), steal_order=counting)
+    assert sim.steal_work(0) == g
+    assert len(rounds) == consts.steal_tries and all(r == g for r in rounds)
+
+
+def test_runnext_is_left_to_a_p_whose_g_stops_within_the_wait(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    _take_p(sim, 0)
+    _take_p(sim, 1)
+    g, running = _gs(sim, 2)
+    sim.runnext[1] = g
+    sim.pg[1], sim.gp[running], sim.gstatus[running] = running, 1, engine.GS_RUNNING
+    sim.grun_start[running], sim.grem[running] = sim.now, consts.runnext_steal_wait_ns // 2
+    assert sim.steal_work(0) == -1 and sim.runnext[1] == g
+
+
+def test_steal_order_visits_every_p_once(consts: Constants) -> None:
+    sim = _sim(consts, procs=6)
+    for _ in range(50):
+        order = policies.go_steal_order(sim, 0)
+        assert sorted(order) == list(range(6))
+
+
+def test_spinning_limit(consts: Constants) -> None:
+    sim = _sim(consts, procs=4)
+    sim.npidle = 0
+    sim.nmspinning = 1
+    assert sim.pol.may_spin(sim) == (consts.spinning_factor * 1 < 4)
+    sim.nmspinning = 2
+    assert sim.pol.may_spin(sim) == (consts.spinning_factor * 2 < 4)
+
+
+def test_syscall_retake_after_one_sysmon_observation_when_work_waits(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    _take_p(sim, 0)
+    _take_p(sim, 1)
+    g, waiting = _gs(sim, 2)
+    sim.pg[0] = g
+    sim.gp[g] = 0
+    sim.gm[g] = sim.pm[0]
+    sim.pstatus[0] = PS_SYSCALL
+    sim.syscalltick[0] += 1
+    sim.runq[0].append(waiting)  # work behind the syscall: no 10 ms grace
+    assert sim.retake(sim.now) == 0  # first sight of this syscall: only noted
+    assert sim.pstatus[0] == PS_SYSCALL
+    assert sim.retake(sim.now + 20_000) == 1  # still the same syscall on the next tick: retaken
+    assert sim.pstatus[0] == PS_RUN and sim.pg[0] == -1 and sim.pm[0] != sim.gm[g]
+
+
+def test_syscall_kept_while_nothing_waits_and_others_idle(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    _take_p(sim, 0)
+    (g,) = _gs(sim, 1)
+    sim.pg[0], sim.gp[g], sim.gm[g] = g, 0, sim.pm[0]
+    sim.pstatus[0] = PS_SYSCALL
+    sim.syscalltick[0] += 1
+    assert sim.retake(sim.now) == 0
+    assert sim.retake(sim.now + consts.syscall_retake_ns - 1) == 0  # P1 is idle: the syscall keeps P0
+    assert sim.retake(sim.now + consts.syscall_retake_ns) == 1
+
+
+def test_sysmon_preempts_after_force_preempt_ns_of_one_schedtick(consts: Constants) -> None:
+    prog = Program()
+    prog.add_template("main.spin", [(P.CPU, 6 * consts.forcePreemptNS, 0)])
+    prog.roots.append((0, 0))
+    sim = Sim(prog, consts, policies.resolve([]), 1, seed=1)
+    sim.run()
+    # One G on one P: sysmon notes the new schedtick at a tick, preempts at the first tick
+    # forcePreemptNS later; its sleep has backed off to the maximum by then.
+    period = (consts.forcePreemptNS, consts.forcePreemptNS + 2 * consts.sysmon_max_sleep_us * 1000)
+    assert 6 * consts.forcePreemptNS // period[1] <= sim.preemptions <= 6 * consts.forcePreemptNS // period[0]
+    assert sim.preemptions >= 2
+    tl = sim.rec.timeline(engine.T_START, sim.end, 1)
+    runs = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == 0))
+    longest = int((runs["end"] - runs["start"]).max())
+    assert consts.forcePreemptNS <= longest <= consts.forcePreemptNS + 2 * consts.sysmon_max_sleep_us * 1000
+
+
+def test_sysmon_backs_off_to_its_maximum(consts: Constants) -> None:
+    sim = _sim(consts)
+    delay = consts.sysmon_min_sleep_us
+    seen = []
+    for idle in range(1, consts.sysmon_idle_ticks + 40):
+        delay = sim.pol.sysmon_tick(sim, delay, idle)
+        seen.append(delay)
+    assert seen[consts.sysmon_idle_ticks - 1] == consts.sysmon_min_sleep_us  # not before the idle ticks
+    assert seen[consts.sysmon_idle_ticks] == 2 * consts.sysmon_min_sleep_us
+    assert seen[-1] == consts.sysmon_max_sleep_us
+    assert sim.pol.sysmon_tick(sim, consts.sysmon_max_sleep_us, 0) == consts.sysmon_min_sleep_us
+
+
+def test_knob_changes_the_rule(consts: Constants) -> None:
+    changed = consts.with_knobs({"global_queue_tick": "7", "steal_tries": "1"})
+    assert changed.global_queue_tick == 7 and changed.steal_tries == 1
+    assert changed.runq_size == consts.runq_size
