@@ -28,7 +28,9 @@ def run(args: argparse.Namespace) -> int:
 
     out = output_file(args.output)
     output_format(out, {".html": "html", ".htm": "html"}, what="a lab timeline", default="html")
-    records.load(input_dir(args.dir))  # first: a folder without records is the likelier mistake
+    folder = input_dir(args.dir)
+    if not (folder / records.SITES_FILE).is_file():
+        records.load(folder)  # first: a folder that is no lab run is the likelier mistake; it says why
     reader = open_input_trace(Path(args.dir) / "trace.out")
     # The same path as `trace timeline --lab DIR`, so both pages are the same.
     tl = load_timeline(reader, lab=args.dir)
