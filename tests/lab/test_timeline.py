@@ -159,7 +159,10 @@ def test_perfetto_export_has_queue_tracks_under_ps_steal_flows_and_sysmon_marks(
 
 
 def test_trace_commands_take_lab_dir(
-    steal_run: Path, run_cli: Callable[..., tuple[int, str, str]], tmp_path: Path
+    steal_run: Path,
+    joined: tuple[Timeline, Timeline, pl.DataFrame],
+    run_cli: Callable[..., tuple[int, str, str]],
+    tmp_path: Path,
 ) -> None:
     trace = str(steal_run / "trace.out")
     code, text, err = run_cli(
@@ -171,6 +174,16 @@ def test_trace_commands_take_lab_dir(
     got = json.loads(text)[0]
     assert got["n"] == len(dump.records)
     assert got["steals"] == len(runqueues.steals(frame.records_frame(table, dump)))
+    chrome = tmp_path / "t.json"
+    code, _o, err = run_cli("trace", "export", trace, "--lab", str(steal_run), "-o", str(chrome))
+    assert code == 0, err
+    events = json.loads(chrome.read_text())["traceEvents"]
+    procs = {e["pid"] for e in events if e.get("name") == "process_name" and e["args"]["name"] == "Procs"}
+    steal_ends = [e for e in events if e.get("name") == "steal" and e["ph"] in "sf"]
+    # The timeline views hold the steals inside the trace's span; lab_steals holds them all.
+    assert len(steal_ends) == 2 * len(runqueues.steals(joined[2])) and {e["pid"] for e in steal_ends} == procs
+    queues = {e["pid"] for e in events if e.get("ph") == "C" and e["name"].endswith(": run queue")}
+    assert queues == procs  # Chrome draws counters per process: the run queues sit with the Ps
     page = tmp_path / "t.html"
     code, _o, err = run_cli("trace", "timeline", trace, "--lab", str(steal_run), "-o", str(page))
     assert code == 0 and "run queue" in page.read_text(), err
