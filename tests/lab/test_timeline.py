@@ -68,6 +68,7 @@ def test_html_puts_each_run_queue_under_its_p(joined: tuple[Timeline, Timeline, 
     assert shared and all(header["groups"][c["group"]]["name"] == "Counters" for c in shared)
 
 
+@pytest.mark.browser
 def test_browser_draws_queue_rows_under_p_lanes_and_steal_arrows(
     steal_run: Path, browser: Any, run_cli: Callable[..., tuple[int, str, str]], tmp_path: Path
 ) -> None:
