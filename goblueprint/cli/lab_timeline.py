@@ -7,6 +7,8 @@ import argparse
 from goblueprint.cli._partial import add_partial_flag
 
 HELP = "HTML timeline of a lab run: the trace plus run-queue counters, steal arrows and sysmon marks"
+# `trace timeline DIR/trace.out --lab DIR` draws the same page; `trace export --lab DIR`
+# writes it for Perfetto.
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
@@ -18,18 +20,20 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from goblueprint.cli._lab_common import load_frame
     from goblueprint.cli._partial import finish, open_input_trace
-    from goblueprint.cli._paths import output_file, output_format, writing
+    from goblueprint.cli._paths import input_dir, output_file, output_format, writing
     from goblueprint.cli.trace_timeline import load_timeline
-    from goblueprint.lab.timeline import with_records
+    from goblueprint.lab import records
     from goblueprint.render.timeline_html import render_timeline_html
 
     out = output_file(args.output)
     output_format(out, {".html": "html", ".htm": "html"}, what="a lab timeline", default="html")
-    _table, records = load_frame(args.dir)
+    folder = input_dir(args.dir)
+    if not (folder / records.SITES_FILE).is_file():
+        records.load(folder)  # first: a folder that is no lab run is the likelier mistake; it says why
     reader = open_input_trace(Path(args.dir) / "trace.out")
-    tl = with_records(load_timeline(reader), records)
+    # The same path as `trace timeline --lab DIR`, so both pages are the same.
+    tl = load_timeline(reader, lab=args.dir)
     text = render_timeline_html(tl, title=f"lab {Path(args.dir).name}")
     with writing(out):
         out.write_text(text, encoding="utf-8")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from goblueprint.cli._lab_args import add_lab_argument
 from goblueprint.cli._partial import add_trace_argument, finish, open_input_trace
 from goblueprint.cli._paths import output_dir, output_file, output_format, writing
 
@@ -25,6 +26,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kernel", metavar="DIR", help="add the kernel lanes/tables of a capture made with --kernel"
     )
+    add_lab_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,13 +45,17 @@ def run(args: argparse.Namespace) -> int:
             from goblueprint.kernel.views import write_kernel_parquet
 
             written += write_kernel_parquet(args.trace, args.kernel, str(out))
+        if args.lab:
+            from goblueprint.lab.views import write_lab_parquet
+
+            written += write_lab_parquet(args.lab, out)
         covers = f"the {len(written)} tables cover the {reader.events_read} events before it"
         return finish(reader, args, covers)
     out = output_file(args.output)
     reader = open_input_trace(args.trace)
     from goblueprint.cli.trace_timeline import load_timeline
 
-    tl = load_timeline(reader, args.kernel, args.trace)
+    tl = load_timeline(reader, args.kernel, args.trace, lab=args.lab)
     with writing(out):
         if fmt == "perfetto":
             from goblueprint.timeline.export_perfetto import write_perfetto

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from goblueprint.cli._lab_args import add_lab_argument
 from goblueprint.cli._partial import add_partial_flag, finish, open_input_trace
 from goblueprint.cli._show_capture import add_show_capture_flag
 
@@ -21,6 +22,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="add the kernel tables of a capture made with --kernel (kernel_intervals, ...)",
     )
+    add_lab_argument(parser)
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print rows as a JSON list of objects")
     fmt.add_argument("--csv", action="store_true", help="print rows as CSV")
@@ -52,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
         from goblueprint.kernel.views import sql_tables
 
         tables.update(sql_tables(args.trace, args.kernel))
+    if args.lab:
+        from goblueprint.lab.views import sql_tables as lab_tables
+
+        tables.update(lab_tables(args.lab))
     con = duckdb.connect(":memory:")
     try:
         for name, df in tables.items():

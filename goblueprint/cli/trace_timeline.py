@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from goblueprint.cli._lab_args import add_lab_argument
 from goblueprint.cli._partial import add_trace_argument, finish, open_input_trace
 from goblueprint.cli._paths import output_file, output_format, writing
 from goblueprint.cli._show_capture import add_show_capture_flag
@@ -50,6 +51,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kernel", metavar="DIR", help="add the kernel lanes of a capture made with --kernel"
     )
+    add_lab_argument(parser)
     add_show_capture_flag(parser)
 
 
@@ -57,13 +59,19 @@ FORMATS = {".html": "html", ".htm": "html", ".svg": "svg"}
 
 
 def load_timeline(
-    reader: Reader, kernel: str | None = None, trace: str | None = None, *, show_capture: bool = False
+    reader: Reader,
+    kernel: str | None = None,
+    trace: str | None = None,
+    *,
+    show_capture: bool = False,
+    lab: str | None = None,
 ) -> Timeline:
     """The Timeline of an opened trace (a partial reader's timeline covers the events before the failure).
 
     KERNEL: a capture folder recorded with --kernel whose kernel lanes are added; TRACE names
     the file READER reads (the kernel join reads the trace's clock snapshots from it).
     SHOW_CAPTURE keeps goblueprint capture's own goroutines (timeline.capture_marks).
+    LAB: a `lab observe` folder whose records are drawn in (goblueprint.lab.views).
     """
     from goblueprint.timeline.model import build_timeline
 
@@ -72,6 +80,10 @@ def load_timeline(
         from goblueprint.kernel.views import timeline_with_kernel
 
         tl = timeline_with_kernel(tl, str(trace), kernel)
+    if lab is not None:
+        from goblueprint.lab.views import timeline_with_lab
+
+        tl = timeline_with_lab(tl, lab)
     return tl
 
 
@@ -88,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         t_from = parse_duration(args.t_from)
         t_to = parse_duration(args.t_to) if args.t_to is not None else None
         reader = open_input_trace(args.trace)
-        tl = load_timeline(reader, args.kernel, args.trace, show_capture=args.show_capture)
+        tl = load_timeline(reader, args.kernel, args.trace, show_capture=args.show_capture, lab=args.lab)
         from goblueprint.render.svg import render_svg
 
         end = tl.end_ns - tl.start_ns if t_to is None else t_to
@@ -99,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
                 "--from/--to select the window of an SVG chart; the HTML timeline holds the whole trace"
             )
         reader = open_input_trace(args.trace)
-        tl = load_timeline(reader, args.kernel, args.trace, show_capture=args.show_capture)
+        tl = load_timeline(reader, args.kernel, args.trace, show_capture=args.show_capture, lab=args.lab)
         from goblueprint.render.timeline_html import render_timeline_html
 
         text = render_timeline_html(tl, title)

@@ -1,12 +1,13 @@
 """Lab records added to a trace's Timeline, so every timeline view shows them.
 
-- each P's local run-queue length becomes a counter ("P3 run queue");
+- each P's local run-queue length becomes a counter named after the P's lane
+  ("Proc 3: run queue"), which every view draws directly under that lane;
 - each steal becomes a flow (FlowKind.STEAL) from the victim's P lane to the thief's;
 - sysmon's wake-ups become marks on a lane of their own (sysmon's M, which the
   trace never shows: sysmon runs without a P and emits no events).
 
 Records and trace share nanotime, so they land at the right place without any
-alignment. The returned Timeline is a new one; the trace's own tables are kept.
+alignment; records outside the trace's span are left out. The returned Timeline is a new one; the trace's own tables are kept.
 """
 
 from __future__ import annotations
@@ -17,10 +18,14 @@ import numpy as np
 import polars as pl
 
 from goblueprint.lab import runqueues
+from goblueprint.render.lanes import lane_counter_name
 from goblueprint.timeline.model import NONE, FlowKind, InstantKind, LaneKind, Timeline, frame
 
 
 def with_records(tl: Timeline, records: pl.DataFrame) -> Timeline:
+    # The runtime records from its start, the tracer only once started: what falls outside
+    # the trace's span has no lanes to sit on (and Perfetto takes no time before its origin).
+    records = records.filter(pl.col("t").is_between(tl.start_ns, tl.end_ns))
     strings = list(tl.strings)
     index = {text: i for i, text in enumerate(strings)}
 
@@ -31,7 +36,9 @@ def with_records(tl: Timeline, records: pl.DataFrame) -> Timeline:
         return index[text]
 
     lengths = runqueues.queue_lengths(records)
-    names = {p: intern(f"P{p} run queue") for p in sorted(set(lengths["p"].to_list()))}
+    names = {
+        p: intern(lane_counter_name(LaneKind.P, p, "run queue")) for p in sorted(set(lengths["p"].to_list()))
+    }
     counters = frame(
         "counters",
         {

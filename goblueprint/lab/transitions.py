@@ -7,6 +7,7 @@ where the source layer puts the transition too; other sites are their own place.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -64,3 +65,26 @@ def transitions(
     ]
     rows.sort(key=lambda r: (-r["count"], r["from"], r["to"], r["file"], r["line"], r["function"]))
     return rows
+
+
+def observed_transitions(directory: str | Path, machine: str) -> list[dict[str, Any]]:
+    """The edges a `lab observe` folder saw, for the source layer to check its blueprint against.
+
+    Rows are ``{"from", "to", "function", "file", "line", "count"}`` (the shape of
+    ``source verify --observed``'s ``transitions.json``), states named as the release's
+    source names them, places as file:line of that release. The release is the one the
+    folder was built with (``lab.json``), so its facts are resolved here.
+
+    Raises LabError for a folder that is not a lab run, has no records, or an unknown machine.
+    """
+    from goblueprint.lab import records
+    from goblueprint.source import facts as source_facts
+
+    if machine not in tables.MACHINES:
+        raise LabError(f"unknown machine {machine!r} (choose from: {', '.join(tables.MACHINES)})")
+    table, dump = records.load(Path(directory))
+    version = table.get("go_version")
+    if not version:
+        raise LabError(f"{directory}: {records.SITES_FILE} names no Go release")
+    root = source_facts.resolve(go=version)
+    return transitions(table, dump, source_facts.load(root), machine)

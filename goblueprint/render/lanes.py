@@ -6,6 +6,7 @@ shows the same rows in the same order.  Pure data: no I/O, no formatting.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,11 @@ GROUPS: tuple[tuple[str, str, tuple[LaneKind, ...], bool], ...] = (
     ("TASK", "User tasks", (LaneKind.TASK,), False),
 )
 COUNTER_GROUP = "Counters"
+# A counter named "Proc 3: run queue" or "Thread 7: ..." belongs to that P's (M's) lane and
+# is drawn directly under it; other counters (runtime/metrics, derived totals) sit in the
+# shared counter group. Go's metric names start with "/", so they never match.
+_LANE_COUNTER = re.compile(r"^(Proc|Thread) (\d+): .+$")
+_COUNTER_LANE_KINDS = {"Proc": LaneKind.P, "Thread": LaneKind.M}
 
 _KIND_PREFIX = {
     LaneKind.G: "G",
@@ -111,6 +117,21 @@ def arrange(tl: Timeline, spans=None) -> list[Lane]:
         lanes.extend(members)
         del title
     return lanes
+
+
+def lane_counter_name(kind: LaneKind, lane_id: int, what: str) -> str:
+    """The name that puts a counter under lane (KIND, LANE_ID): see ``counter_lanes``."""
+    return f"{_KIND_PREFIX[kind]}{lane_id}: {what}"
+
+
+def counter_lanes(tl: Timeline) -> dict[int, tuple[LaneKind, int]]:
+    """Counter name (string id) -> the P or M lane it belongs to, for counters named after one."""
+    out: dict[int, tuple[LaneKind, int]] = {}
+    for sid in tl.counters["name"].unique().to_list():
+        m = _LANE_COUNTER.match(tl.strings[int(sid)])
+        if m:
+            out[int(sid)] = (_COUNTER_LANE_KINDS[m.group(1)], int(m.group(2)))
+    return out
 
 
 def _default_name(kind: LaneKind, lane_id: int) -> str:

@@ -139,11 +139,12 @@
     const ct = col(CO, "time", Float64Array), cvv = col(CO, "value", Float64Array);
     S.counters = hdr.counters.map((C, index) => {
       const c = {
-        index, group: C.group, name: C.name, unit: C.unit, n: C.samples[1] - C.samples[0],
+        index, group: C.group, lane: C.lane === undefined ? -1 : C.lane, name: C.name, unit: C.unit, n: C.samples[1] - C.samples[0],
         t: ct.subarray(C.samples[0], C.samples[1]), v: cvv.subarray(C.samples[0], C.samples[1]), max: 0,
       };
       for (let i = 0; i < c.n; i++) if (c.v[i] > c.max) c.max = c.v[i];
       S.groups[c.group].n++;
+      if (c.lane >= 0) (S.lanes[c.lane].counters ||= []).push(c);
       return c;
     });
     S.flows = {
@@ -257,8 +258,14 @@
     let y = 0;
     S.groups.forEach((g, gi) => {
       let members = [];
-      for (const lane of S.lanes) if (lane.group === gi && laneVisible(lane)) members.push({ type: "lane", lane });
-      for (const c of S.counters) if (c.group === gi && S.filter.state < 0 && !S.filter.gids) members.push({ type: "counter", c });
+      const showCounters = S.filter.state < 0 && !S.filter.gids;
+      for (const lane of S.lanes) {
+        if (lane.group !== gi || !laneVisible(lane)) continue;
+        members.push({ type: "lane", lane });
+        // A lane's own counters (a P's run-queue length) come right under it.
+        if (showCounters && lane.counters) for (const c of lane.counters) members.push({ type: "counter", c });
+      }
+      for (const c of S.counters) if (c.group === gi && c.lane < 0 && showCounters) members.push({ type: "counter", c });
       if (members.length === 0) return;
       rows.push({ type: "group", gi, y, h: GROUP_H, count: members.length });
       y += GROUP_H;

@@ -25,7 +25,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from goblueprint.render.lanes import COUNTER_GROUP, GROUPS, arrange, sorted_spans, span_titles, state_names
+from goblueprint.render.lanes import (
+    COUNTER_GROUP,
+    GROUPS,
+    Lane,
+    arrange,
+    counter_lanes,
+    sorted_spans,
+    span_titles,
+    state_names,
+)
 from goblueprint.render.run_stacks import running_stacks
 from goblueprint.timeline.model import InstantKind, LaneKind, Timeline
 
@@ -158,8 +167,8 @@ def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], byt
             }
         )
 
-    counters, header_samples = _counters(tl, blob, origin, len(groups))
-    if counters:
+    counters, header_samples = _counters(tl, blob, origin, len(groups), lanes, lane_index)
+    if any(c["lane"] < 0 for c in counters):
         groups.append({"name": COUNTER_GROUP, "kind": "C", "collapsed": False})
     header_flows = _flows(tl, blob, origin, lane_index)
     header = {
@@ -226,8 +235,17 @@ def _instants(
 
 
 def _counters(
-    tl: Timeline, blob: _Blob, origin: int, group: int
+    tl: Timeline,
+    blob: _Blob,
+    origin: int,
+    group: int,
+    lanes: list[Lane],
+    lane_index: dict[tuple[int, int], int],
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Counter rows: those named after a P or M lane (``counter_lanes``) go right under that
+    lane ("lane": its index, in its group); the others in the shared counter group (lane -1)."""
+    owners = counter_lanes(tl)
+    group_index = {key: k for k, (key, *_rest) in enumerate(GROUPS)}
     df = tl.counters.sort(["name", "time"])
     out = []
     names = df["name"].to_numpy()
@@ -237,11 +255,14 @@ def _counters(
         ends = np.concatenate((change, [len(names)]))
         for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
             raw = tl.strings[int(names[lo])]
+            owner = owners.get(int(names[lo]))
+            at = lane_index.get((int(owner[0]), owner[1]), -1) if owner else -1
             out.append(
                 {
                     "name": COUNTER_TITLES.get(raw, raw),
                     "unit": "bytes" if raw.endswith(":bytes") else "",
-                    "group": group,
+                    "group": group_index[lanes[at].group] if at >= 0 else group,
+                    "lane": at,
                     "samples": [lo, hi],
                 }
             )

@@ -20,9 +20,9 @@ import numpy as np
 import polars as pl
 
 from goblueprint.errors import PathError
-from goblueprint.render.lanes import GROUPS, arrange, sorted_spans, span_titles
+from goblueprint.render.lanes import GROUPS, arrange, counter_lanes, sorted_spans, span_titles
 from goblueprint.timeline.export_perfetto import COUNTER_TITLES
-from goblueprint.timeline.model import STATE_NAMES, LaneKind, Timeline
+from goblueprint.timeline.model import NONE, STATE_NAMES, LaneKind, Timeline
 
 
 def write_chrome(tl: Timeline, out: str | Path | IO[str]) -> int:
@@ -98,21 +98,29 @@ def write_chrome(tl: Timeline, out: str | Path | IO[str]) -> int:
     emit({"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": "Counters"}})
     # Counters and flows are many: preformatted text with keys in sorted order, as dump() would give.
     titles_json: dict[int, str] = {}
+    # A counter named after a P or M lane (the lab's "Proc 3: run queue") goes in that
+    # lane's process: Chrome draws counters per process, so it sits with the Ps.
+    owner_pid = {
+        sid: where[(int(kind), lane_id)][0]
+        for sid, (kind, lane_id) in counter_lanes(tl).items()
+        if (int(kind), lane_id) in where
+    }
     for name, t, value in tl.counters.sort(["name", "time"]).iter_rows():
         title = titles_json.get(name)
         if title is None:
             raw = tl.strings[name]
             title = titles_json[name] = dump(COUNTER_TITLES.get(raw, raw))
         emit_text(
-            f'{{"args":{{"value":{dump(float(value))}}},"name":{title},"ph":"C","pid":{pid},"tid":0,'
+            f'{{"args":{{"value":{dump(float(value))}}},"name":{title},"ph":"C","pid":{owner_pid.get(name, pid)},"tid":0,'
             f'"ts":{(t - origin) / 1000:.3f}}}'
         )
     flows = tl.flows.filter(pl.col("to_time") >= 0).sort(["from_time", "g"])
-    for fid, (g, from_g, from_p, from_time, to_time, label) in enumerate(
-        flows.select("g", "from_g", "from_p", "from_time", "to_time", "label").iter_rows(), start=1
+    for fid, (g, from_g, from_p, from_time, to_time, to_p, label) in enumerate(
+        flows.select("g", "from_g", "from_p", "from_time", "to_time", "to_p", "label").iter_rows(), start=1
     ):
         src = where.get((int(LaneKind.G), from_g)) or where.get((int(LaneKind.P), from_p))
-        dst = where.get((int(LaneKind.G), g))
+        # A flow without a goroutine (the lab's steals) ends on its to_p's P lane.
+        dst = where.get((int(LaneKind.P), to_p)) if g == NONE else where.get((int(LaneKind.G), g))
         if src is None or dst is None:
             continue
         name = dump(tl.strings[label] or "wake-up")

@@ -8,6 +8,11 @@ nesting, so every track's slices are balanced), counter tracks for the trace's m
 (heap, goroutines) and for GC in progress, and flows for wake-ups (from an instant on
 the waker's track to the woken goroutine's next running slice).
 
+Counters named after a P or M lane (``render.lanes.counter_lanes``: the lab's "Proc 3:
+run queue") are child tracks of that lane's track; flows without a goroutine (the lab's
+steals) go from the victim P's track to the thief P's; marks of a thread that runs
+without a P or G (the lab's sysmon wake-ups) are instant events on the thread's track.
+
 Timestamps are nanoseconds since the start of the trace.  Event names are interned
 (one InternedData in the first packet), so a slice costs a few bytes.  Packets are
 written in global time order, which also puts every track in time order, with ends
@@ -23,8 +28,8 @@ import numpy as np
 import polars as pl
 
 from goblueprint.errors import PathError
-from goblueprint.render.lanes import GROUPS, arrange, layers, sorted_spans, span_titles
-from goblueprint.timeline.model import LaneKind, State, Timeline
+from goblueprint.render.lanes import GROUPS, arrange, counter_lanes, layers, sorted_spans, span_titles
+from goblueprint.timeline.model import NONE, InstantKind, LaneKind, State, Timeline
 
 SEQUENCE_ID = 1
 _BEGIN, _END, _INSTANT, _COUNTER = 1, 2, 3, 4  # TrackEvent.Type values
@@ -152,7 +157,8 @@ def write_perfetto(tl: Timeline, out: str | Path | IO[bytes]) -> int:
             ev.add(ts=s[zero], rank=np.ones(zero.sum(), np.int64), sec=-e[zero], track=tracks[zero],
                    type=np.full(zero.sum(), _INSTANT, np.int64), name=names_[zero])  # fmt: skip
 
-    _add_counters(tl, ev, track, name_id, origin, rank)
+    _add_counters(tl, ev, track, name_id, origin, rank, lane_track)
+    _add_thread_marks(tl, ev, lane_track, name_id, origin)
     flow_out, flow_in = _add_flows(tl, ev, lane_track, lane_of_g_starts, name_id, origin)
 
     cols = ev.columns()
@@ -164,14 +170,24 @@ def write_perfetto(tl: Timeline, out: str | Path | IO[bytes]) -> int:
     return _write_packets(pb, out, descriptors, names, cols, order, flow_out, incoming)
 
 
-def _add_counters(tl: Timeline, ev: _Events, track, name_id, origin: int, rank: int) -> None:
+def _add_counters(
+    tl: Timeline, ev: _Events, track, name_id, origin: int, rank: int, lane_track: dict[tuple[int, int], int]
+) -> None:
     from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
+    owners = {
+        sid: lane_track[(int(kind), lane_id)]
+        for sid, (kind, lane_id) in counter_lanes(tl).items()
+        if (int(kind), lane_id) in lane_track
+    }
     df = tl.counters.sort(["name", "time"])
     gc = tl.spans.filter(pl.col("state") == int(State.GC_CYCLE)).sort("start")
-    if df.height == 0 and gc.height == 0:
-        return
-    parent = track("Counters", rank=rank)
+    # The shared group only when something goes in it (a lab run's P counters may be all).
+    shared = not df["name"].is_in(list(owners)).all()
+    if not shared and gc.height == 0:
+        parent = 0
+    else:
+        parent = track("Counters", rank=rank)
     ids = df["name"].to_numpy()
     bounds = np.flatnonzero(ids[1:] != ids[:-1]) + 1 if len(ids) else np.zeros(0, np.int64)
     for k, (lo, hi) in enumerate(
@@ -187,7 +203,12 @@ def _add_counters(tl: Timeline, ev: _Events, track, name_id, origin: int, rank: 
             if raw.endswith(":bytes")
             else pb.CounterDescriptor.UNIT_COUNT
         )
-        uuid = track(COUNTER_TITLES.get(raw, raw), parent, rank=k, counter_unit=unit)
+        owner = owners.get(int(ids[lo]))
+        if owner is not None:
+            # A child of its lane's track: Perfetto shows it when the P is expanded, right below.
+            uuid = track(raw.split(": ", 1)[1], owner, rank=k, counter_unit=unit)
+        else:
+            uuid = track(COUNTER_TITLES.get(raw, raw), parent, rank=k, counter_unit=unit)
         t = df["time"].to_numpy()[lo:hi] - origin
         ev.add(ts=t, rank=np.full(hi - lo, 2, np.int64), track=np.full(hi - lo, uuid, np.int64),
                type=np.full(hi - lo, _COUNTER, np.int64), value=df["value"].to_numpy()[lo:hi])  # fmt: skip
@@ -201,6 +222,27 @@ def _add_counters(tl: Timeline, ev: _Events, track, name_id, origin: int, rank: 
     del name_id
 
 
+def _add_thread_marks(
+    tl: Timeline, ev: _Events, lane_track: dict[tuple[int, int], int], name_id, origin: int
+) -> None:
+    """Instants of a thread with neither G nor P (sysmon's wake-ups) on that thread's track.
+
+    Instants with a G or P are not exported: their lanes' slices already say what happened.
+    """
+    df = tl.instants.filter(
+        (pl.col("g") == NONE) & (pl.col("p") == NONE) & (pl.col("kind") == int(InstantKind.OTHER))
+    )
+    if df.height == 0:
+        return
+    tracks = np.array([lane_track.get((int(LaneKind.M), m), 0) for m in df["m"].to_list()], dtype=np.int64)
+    keep = tracks != 0
+    labels = {sid: name_id(tl.strings[sid] or "event") for sid in df["label"].unique().to_list()}
+    names = np.array([labels[sid] for sid in df["label"].to_list()], dtype=np.int64)
+    n = int(keep.sum())
+    ev.add(ts=df["time"].to_numpy()[keep] - origin, rank=np.ones(n, np.int64), sec=np.zeros(n, np.int64),
+           track=tracks[keep], type=np.full(n, _INSTANT, np.int64), name=names[keep])  # fmt: skip
+
+
 def _add_flows(
     tl: Timeline,
     ev: _Events,
@@ -210,6 +252,8 @@ def _add_flows(
     origin: int,
 ) -> tuple[dict[int, int], dict[int, list[int]]]:
     """Wake-up flows: an instant on the waker's track starts each; the woken G's slice ends it.
+
+    A flow without a goroutine (a steal) ends on an instant on its to_p's P track.
 
     Returns {event index: outgoing flow id} and {span begin index or event index: [flow ids]},
     with span begins addressed by their row in the sorted spans table (negative keys).
@@ -221,14 +265,20 @@ def _add_flows(
         return flow_out, flow_in
     base = ev.size
     rows = []
-    for fid, (g, from_g, from_p, from_time, to_time, label) in enumerate(
-        df.select("g", "from_g", "from_p", "from_time", "to_time", "label").iter_rows(), start=1
+    for fid, (g, from_g, from_p, from_time, to_time, to_p, label) in enumerate(
+        df.select("g", "from_g", "from_p", "from_time", "to_time", "to_p", "label").iter_rows(), start=1
     ):
         src = lane_track.get((int(LaneKind.G), from_g)) or lane_track.get((int(LaneKind.P), from_p))
+        what = tl.strings[label] or "wake-up"
+        if g == NONE:
+            dst = lane_track.get((int(LaneKind.P), to_p))
+            if src and dst:
+                rows.append((from_time - origin, src, name_id(f"{what} → P{to_p}"), fid))
+                rows.append((to_time - origin, dst, name_id(f"{what} from P{from_p}"), -fid))
+            continue
         dst = lane_track.get((int(LaneKind.G), g))
         if not src or not dst:
             continue
-        what = tl.strings[label] or "wake-up"
         rows.append((from_time - origin, src, name_id(f"{what} → G{g}"), fid))
         s, lo = g_starts[g]
         j = int(np.searchsorted(s, to_time))

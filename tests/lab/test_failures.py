@@ -3,6 +3,7 @@ a site the helper cannot rewrite, a damaged dump. The trace is kept in every cas
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from goblueprint.lab import instrument, observe, records
 from goblueprint.lab import probes as lab_probes
 from goblueprint.source import facts
 
+from .conftest import LAB_GOPROGS
+
 pytestmark = pytest.mark.slow
 
 
@@ -24,7 +27,7 @@ def test_full_buffer_counts_what_it_dropped(lab_run: Callable[..., Path]) -> Non
     assert len(dump.records) + dump.unfinished == 64
     assert dump.overflow > 0
     assert any(m.startswith(f"buffer full: {dump.overflow} records dropped") for m in table["messages"])
-    assert (out / "trace.out").exists() or "no trace" in str(table["messages"])
+    _assert_trace_kept(out)
 
 
 def test_crash_dumps_records_and_says_so(lab_run: Callable[..., Path]) -> None:
@@ -36,11 +39,22 @@ def test_crash_dumps_records_and_says_so(lab_run: Callable[..., Path]) -> None:
     assert '"exit_status": 2' in meta
     # Goroutines were started and finished before the panic: their records are there.
     assert len(dump.records) > 40
+    _assert_trace_kept(out)
 
 
-def test_unrewritable_probe_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _assert_trace_kept(out: Path) -> None:
+    """The run's execution trace is there and Go's format reader takes it (events, no error)."""
+    from goblueprint.trace.store import events_frame
+
+    assert events_frame(str(out / "trace.out")).height > 50
+
+
+def test_unrewritable_probe_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, go_toolchain: Callable[[str], object]
+) -> None:
     """A probe whose anchor or names a release lacks is reported as not instrumented, with
-    the reason, and the build goes on without it (no silent gap)."""
+    the reason, and the build goes on without it (no silent gap): a real run of a program
+    says so in its messages, keeps its trace, and has the records of every other site."""
     real = lab_probes.probes
 
     def with_bad(f: dict) -> tuple[list[lab_probes.Probe], list[str]]:
@@ -63,6 +77,19 @@ def test_unrewritable_probe_is_reported(tmp_path: Path, monkeypatch: pytest.Monk
     messages = observe._messages(ins, CaptureResult(tmp_path, {"error": "not run"}), tmp_path)
     assert sum(m.startswith("not instrumented: runqsteal") for m in messages) == 2
     assert "the program wrote no lab records (not run)" in messages
+
+    # The same overlay reaches Go as a normal lab build of the program (the two probes
+    # edit nothing), so this run costs no runtime build of its own.
+    go_toolchain("1.27")
+    out = tmp_path / "run"
+    obs = observe.observe(["."], out, go="1.27", cwd=LAB_GOPROGS / "steal", stdout=subprocess.DEVNULL)  # type: ignore[arg-type]
+    assert obs.capture.ok
+    table, dump = records.load(out)
+    said = [m for m in table["messages"] if m.startswith("not instrumented: runqsteal")]
+    assert len(said) == 2 and any(m.endswith("has no statement calling noSuchCall") for m in said), said
+    kinds = {s["id"]: s["kind"] for s in table["sites"]}
+    assert {kinds[int(i)] for i in np.unique(dump.records["site"])} >= {"g_status", "p_status", "steal"}
+    _assert_trace_kept(out)
 
 
 def test_damaged_dumps_raise_lab_errors_with_offsets(lab_run: Callable[..., Path], tmp_path: Path) -> None:

@@ -72,12 +72,22 @@ def test_knob_is_changed_at_each_of_its_sites() -> None:
 
 
 def test_ab_short_preemption_slice_preempts_more(tmp_path: Path) -> None:
-    """sysmon preempts on its own tick, which grows to 10 ms when nothing else happens; a
-    shorter forcePreemptNS shows only if sysmon also wakes often enough to see it."""
+    """More preemptions with a short forcePreemptNS, by construction rather than by luck.
+
+    retake preempts a G only once it has held its P for forcePreemptNS, and only when
+    sysmon wakes: under CPU load sysmon's sleep grows to 10 ms, so a shorter
+    forcePreemptNS alone changes little. Side b also caps sysmon's sleep (100 µs), so
+    each of b's time slices ends within forcePreemptNS (200 µs) plus a sysmon tick,
+    while each of a's lasts at least 10 ms: on the same CPU work (cpubound: more
+    goroutines than Ps, loops without calls) b makes many times a's preemptions. A
+    loaded machine stretches both sides' slices by the same wall-clock delays, so the
+    ordering holds; the interval excludes zero once every b run beats every a run.
+    """
+    force_b = 200_000
     result = ab.ab(
         ["."],
         tmp_path,
-        {"forcePreemptNS": "1000000", "sysmon_max_sleep_us": "500"},
+        {"forcePreemptNS": str(force_b), "sysmon_max_sleep_us": "100"},
         runs=3,
         cwd=LAB_GOPROGS / "cpubound",
     )
@@ -88,6 +98,23 @@ def test_ab_short_preemption_slice_preempts_more(tmp_path: Path) -> None:
     assert pre["diff"] == pytest.approx(pre["b"] - pre["a"])
     assert pre["ci"][0] > 0, pre  # the interval excludes zero
     assert result["metrics"]["sysmon_wakeups"]["ci"][0] > 0
+    # The knob reached the runtime: b preempts slices that a's runtime never could (a
+    # preempts nothing that ran less than the release's forcePreemptNS), none below b's.
+    force_a = next(
+        c["value"] for c in facts.load(facts.resolve(go="1.27"))["consts"] if c["name"] == "forcePreemptNS"
+    )
+    ran = {side: _preempted_ran_ns(tmp_path / f"{side}0") for side in ("a", "b")}
+    assert ran["a"] and min(ran["a"]) >= force_a
+    assert ran["b"] and min(ran["b"]) >= force_b and sum(r < force_a for r in ran["b"]) > 10
+
+
+def _preempted_ran_ns(out: Path) -> list[int]:
+    from goblueprint.lab import frame, records
+    from goblueprint.lab.sysmon import sysmon
+
+    table, dump = records.load(out)
+    actions = sysmon(frame.records_frame(table, dump))["actions"]
+    return [a["ran_ns"] for a in actions if a["action"] == "preempt" and a["ran_ns"] is not None]
 
 
 def test_bootstrap_interval_is_deterministic_and_brackets_the_difference() -> None:

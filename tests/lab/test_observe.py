@@ -54,9 +54,14 @@ def test_edges_have_concrete_prior_states_and_source_sites(lab_run: Callable[...
             # the source layer also names (casgstatus's callers), or inside an inlined wrapper.
             at = (row["file"], row["line"])
             assert at in source or at in sites or row["function"].startswith("cas"), row
+    # Every observed P edge has a concrete from-state, also where the source layer can only
+    # say "*" (a plain store of p.status: it cannot tell what the store replaced).
+    p_names = set(transitions.state_names(f, "p").values())
     p_rows = transitions.transitions(table, dump, f, "p")
-    # The source layer cannot tell what a plain store replaced; the lab always can.
-    assert any(r["from"] != "*" for r in p_rows)
+    assert "*" not in p_names and all(r["from"] in p_names for r in p_rows), p_rows
+    unknown_before = {(t.file, t.line) for t in states.blueprint(f, "p").transitions if t.src == "*"}
+    resolved = [r for r in p_rows if (r["file"], r["line"]) in unknown_before]
+    assert resolved, "no observed edge at a store the source layer leaves as '* ->'"
 
 
 def test_cli_transitions_json(
@@ -112,3 +117,29 @@ def test_go_test_form_is_observed(tmp_path: Path) -> None:
     assert (tmp_path / "trace.out").exists()
     starts = [int(records.read_dump(p).header["start"]) for p in tmp_path.glob("lab.*.bin")]
     assert dump.header["start"] == min(starts)
+
+
+def test_observed_transitions_api_for_source_verify(
+    lab_run: Callable[..., Path], run_cli: Callable[..., tuple[int, str, str]], tmp_path: Path
+) -> None:
+    """observed_transitions(DIR, machine): the rows `source verify --observed` reads, the same
+    as `lab transitions --json` prints, resolved against the release the folder was built with."""
+    from goblueprint.errors import LabError
+
+    out = lab_run("steal", "1.22")
+    for machine in ("g", "p"):
+        rows = transitions.observed_transitions(out, machine)
+        assert rows and all(set(r) == {"from", "to", "function", "file", "line", "count"} for r in rows)
+        code, text, _ = run_cli("lab", "transitions", str(out), "--machine", machine, "--json")
+        assert code == 0 and json.loads(text)["transitions"] == rows
+        # Places are the built release's own lines (1.22's, not the bundled 1.27's): each is
+        # a status write or a call of a status-changing wrapper (cas...) in that source.
+        root = facts.resolve(go="1.22")
+        for r in rows:
+            line = (root.path / r["file"]).read_text().splitlines()[r["line"] - 1]
+            assert "status" in line.lower() or "cas" in line, (r, line)
+    json.dumps({"machine": "p", "transitions": transitions.observed_transitions(out, "p")})
+    with pytest.raises(LabError, match="unknown machine 'm'"):
+        transitions.observed_transitions(out, "m")
+    with pytest.raises(LabError, match="is not a lab folder"):
+        transitions.observed_transitions(tmp_path, "g")
