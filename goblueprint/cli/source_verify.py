@@ -20,8 +20,8 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--observed",
         metavar="DIR",
-        help="run-time records: DIR/transitions.json ({machine, transitions: [{from, to, function, "
-        "file, line, count}]}); an edge seen there is confirmed by observation",
+        help="run-time records: a `lab observe` folder, or DIR/transitions.json ({machine, transitions: "
+        "[{from, to, function, file, line, count}]}); an edge seen there is confirmed by observation",
     )
     parser.add_argument("--json", action="store_true")
 

@@ -6,7 +6,8 @@ The interface is one JSON file, DIR/transitions.json, in the shape `lab transiti
      "transitions": [{"from": "_Prunning", "to": "_Pidle", "function": "releasepNoTrace",
                       "file": "src/runtime/proc.go", "line": 6402, "count": 12}, ...]}
 
-Any producer that writes this file can feed `verify`; `observed_edges` below is the reader and
+Any producer that writes this file can feed `verify`; a `lab observe` folder itself needs no such
+file (its records are read through the lab's API). `observed_edges` below is the reader and
 `apply` the only place observations change verdicts.
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 from goblueprint.errors import PathError, SourceError
 
 FILE_NAME = "transitions.json"
+LAB_SITES_FILE = "lab.json"  # what marks a `lab observe` folder (goblueprint.lab.records.SITES_FILE)
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,14 @@ def parse(data: bytes, where: str) -> tuple[str, list[ObservedEdge]]:
 
 
 def observed_edges(directory: str | Path, machine: str) -> list[ObservedEdge]:
-    """The observed edges of MACHINE recorded in DIRECTORY/transitions.json."""
+    """The observed edges of MACHINE: DIRECTORY/transitions.json, else the records of a
+    `lab observe` folder (asked of the lab layer)."""
     path = Path(directory) / FILE_NAME
+    if not path.exists() and (Path(directory) / LAB_SITES_FILE).exists():
+        from goblueprint.lab.transitions import observed_transitions
+
+        rows = observed_transitions(directory, machine)
+        return parse(json.dumps({"machine": machine, "transitions": rows}).encode(), str(directory))[1]
     try:
         data = path.read_bytes()
     except OSError as exc:
