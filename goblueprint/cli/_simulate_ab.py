@@ -67,9 +67,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(out, sort_keys=True, indent=2) + "\n")
         return 0
     print(f"a: {out['a']}  b: {out['b']}  ({out['seeds']} seeds each)")
-    print(f"{'metric':<22} {'a':>14} {'b':>14} {'b-a':>14}  95% CI")
-    for name, m in out["metrics"].items():
-        low, high = m["ci"]
-        mark = "" if low <= 0 <= high else "  *"
-        print(f"{name:<22} {m['a']:>14.6g} {m['b']:>14.6g} {m['diff']:>14.6g}  [{low:.6g}, {high:.6g}]{mark}")
+    from goblueprint.cli._ab_table import print_ab_table
+
+    print_ab_table(out["metrics"])
     return 0

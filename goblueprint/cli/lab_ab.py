@@ -43,9 +43,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"knobs: {', '.join(f'{k}={v}' for k, v in result['knobs'].items())}; {result['runs']} runs per side"
     )
-    print(f"{'metric':<22} {'a':>14} {'b':>14} {'b-a':>14}  95% CI")
-    for name, m in result["metrics"].items():
-        low, high = m["ci"]
-        mark = "" if low <= 0 <= high else "  *"
-        print(f"{name:<22} {m['a']:>14.6g} {m['b']:>14.6g} {m['diff']:>14.6g}  [{low:.6g}, {high:.6g}]{mark}")
+    from goblueprint.cli._ab_table import print_ab_table
+
+    print_ab_table(result["metrics"])
     return 0

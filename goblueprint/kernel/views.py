@@ -14,7 +14,6 @@ from typing import Any
 
 import polars as pl
 
-from goblueprint.errors import UsageError
 from goblueprint.timeline.model import Timeline
 
 KERNEL_HELP = "a capture folder recorded with --kernel: add its kernel lanes / tables (see docs/kernel.md)"
@@ -69,17 +68,9 @@ def sql_tables(trace: str, directory: str) -> dict[str, pl.DataFrame]:
 
 def write_kernel_parquet(trace: str, directory: str, out_dir: str) -> list[Path]:
     """Next to ``trace export --format parquet``'s files: the kernel tables, and intervals/lanes with kernel lanes."""
-    out = Path(out_dir)
-    written = []
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        for name, df in sorted(sql_tables(trace, directory).items()):
-            path = out / f"{name}.parquet"
-            df.write_parquet(path, statistics=True)
-            written.append(path)
-    except OSError as exc:
-        raise UsageError(f"cannot write Parquet files to {out}: {exc.strerror or exc}") from exc
-    return written
+    from goblueprint.timeline.tables import write_frames
+
+    return write_frames(sql_tables(trace, directory), out_dir)
 
 
 def run_metrics(args: argparse.Namespace) -> int:

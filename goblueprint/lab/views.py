@@ -13,7 +13,6 @@ from pathlib import Path
 
 import polars as pl
 
-from goblueprint.errors import UsageError
 from goblueprint.timeline.model import Timeline
 
 
@@ -58,14 +57,6 @@ def sql_tables(directory: str) -> dict[str, pl.DataFrame]:
 
 def write_lab_parquet(directory: str, out_dir: str | Path) -> list[Path]:
     """Next to ``trace export --format parquet``'s files: the lab tables."""
-    out = Path(out_dir)
-    written = []
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        for name, df in sorted(sql_tables(directory).items()):
-            path = out / f"{name}.parquet"
-            df.write_parquet(path, statistics=True)
-            written.append(path)
-    except OSError as exc:
-        raise UsageError(f"cannot write Parquet files to {out}: {exc.strerror or exc}") from exc
-    return written
+    from goblueprint.timeline.tables import write_frames
+
+    return write_frames(sql_tables(directory), out_dir)

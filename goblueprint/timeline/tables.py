@@ -283,6 +283,11 @@ def write_parquet(
         tables = timeline_tables(timeline_or_path)
     else:
         tables = trace_tables(timeline_or_path)
+    return write_frames(tables, out_dir)
+
+
+def write_frames(tables: dict[str, pl.DataFrame], out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write each table as OUT_DIR/<name>.parquet (the directory made if needed); returns the files."""
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -154,9 +154,13 @@ def test_perfetto_export_has_queue_tracks_under_ps_steal_flows_and_sysmon_marks(
     # Sysmon's wake-ups: instant events on its own thread track.
     sysmon = [t.uuid for t in tracks.values() if t.name.startswith("sysmon (thread")]
     assert len(sysmon) == 1
-    marks = [e for e in events if e.track_event.track_uuid == sysmon[0]]
+    on_track = [e for e in events if e.track_event.track_uuid == sysmon[0]]
+    marks = [e for e in on_track if e.track_event.type == 3]
     assert len(marks) == df.filter(pl.col("kind") == "sysmon_wake").height > 0
-    assert all(e.track_event.type == 3 and names[e.track_event.name_iid] == "sysmon wake" for e in marks)
+    assert all(names[e.track_event.name_iid] == "sysmon wake" for e in marks)
+    # Anything else there is the trace's own slices of that thread: sysmon's M shows in the
+    # trace when it takes a P from a syscall (ProcSteal), which a run may or may not do.
+    assert all(e.track_event.type in (1, 2) for e in on_track if e.track_event.type != 3)
 
 
 def test_trace_commands_take_lab_dir(
