@@ -33,6 +33,17 @@ class StartCount:
     trace_syscall_runnable: int
     lab_syscall_runnable: int
     window: tuple[int, int]
+    procs: int  # Ps that appear in the trace
+
+    @property
+    def edge_slack(self) -> int:
+        """How far the counts may differ for starts cut by the trace's ends alone.
+
+        execute's casgstatus is recorded just before the tracer's GoStart, so a start in
+        flight when tracing begins or ends falls on one side only: at most one per P at
+        each end.
+        """
+        return 2 * self.procs
 
     @property
     def lost_p_exits(self) -> int:
@@ -70,4 +81,5 @@ def goroutine_starts(trace: Path, table: dict[str, Any], dump: Dump, facts: dict
         trace_syscall_runnable=traced(TRACE_SYSCALL, TRACE_RUNNABLE),
         lab_syscall_runnable=seen("_Gsyscall", "_Grunnable"),
         window=(lo, hi),
+        procs=int(events.filter(pl.col("proc") >= 0)["proc"].n_unique()),
     )
