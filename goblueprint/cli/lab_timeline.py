@@ -20,7 +20,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from goblueprint.cli._partial import finish, open_input_trace
+    from goblueprint.cli._partial import finish
     from goblueprint.cli._paths import input_dir, output_file, output_format, writing
     from goblueprint.cli.trace_timeline import load_timeline
     from goblueprint.lab import records
@@ -31,9 +31,8 @@ def run(args: argparse.Namespace) -> int:
     folder = input_dir(args.dir)
     if not (folder / records.SITES_FILE).is_file():
         records.load(folder)  # first: a folder that is no lab run is the likelier mistake; it says why
-    reader = open_input_trace(Path(args.dir) / "trace.out")
     # The same path as `trace timeline --lab DIR`, so both pages are the same.
-    tl = load_timeline(reader, lab=args.dir)
+    tl, reader = load_timeline(Path(args.dir) / "trace.out", lab=args.dir)
     text = render_timeline_html(tl, title=f"lab {Path(args.dir).name}")
     with writing(out):
         out.write_text(text, encoding="utf-8")

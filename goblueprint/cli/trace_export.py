@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from goblueprint.cli._lab_args import add_lab_argument
-from goblueprint.cli._partial import add_trace_argument, finish, open_input_trace
+from goblueprint.cli._partial import add_trace_argument, finish
 from goblueprint.cli._paths import output_dir, output_file, output_format, writing
 
 HELP = "export a trace's timeline as Perfetto protobuf, Chrome trace JSON or Parquet tables"
@@ -35,12 +35,12 @@ def run(args: argparse.Namespace) -> int:
         hints={"": "or give --format; --format parquet writes a directory"},
     )  # fmt: skip
     if fmt == "parquet":
-        from goblueprint.timeline.tables import write_parquet
+        from goblueprint.cli._ingested import ingested_trace
+        from goblueprint.timeline.ingest import copy_tables
 
         out = output_dir(args.output, create=False)
-        reader = open_input_trace(args.trace)
-        # Given the trace, the writer also adds the tables that come from the events themselves.
-        written = write_parquet(reader, out)
+        reader = ingested_trace(args.trace)
+        written = copy_tables(reader, out)
         if args.kernel:
             from goblueprint.kernel.views import write_kernel_parquet
 
@@ -52,10 +52,9 @@ def run(args: argparse.Namespace) -> int:
         covers = f"the {len(written)} tables cover the {reader.events_read} events before it"
         return finish(reader, args, covers)
     out = output_file(args.output)
-    reader = open_input_trace(args.trace)
     from goblueprint.cli.trace_timeline import load_timeline
 
-    tl = load_timeline(reader, args.kernel, args.trace, lab=args.lab)
+    tl, reader = load_timeline(args.trace, args.kernel, lab=args.lab)
     with writing(out):
         if fmt == "perfetto":
             from goblueprint.timeline.export_perfetto import write_perfetto

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from goblueprint.cli._lab_args import add_lab_argument
 from goblueprint.cli._partial import add_partial_flag, finish, open_input_trace
@@ -35,33 +36,13 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import re
-
     import duckdb
 
     from goblueprint.errors import GoblueprintError, UsageError
-    from goblueprint.timeline.tables import EventRows, trace_tables
 
-    # The events table costs most of the pass: build it only if the query may name it.
-    wants_events = re.search(r"\bevents\b", args.query, re.IGNORECASE) is not None
-    reader = open_input_trace(args.trace)
-    tables = trace_tables(reader, events=wants_events, show_capture=args.show_capture)
-    if not wants_events:
-        # A query that does not name it reads no row of it, but the catalog still lists
-        # it (SHOW TABLES, information_schema): an empty table of the same columns.
-        tables["events"] = EventRows(lambda stack: 0).frame()
-    if args.kernel:
-        from goblueprint.kernel.views import sql_tables
-
-        tables.update(sql_tables(args.trace, args.kernel))
-    if args.lab:
-        from goblueprint.lab.views import sql_tables as lab_tables
-
-        tables.update(lab_tables(args.lab))
     con = duckdb.connect(":memory:")
     try:
-        for name, df in tables.items():
-            con.register(name, df.to_arrow())
+        reader = _register_tables(con, args)
         relation = con.sql(args.query)
         result = relation.to_arrow_table() if relation is not None else None
     except duckdb.Error as exc:
@@ -73,6 +54,38 @@ def run(args: argparse.Namespace) -> int:
         raise GoblueprintError("the query returned no rows")
     _print(result, args)
     return finish(reader, args, f"the tables hold the {reader.events_read} events before it")
+
+
+def _register_tables(con: Any, args: argparse.Namespace) -> Any:
+    """Make the trace's tables (and --kernel/--lab ones) visible to CON; returns what read the trace.
+
+    The ingested Parquet files are views DuckDB reads where they lie; --show-capture asks for
+    rows they leave out, so it builds the tables in memory from one pass.
+    """
+    tables = {}
+    if args.show_capture:
+        from goblueprint.timeline.tables import trace_tables
+
+        reader = open_input_trace(args.trace)
+        tables = trace_tables(reader, show_capture=True)
+    else:
+        from goblueprint.cli._ingested import ingested_trace
+
+        reader = ingested_trace(args.trace)
+        for name, path in reader.table_files().items():
+            quoted = str(path).replace("'", "''")
+            con.execute(f"CREATE VIEW \"{name}\" AS SELECT * FROM read_parquet('{quoted}')")
+    if args.kernel:
+        from goblueprint.kernel.views import sql_tables
+
+        tables.update(sql_tables(args.trace, args.kernel))
+    if args.lab:
+        from goblueprint.lab.views import sql_tables as lab_tables
+
+        tables.update(lab_tables(args.lab))
+    for name, df in tables.items():
+        con.register(name, df.to_arrow())
+    return reader
 
 
 def _print(result, args: argparse.Namespace) -> None:

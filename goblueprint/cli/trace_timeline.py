@@ -5,17 +5,16 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from goblueprint.cli._lab_args import add_lab_argument
-from goblueprint.cli._partial import add_trace_argument, finish, open_input_trace
+from goblueprint.cli._partial import add_trace_argument, finish
 from goblueprint.cli._paths import output_file, output_format, writing
 from goblueprint.cli._show_capture import add_show_capture_flag
 from goblueprint.errors import UsageError
 
 if TYPE_CHECKING:
     from goblueprint.timeline.model import Timeline
-    from goblueprint.trace.reader import Reader
 
 HELP = "write a self-contained offline HTML timeline of a trace (or an SVG Gantt chart with --svg)"
 
@@ -59,23 +58,23 @@ FORMATS = {".html": "html", ".htm": "html", ".svg": "svg"}
 
 
 def load_timeline(
-    reader: Reader,
+    trace: str | Path,
     kernel: str | None = None,
-    trace: str | None = None,
     *,
     show_capture: bool = False,
     lab: str | None = None,
-) -> Timeline:
-    """The Timeline of an opened trace (a partial reader's timeline covers the events before the failure).
+) -> tuple[Timeline, Any]:
+    """The Timeline of the trace file TRACE, and what read it (for ``finish``; a partial
+    trace's timeline covers the events before the failure).
 
-    KERNEL: a capture folder recorded with --kernel whose kernel lanes are added; TRACE names
-    the file READER reads (the kernel join reads the trace's clock snapshots from it).
+    KERNEL: a capture folder recorded with --kernel whose kernel lanes are added (the join
+    reads the trace's clock snapshots from TRACE).
     SHOW_CAPTURE keeps goblueprint capture's own goroutines (timeline.capture_marks).
     LAB: a `lab observe` folder whose records are drawn in (goblueprint.lab.views).
     """
-    from goblueprint.timeline.model import build_timeline
+    from goblueprint.cli._ingested import trace_timeline
 
-    tl = build_timeline(reader, show_capture=show_capture)
+    tl, source = trace_timeline(trace, show_capture=show_capture)
     if kernel is not None:
         from goblueprint.kernel.views import timeline_with_kernel
 
@@ -84,7 +83,7 @@ def load_timeline(
         from goblueprint.lab.views import timeline_with_lab
 
         tl = timeline_with_lab(tl, lab)
-    return tl
+    return tl, source
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,8 +98,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--width must be at least 400")
         t_from = parse_duration(args.t_from)
         t_to = parse_duration(args.t_to) if args.t_to is not None else None
-        reader = open_input_trace(args.trace)
-        tl = load_timeline(reader, args.kernel, args.trace, show_capture=args.show_capture, lab=args.lab)
+        tl, reader = load_timeline(args.trace, args.kernel, show_capture=args.show_capture, lab=args.lab)
         from goblueprint.render.svg import render_svg
 
         end = tl.end_ns - tl.start_ns if t_to is None else t_to
@@ -110,8 +108,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 "--from/--to select the window of an SVG chart; the HTML timeline holds the whole trace"
             )
-        reader = open_input_trace(args.trace)
-        tl = load_timeline(reader, args.kernel, args.trace, show_capture=args.show_capture, lab=args.lab)
+        tl, reader = load_timeline(args.trace, args.kernel, show_capture=args.show_capture, lab=args.lab)
         from goblueprint.render.timeline_html import render_timeline_html
 
         text = render_timeline_html(tl, title)

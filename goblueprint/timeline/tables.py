@@ -253,6 +253,17 @@ def trace_tables(
 
     ``events=False`` leaves out the events table, the costliest one, when it is not needed.
     """
+    return tables_pass(source, progress, events=events, show_capture=show_capture)[0]
+
+
+def tables_pass(
+    source: Any,
+    progress: Callable[[int], None] | None = None,
+    *,
+    events: bool = True,
+    show_capture: bool = False,
+) -> tuple[dict[str, pl.DataFrame], Timeline, Any]:
+    """``trace_tables``, with the Timeline they come from and the pass's result (error, version)."""
     from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.timeline.source import run_pass
     from goblueprint.timeline.summary import Summarizer
@@ -263,11 +274,12 @@ def trace_tables(
     consumers: list[Any] = [summarizer, builder] if rows is None else [summarizer, builder, rows]
     result = run_pass(source, consumers, progress)
     tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
+    tl.go_version = result.go_version
     out = {"goroutines": goroutines_frame(result.marks.summary(summarizer.finalize(), show=show_capture))}
     if rows is not None:
         out["events"] = result.marks.events(rows.frame(), show=show_capture)
     out.update(timeline_tables(tl))
-    return dict(sorted(out.items()))
+    return dict(sorted(out.items())), tl, result
 
 
 def write_parquet(

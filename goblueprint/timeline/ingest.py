@@ -1,0 +1,301 @@
+"""Ingest once: a trace's tables written as Parquet into the cache, read by every later view.
+
+The first analysis of a trace makes one pass and stores what every view reads:
+
+* the SQL tables of ``goblueprint.timeline.tables`` (events, intervals, goroutines,
+  metrics, flows, stacks, lanes, states), ``events`` with a row group per
+  generation, so DuckDB reads them where they lie;
+* the ``Timeline`` itself (its frames and strings under ``timeline/``), so the
+  timeline page and the Perfetto/Chrome exports start without a pass;
+* ``manifest.json``, written last: the trace's size and content hash, the code
+  that made the tables (a hash of the reader's and the timeline's sources), the
+  trace's version and time range, how many events were read and, for a trace that
+  breaks part-way, its error, so a later view reports the same failure.
+
+An entry lives in ``<cache>/ingest/<content hash>`` and is found by the trace's
+content, wherever the file is.  It is trusted only if its manifest names the
+same content and the same code and every file has the size and hash the
+manifest recorded; anything else (stale code, a truncated or altered file, a
+missing one) is rebuilt.  Entries are made under the cache's lock
+(``toolchain.cachelock``): concurrent views of one trace ingest it once.
+
+What is stored is what the views show by default: goblueprint capture's own
+goroutines left out (``capture_marks``).  ``--show-capture`` asks for what the
+tables do not hold, so it makes its own pass.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import itertools
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from goblueprint.errors import GoblueprintError, TraceError
+from goblueprint.timeline.model import Timeline
+
+MANIFEST = "manifest.json"
+TIMELINE_DIR = "timeline"
+_TIMELINE_FRAMES = ("spans", "flows", "counters", "instants", "lanes", "stack_frames")
+_READ_BLOCK = 1 << 22
+# Traces from this size on take seconds to ingest: say so on stderr, terminal or not.
+ANNOUNCE_BYTES = 16 << 20
+# Code whose change changes the tables: the reader and everything under timeline/.
+_PRODUCERS = ("trace", "timeline")
+
+
+def content_hash(path: Path, block: int = _READ_BLOCK) -> str:
+    """BLAKE2b-128 of the file's bytes: the entry's key (a trace found by content, not by name)."""
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as f:
+        while chunk := f.read(block):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@cache
+def code_fingerprint() -> str:
+    """A hash of the sources that produce the tables: an entry made by other code is stale."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.blake2b(digest_size=16)
+    for package in _PRODUCERS:
+        for src in sorted((root / package).rglob("*.py")):
+            h.update(str(src.relative_to(root)).encode())
+            h.update(src.read_bytes())
+    return h.hexdigest()
+
+
+def ingest_root() -> Path:
+    from goblueprint.toolchain import cache_dir
+
+    return cache_dir() / "ingest"
+
+
+@dataclass
+class Ingested:
+    """One ingested trace: its tables' files and what its manifest says.
+
+    Has the ``error`` and ``events_read`` of a partial Reader, so the commands' one
+    rule for broken traces (``cli._partial.finish``) applies to it unchanged.
+    """
+
+    path: Path  # the directory holding the tables
+    manifest: dict[str, Any]
+
+    @property
+    def error(self) -> TraceError | None:
+        e = self.manifest["error"]
+        if e is None:
+            return None
+        return TraceError(e["message"], offset=e["offset"], generation=e["generation"], m=e["m"])
+
+    @property
+    def events_read(self) -> int:
+        return int(self.manifest["events_read"])
+
+    def table_files(self) -> dict[str, Path]:
+        """The SQL tables (name -> Parquet file), in name order."""
+        return {name: self.path / f"{name}.parquet" for name in sorted(self.manifest["tables"])}
+
+    def frames(self, names: tuple[str, ...] | None = None) -> dict[str, pl.DataFrame]:
+        return {n: pl.read_parquet(p) for n, p in self.table_files().items() if names is None or n in names}
+
+    def timeline(self) -> Timeline:
+        """The trace's Timeline, read back exactly as the pass built it."""
+        d = self.path / TIMELINE_DIR
+        meta = self.manifest["timeline"]
+        strings = pl.read_parquet(d / "strings.parquet")["s"].to_list()
+        return Timeline(
+            start_ns=meta["start_ns"],
+            end_ns=meta["end_ns"],
+            strings=strings,
+            go_version=meta["go_version"],
+            **{name: pl.read_parquet(d / f"{name}.parquet") for name in _TIMELINE_FRAMES},
+        )
+
+
+def ingest(
+    trace: str | os.PathLike[str],
+    *,
+    out: str | os.PathLike[str] | None = None,
+    progress: Callable[[int], None] | None = None,
+    force: bool = False,
+) -> Ingested:
+    """The ingested tables of TRACE: from the cache if a sound entry is there, else made now.
+
+    OUT writes (or checks) the entry in that directory instead of the cache.  A trace
+    Go's reader rejects before any usable event raises its TraceError and stores nothing.
+    """
+    from goblueprint.toolchain.cachelock import publish
+
+    src = Path(trace)
+    key = content_hash(src)
+    if out is not None:
+        return _ingest_to(src, key, Path(out), progress, force)
+    target = ingest_root() / key
+
+    def sound() -> bool:
+        return not force and _check(target, key) is not None
+
+    size = src.stat().st_size
+    publish(
+        target,
+        lambda tmp: _write(src, key, tmp, progress),
+        ready=sound,
+        # A line before and after a pass long enough to wonder about; small traces stay quiet.
+        announce=f"ingesting {src.name} ({size / 1e6:.1f} MB)" if size >= ANNOUNCE_BYTES else None,
+        hint="later views of it read the stored tables",
+    )
+    return _sound(target, key)
+
+
+def _ingest_to(
+    src: Path, key: str, out: Path, progress: Callable[[int], None] | None, force: bool
+) -> Ingested:
+    """Ingest into a directory of the user's: made whole beside it, then renamed into place.
+
+    An existing OUT is replaced only if it is an entry (it has a manifest); anything else is
+    the user's and stays untouched.
+    """
+    import time
+
+    from goblueprint.errors import PathError
+
+    if not force and _check(out, key) is not None:
+        return _sound(out, key)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST).is_file())):
+        hint = "it is not ingested tables: give a new or empty directory"
+        raise PathError(out, errno.EEXIST, write=True, hint=hint)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.{time.time_ns()}.tmp")
+    try:
+        _write(src, key, tmp, progress)
+        if out.exists():
+            shutil.rmtree(out)
+        os.rename(tmp, out)
+    except OSError as exc:
+        raise PathError.from_os(exc.filename or out, exc, write=True) from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return _sound(out, key)
+
+
+def _sound(target: Path, key: str) -> Ingested:
+    found = _check(target, key)
+    if found is None:  # written just now and unsound: a bug, never tables to trust
+        raise GoblueprintError(f"the ingested tables in {target} do not match their manifest")
+    return found
+
+
+def _check(target: Path, key: str) -> Ingested | None:
+    """The entry at TARGET if its manifest names this content and code and every file is whole."""
+    try:
+        manifest = json.loads((target / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict):
+        return None
+    if manifest.get("content") != key or manifest.get("code") != code_fingerprint():
+        return None
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files:
+        return None
+    for rel, want in files.items():
+        path = target / rel
+        try:
+            if path.stat().st_size != want["bytes"] or _file_hash(path) != want["blake2b"]:
+                return None
+        except (OSError, KeyError, TypeError):
+            return None
+    return Ingested(target, manifest)
+
+
+def _file_hash(path: Path) -> str:
+    return content_hash(path)
+
+
+def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | None) -> None:
+    from goblueprint.timeline.tables import tables_pass
+    from goblueprint.trace.reader import open_trace
+
+    reader = open_trace(src, partial=True)
+    with reader:
+        tables, tl, result = tables_pass(reader, progress)
+    out.mkdir(parents=True)
+    files: dict[str, Path] = {}
+    for name, df in tables.items():
+        path = out / f"{name}.parquet"
+        if name == "events":
+            _write_by_generation(df, path)
+        else:
+            df.write_parquet(path, statistics=True)
+        files[path.name] = path
+    tdir = out / TIMELINE_DIR
+    tdir.mkdir()
+    pl.DataFrame({"s": tl.strings}, schema={"s": pl.String}).write_parquet(tdir / "strings.parquet")
+    files[f"{TIMELINE_DIR}/strings.parquet"] = tdir / "strings.parquet"
+    for name in _TIMELINE_FRAMES:
+        path = tdir / f"{name}.parquet"
+        getattr(tl, name).write_parquet(path)
+        files[f"{TIMELINE_DIR}/{name}.parquet"] = path
+    error = result.error
+    manifest = {
+        "content": key,
+        "code": code_fingerprint(),
+        "trace": {"name": src.name, "bytes": src.stat().st_size},
+        "go_version": result.go_version,
+        "events_read": reader.events_read,
+        "error": None
+        if error is None
+        else {"message": error.message, "offset": error.offset, "generation": error.generation, "m": error.m},
+        "tables": {name: tables[name].height for name in sorted(tables)},
+        "timeline": {"start_ns": tl.start_ns, "end_ns": tl.end_ns, "go_version": tl.go_version},
+        "files": {
+            rel: {"bytes": p.stat().st_size, "blake2b": _file_hash(p)} for rel, p in sorted(files.items())
+        },
+    }
+    # Last, so a directory without it (a crash mid-way) is never taken for an entry.
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
+def _write_by_generation(events: pl.DataFrame, path: Path) -> None:
+    """EVENTS with one row group per generation (each starts at a Sync event), for DuckDB to skip by."""
+    import pyarrow.parquet as pq
+
+    table = events.to_arrow()
+    starts = events.with_row_index("_i").filter(pl.col("kind") == "SYNC")["_i"].to_list()
+    bounds = sorted({0, *starts, events.height})
+    with pq.ParquetWriter(path, table.schema, write_statistics=True) as writer:
+        if events.height == 0:
+            writer.write_table(table)
+        for lo, hi in itertools.pairwise(bounds):
+            if hi > lo:
+                writer.write_table(table.slice(lo, hi - lo), row_group_size=hi - lo)
+
+
+def copy_tables(found: Ingested, out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Copy the SQL tables of an entry to OUT_DIR (what ``trace export --format parquet`` writes)."""
+    from goblueprint.errors import PathError
+
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # name the directory asked for, not the parent that failed
+        raise PathError.from_os(out, exc, write=True) from None
+    try:
+        written = []
+        for name, path in found.table_files().items():
+            dest = out / f"{name}.parquet"
+            shutil.copyfile(path, dest)
+            written.append(dest)
+    except OSError as exc:
+        raise PathError.from_os(exc.filename or out, exc, write=True) from None
+    return written

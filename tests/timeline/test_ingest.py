@@ -1,0 +1,173 @@
+"""Ingest once: the stored tables equal one pass's, are found by content, and are never trusted blindly."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+from polars.testing import assert_frame_equal
+
+from goblueprint.cli import main
+from goblueprint.errors import PathError
+from goblueprint.timeline import ingest as ingest_mod
+from goblueprint.timeline.ingest import MANIFEST, ingest
+from goblueprint.timeline.model import SCHEMAS
+from goblueprint.timeline.tables import tables_pass
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty ingest cache of the test's own (toolchains stay in the shared cache)."""
+    root = tmp_path / "ingest-cache"
+    monkeypatch.setattr(ingest_mod, "ingest_root", lambda: root)
+    return root
+
+
+@pytest.fixture
+def trace(gc_trace: Callable[[str], Path], tmp_path: Path) -> Path:
+    copy = tmp_path / "gcmix.trace"
+    shutil.copyfile(gc_trace("1.27"), copy)
+    return copy
+
+
+def count_passes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Record every pass the ingest makes over a trace."""
+    passes: list[Path] = []
+    real = ingest_mod._write
+
+    def spy(src: Path, *args: Any) -> None:
+        passes.append(src)
+        real(src, *args)
+
+    monkeypatch.setattr(ingest_mod, "_write", spy)
+    return passes
+
+
+def test_stored_tables_and_timeline_equal_one_pass(trace: Path, cache: Path) -> None:
+    found = ingest(trace)
+    tables, tl, result = tables_pass(trace)
+    stored = found.frames()
+    assert sorted(stored) == sorted(tables)
+    for name, df in tables.items():
+        assert_frame_equal(stored[name], df, check_exact=True)
+    back = found.timeline()
+    assert (back.start_ns, back.end_ns, back.go_version, back.strings) == (
+        tl.start_ns, tl.end_ns, tl.go_version, tl.strings,
+    )  # fmt: skip
+    for name in SCHEMAS:
+        assert_frame_equal(getattr(back, name), getattr(tl, name), check_exact=True)
+    assert found.error is None and found.events_read == result.events == tables["events"].height
+
+
+def test_events_have_a_row_group_per_generation(trace: Path, cache: Path) -> None:
+    found = ingest(trace)
+    events = pl.read_parquet(found.table_files()["events"])
+    syncs = events.with_row_index().filter(pl.col("kind") == "SYNC")["index"].to_list()
+    meta = pq.ParquetFile(found.table_files()["events"]).metadata
+    starts, row = [], 0
+    for i in range(meta.num_row_groups):
+        starts.append(row)
+        row += meta.row_group(i).num_rows
+    assert syncs[0] == 0 and len(syncs) >= 2
+    assert starts == syncs
+
+
+def test_found_by_content_and_made_once(
+    trace: Path, cache: Path, gc_trace: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    passes = count_passes(monkeypatch)
+    first = ingest(trace)
+    elsewhere = trace.with_name("renamed.bin")
+    shutil.copyfile(trace, elsewhere)
+    assert ingest(elsewhere).path == first.path
+    assert ingest(trace).manifest == first.manifest
+    assert passes == [trace]
+    other = gc_trace("1.22")
+    assert ingest(other).path != first.path
+    assert passes == [trace, other]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "flip a byte",
+        "truncate a table",
+        "remove a table",
+        "remove the manifest",
+        "garbage manifest",
+        "other code",
+    ],
+)
+def test_damaged_or_stale_entries_are_made_again(
+    damage: str, trace: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = ingest(trace)
+    want = good.frames()
+    table = good.table_files()["intervals"]
+    if damage == "flip a byte":
+        data = bytearray(table.read_bytes())
+        data[len(data) // 2] ^= 0xFF  # same size: only the hash can tell
+        table.write_bytes(bytes(data))
+    elif damage == "truncate a table":
+        table.write_bytes(table.read_bytes()[:100])
+    elif damage == "remove a table":
+        table.unlink()
+    elif damage == "remove the manifest":
+        (good.path / MANIFEST).unlink()
+    elif damage == "garbage manifest":
+        (good.path / MANIFEST).write_text("{not json")
+    else:
+        monkeypatch.setattr(ingest_mod, "code_fingerprint", lambda: "0" * 32)
+    passes = count_passes(monkeypatch)
+    again = ingest(trace)
+    assert passes == [trace], damage
+    for name, df in want.items():
+        assert_frame_equal(again.frames()[name], df, check_exact=True)
+
+
+def test_output_directory_is_made_or_refused(trace: Path, cache: Path, tmp_path: Path) -> None:
+    out = tmp_path / "tables"
+    found = ingest(trace, out=out)
+    assert found.path == out and (out / MANIFEST).is_file() and not cache.exists()
+    assert json.loads((out / MANIFEST).read_text())["content"] == ingest_mod.content_hash(trace)
+    assert ingest(trace, out=out).manifest == found.manifest  # sound: kept
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("mine")
+    with pytest.raises(PathError, match="not ingested tables"):
+        ingest(trace, out=theirs)
+    assert (theirs / "notes.txt").read_text() == "mine"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left
+
+
+def test_partial_trace_is_stored_with_its_error(
+    go_trace: Callable[..., Path], cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from goblueprint.trace.wire import batch_layout
+
+    # gens spans several generations: cut inside a later one, so what came before is usable.
+    data = go_trace(
+        "gens", go="1.27", prog_root=Path(__file__).parents[1] / "trace_core" / "goprogs"
+    ).read_bytes()
+    later = min(b.offset for gen, b in batch_layout(data) if gen >= 2)
+    cut = tmp_path / "cut.trace"
+    cut.write_bytes(data[: (later + len(data)) // 2])
+    found = ingest(cut)
+    assert found.error is not None and found.error.offset is not None
+    lines = []
+    for _ in range(2):  # the first run ingests, the second reads the tables: the same verdict
+        code = main(["trace", "sql", str(cut), "select count(*) as n from events"])
+        out, err = capsys.readouterr()
+        assert code == 1
+        lines.append((out, err))
+    assert lines[0] == lines[1]
+    assert f"the tables hold the {found.events_read} events before it" in lines[0][1]
+    assert str(found.events_read) in lines[0][0]
