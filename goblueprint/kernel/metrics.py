@@ -8,7 +8,8 @@ Definitions (docs/kernel.md has them with examples):
 * ``off_cpu_ns``: the time from each switch-out to the thread's next switch-in, by reason
   (preempted / woken-but-waiting / sleeping / disk / other): only stretches seen at both ends.
 * ``os_preemptions_under_running_g``: involuntary switch-outs at an instant the trace says
-  the M runs a G; ``runnable_in_kernel_while_running_ns``: time the thread was runnable but
+  the M runs a G, each counted once the thread is back on a CPU (a stretch seen at both
+  ends, like every interval here: a thread preempted as the recording stops is not counted); ``runnable_in_kernel_while_running_ns``: time the thread was runnable but
   not on a CPU (preempted or woken) while the trace says it runs a G.
 * ``wait_for_cpu_with_p_ns``: runnable-not-running time while holding a P but no G.
 """

@@ -108,12 +108,12 @@ def reference(lines: list[str], pid: int, spans: list[tuple[Any, ...]], offset: 
         out_at = None  # time of the last switch-out, while off CPU
         runnable_from = None
         blocked = False
+        preempted_under_g = False  # counted when the thread is back: a stretch seen at both ends
         for what, ns, state in seq:
             if what == "out":
+                preempted_under_g = state.startswith("R") and under(tid, ns - offset)
                 if state.startswith("R"):
                     out["involuntary"] += 1
-                    if under(tid, ns - offset):
-                        out["preemptions_under_g"] += 1
                 elif state[:1] not in ("X", "Z"):
                     out["voluntary"] += 1
                 dead = state[:1] in ("X", "Z")
@@ -124,6 +124,8 @@ def reference(lines: list[str], pid: int, spans: list[tuple[Any, ...]], offset: 
                 if blocked and runnable_from is None:
                     runnable_from = ns
             else:
+                out["preemptions_under_g"] += preempted_under_g
+                preempted_under_g = False
                 if out_at is not None:
                     out["off_cpu_ns"] += ns - out_at
                 if runnable_from is not None:

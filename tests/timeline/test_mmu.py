@@ -76,8 +76,15 @@ def test_mmu_equals_gos(prog: str, go: str, trace_of: Any) -> None:
         assert got == want["series"], f"flags {want['flags']}"
         # MMU per window, exactly (same float operations in the same order).
         assert [mmu.mmu(series, w) for w in WINDOWS] == want["mmu"], f"flags {want['flags']}"
-        # go tool trace's plot: the same window sizes and values.
-        assert [[float(w), u] for w, u in mmu.curve(series)] == want["curve"], f"flags {want['flags']}"
+        # go tool trace's plot: its window sizes are exp() of a log scale truncated to ns, and
+        # Go's math.Exp on amd64 (assembly) may round one ulp away from libm's: where that
+        # straddles an integer the window differs by 1 ns. Within that, the same windows;
+        # at Go's own windows, exactly Go's values.
+        ours = mmu.curve(series)
+        assert len(ours) == len(want["curve"]), f"flags {want['flags']}"
+        for (w, _u), (gw, gu) in zip(ours, want["curve"], strict=True):
+            assert abs(w - gw) <= 1, f"flags {want['flags']}: window {w} vs Go's {gw}"
+            assert mmu.mmu(series, int(gw)) == gu, f"flags {want['flags']}: MMU at {gw}"
     # The comparison means something: STW and sweep never charge a P-less event, so Go
     # computes them whatever the trace, and GC work shows in the functions.
     assert {mmu.STW, mmu.SWEEP} <= compared and len(compared) >= len(FLAG_SETS) // 2
