@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from goblueprint.cli._paths import input_file
 
@@ -47,6 +48,15 @@ def open_input_trace(name: str | os.PathLike[str]) -> Reader:
     from goblueprint.trace.reader import open_trace
 
     return open_trace(input_file(name), partial=True)
+
+
+def progress_of(name: str | os.PathLike[str], verb: str) -> Any:
+    """The progress display of one pass over the trace file NAME (a bar on a terminal, else
+    a line per stage for a large trace): ``with progress_of(...) as advance``."""
+    from goblueprint.trace.progress import progress
+
+    path = Path(name)
+    return progress(f"{verb} {path.name}", unit="events", size=path.stat().st_size)
 
 
 def finish(reader: Reader, args: argparse.Namespace, covers: str | None = None) -> int:

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from goblueprint.cli._partial import add_partial_flag, finish, open_input_trace
+from goblueprint.cli._partial import add_partial_flag, finish, open_input_trace, progress_of
 from goblueprint.cli._show_capture import add_show_capture_flag
 
 HELP = (
@@ -63,9 +63,13 @@ def run(args: argparse.Namespace) -> int:
     flags = mmu.parse_flags(args.mmu_flags)
     windows = mmu.parse_windows(args.mmu_windows)
     reader = open_input_trace(args.trace)
-    a = analyse(
-        reader, show_capture=args.show_capture, mmu_flags=None if args.goroutine is not None else flags
-    )
+    with progress_of(args.trace, "analysing") as advance:
+        a = analyse(
+            reader,
+            show_capture=args.show_capture,
+            mmu_flags=None if args.goroutine is not None else flags,
+            progress=advance,
+        )
     timeline = a.timeline
     if timeline is None:  # analyse() builds it unless told not to
         return 1

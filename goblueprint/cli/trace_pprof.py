@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from goblueprint.cli._partial import add_trace_argument, finish, open_input_trace
+from goblueprint.cli._partial import add_trace_argument, finish, open_input_trace, progress_of
 from goblueprint.cli._paths import output_file, output_format, writing
 from goblueprint.cli._show_capture import add_show_capture_flag
 
@@ -35,7 +35,10 @@ def run(args: argparse.Namespace) -> int:
         hints={"": "go tool pprof -svg/-png/-http draws one"},
     )  # fmt: skip
     reader = open_input_trace(args.trace)
-    a = analyse(reader, timeline=False, pprof_types=[args.type], show_capture=args.show_capture)
+    with progress_of(args.trace, "analysing") as advance:
+        a = analyse(
+            reader, timeline=False, pprof_types=[args.type], show_capture=args.show_capture, progress=advance
+        )
     res = a.result
     if not a.summary.goroutines:
         # go tool trace fails the same way: no goroutine, no profile.

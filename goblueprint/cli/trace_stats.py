@@ -50,7 +50,7 @@ def collect(path: Path, reader: Reader | None = None) -> dict:
     goroutines, procs, threads = _IdSet(), _IdSet(), _IdSet()
     n = 0
     first = last = None
-    with reader, progress(f"reading {path.name}", unit="events") as advance:
+    with reader, progress(f"reading {path.name}", unit="events", size=size) as advance:
         # Columns per generation: counting is numpy work, no Event object per event.
         for chunk in reader.chunks():
             if not len(chunk):

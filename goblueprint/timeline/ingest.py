@@ -42,13 +42,14 @@ import polars as pl
 
 from goblueprint.errors import GoblueprintError, TraceError
 from goblueprint.timeline.model import Timeline
+from goblueprint.trace.progress import STAGE_LINE_BYTES
 
 MANIFEST = "manifest.json"
 TIMELINE_DIR = "timeline"
 _TIMELINE_FRAMES = ("spans", "flows", "counters", "instants", "lanes", "stack_frames")
 _READ_BLOCK = 1 << 22
 # Traces from this size on take seconds to ingest: say so on stderr, terminal or not.
-ANNOUNCE_BYTES = 16 << 20
+ANNOUNCE_BYTES = STAGE_LINE_BYTES
 # Code whose change changes the tables: the reader and everything under timeline/.
 _PRODUCERS = ("trace", "timeline")
 

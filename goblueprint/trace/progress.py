@@ -9,7 +9,8 @@ Usage::
 ``total=None`` shows a running count and rate instead of a bar (for streams whose
 length in items is unknown, such as events of a trace).
 
-Nothing is printed when stderr is not a terminal (pipes, CI, tests), so command
+When stderr is not a terminal (pipes, CI, tests) a pass over a large trace prints a
+line as it starts and as it ends (``size=``), and nothing else is printed, so command
 output stays byte-for-byte deterministic.  rich is imported only when a bar is shown.
 """
 
@@ -23,6 +24,8 @@ from typing import TextIO
 
 # Redrawing is throttled: calls in between cost one clock read and a comparison.
 _MIN_INTERVAL = 0.1
+# Off a terminal, passes over traces this large (seconds of work) get a line per stage.
+STAGE_LINE_BYTES = 16 << 20
 
 
 def _noop(position: int) -> None:
@@ -44,11 +47,23 @@ def progress(
     total: int | None = None,
     unit: str = "bytes",
     stream: TextIO | None = None,
+    size: int | None = None,
 ) -> Iterator[Callable[[int], None]]:
-    """Yield ``advance(done)``; shows a transient bar only when STREAM (stderr) is a terminal."""
+    """Yield ``advance(done)``; shows a transient bar only when STREAM (stderr) is a terminal.
+
+    Off a terminal, a pass over SIZE bytes of at least ``STAGE_LINE_BYTES`` (seconds of
+    work) prints one line as it starts and one with its duration as it ends, so a log shows
+    what a long run is doing; smaller ones stay silent.
+    """
     stream = sys.stderr if stream is None else stream
     if not enabled(stream):
+        if size is None or size < STAGE_LINE_BYTES:
+            yield _noop
+            return
+        print(f"goblueprint: {label} ({size / 1e6:.1f} MB) ...", file=stream, flush=True)
+        start = time.monotonic()
         yield _noop
+        print(f"goblueprint: {label}: done in {time.monotonic() - start:.1f} s", file=stream, flush=True)
         return
     from rich.console import Console
     from rich.progress import (

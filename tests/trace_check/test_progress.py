@@ -35,3 +35,36 @@ def test_closed_stream_is_not_a_terminal():
     stream = io.StringIO()
     stream.close()
     assert not enabled(stream)
+
+
+def test_large_pass_off_a_terminal_prints_a_line_per_stage():
+    from goblueprint.trace.progress import STAGE_LINE_BYTES
+
+    stream = io.StringIO()
+    with progress("analysing big.trace", unit="events", stream=stream, size=STAGE_LINE_BYTES) as advance:
+        advance(10)
+    start, end = stream.getvalue().splitlines()
+    assert start == f"goblueprint: analysing big.trace ({STAGE_LINE_BYTES / 1e6:.1f} MB) ..."
+    assert end.startswith("goblueprint: analysing big.trace: done in ") and end.endswith(" s")
+    small = io.StringIO()
+    with progress("analysing small.trace", stream=small, size=STAGE_LINE_BYTES - 1):
+        pass
+    assert small.getvalue() == ""
+
+
+def test_commands_announce_their_pass_over_a_large_trace(small_trace, tmp_path, monkeypatch, capsys):
+    """stats, metrics and pprof print the stage lines off a terminal once the trace is large."""
+    import goblueprint.trace.progress as prog
+    from goblueprint.cli import main
+
+    monkeypatch.setattr(prog, "STAGE_LINE_BYTES", 0)  # every trace counts as large here
+    trace = small_trace("1.27")
+    for verb, argv in (
+        ("reading", ["trace", "stats", str(trace)]),
+        ("analysing", ["trace", "metrics", str(trace)]),
+        ("analysing", ["trace", "pprof", "--type", "sched", str(trace), "-o", str(tmp_path / "p.pb.gz")]),
+    ):
+        assert main(argv) == 0
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 2 and err[0].startswith(f"goblueprint: {verb} {trace.name} ("), (argv, err)
+        assert err[1].startswith(f"goblueprint: {verb} {trace.name}: done in "), (argv, err)
