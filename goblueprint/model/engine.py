@@ -55,8 +55,8 @@ LG, LP, LM, LSTW = int(LaneKind.G), int(LaneKind.P), int(LaneKind.M), int(LaneKi
 # Event kinds
 (EV_SCHED, EV_CPU, EV_WAKE_TIMER, EV_NET, EV_SYSCALL, EV_SYSMON, EV_ROOT, EV_STW, EV_STW_END, EV_TRACE,
  EV_POLLED) = range(11)  # fmt: skip
-# P status (as runtime2.go's _Pidle, _Prunning, _Psyscall, _Pgcstop)
-PS_IDLE, PS_RUN, PS_SYSCALL, PS_STOP = range(4)
+# P status (as runtime2.go's _Pidle, _Prunning, _Psyscall, _Pgcstop, _Pdead)
+PS_IDLE, PS_RUN, PS_SYSCALL, PS_STOP, PS_DEAD = range(5)
 # G status
 GS_RUNNABLE, GS_RUNNING, GS_WAITING, GS_SYSCALL, GS_DEAD = range(5)
 T_START = 1_000_000  # simulated clock origin (non-zero so "0" is never mistaken for "none")
@@ -80,7 +80,8 @@ class Sim:
         self.c = consts
         self.k = costs or Costs()
         self.pol = policy
-        self.procs = procs
+        self.procs = procs  # GOMAXPROCS now (procresize changes it); Ps from it up to nalloc are dead
+        nalloc = max([procs, *prog.resize.values()])
         self.rng = random.Random(seed)
         self.coprimes = coprimes(procs)
         self.rec = Recorder(decisions)
@@ -89,19 +90,19 @@ class Sim:
         self.seq = 0
         self.horizon = horizon_ns
         # Ps
-        self.runq: list[deque[int]] = [deque() for _ in range(procs)]
-        self.runnext = [-1] * procs
-        self.pstatus = [PS_IDLE] * procs
-        self.pg = [-1] * procs  # G running (or in syscall) on the P
-        self.pm = [-1] * procs
-        self.pepoch = [0] * procs  # invalidates a pending EV_SCHED when the P is taken away
-        self.schedtick = [0] * procs
-        self.syscalltick = [0] * procs
-        self.spinning = [False] * procs
-        self.pd_schedtick = [0] * procs
-        self.pd_schedwhen = [0] * procs
-        self.pd_syscalltick = [0] * procs
-        self.pd_syscallwhen = [0] * procs
+        self.runq: list[deque[int]] = [deque() for _ in range(nalloc)]
+        self.runnext = [-1] * nalloc
+        self.pstatus = [PS_IDLE] * procs + [PS_DEAD] * (nalloc - procs)
+        self.pg = [-1] * nalloc  # G running (or in syscall) on the P
+        self.pm = [-1] * nalloc
+        self.pepoch = [0] * nalloc  # invalidates a pending EV_SCHED when the P is taken away
+        self.schedtick = [0] * nalloc
+        self.syscalltick = [0] * nalloc
+        self.spinning = [False] * nalloc
+        self.pd_schedtick = [0] * nalloc
+        self.pd_schedwhen = [0] * nalloc
+        self.pd_syscalltick = [0] * nalloc
+        self.pd_syscallwhen = [0] * nalloc
         self.pidle: list[int] = []  # a stack, like sched.pidle
         self.npidle = 0
         self.nmspinning = 0
@@ -135,6 +136,8 @@ class Sim:
         self.sysmon_idle = 0
         self.sysmon_parked = False
         self.stw_active = False
+        self.stw_keeper = -1  # the P whose G stopped the world (it goes on running)
+        self.stw_waiting: deque[tuple[int, int]] = deque()  # stops asked for during one (worldsema)
         # counters (the lab's metric names)
         self.preemptions = 0
         self.steals = 0
@@ -161,8 +164,10 @@ class Sim:
         """Run to the end; with CHECK_EVERY, check the invariants after every that many events."""
         for t, tmpl in self.prog.roots:
             self.push(T_START + t, EV_ROOT, tmpl)
+        anchored = {a for tmpl in self.prog.templates for code, a, _ in tmpl if code == ops.STW}
         for i, (t, _, _) in enumerate(self.prog.stw):
-            self.push(T_START + t, EV_STW, i)
+            if i not in anchored:  # a stop no G of the program made happens at its time
+                self.push(T_START + t, EV_STW, i)
         # sysmon's phase against the program is not in a trace (it started with the process):
         # the seed chooses it, so averaging over seeds averages over it.
         phase = self.rng.randrange(self.c.sysmon_max_sleep_us * 1000)
@@ -209,7 +214,7 @@ class Sim:
                 self.root(a)
             elif kind == EV_STW:
                 if self.live or self.pending_roots():
-                    self.stop_the_world(a)
+                    self.stop_the_world(a, -1)
             elif kind == EV_STW_END:
                 self.start_the_world(a)
             elif kind == EV_TRACE:
@@ -294,6 +299,8 @@ class Sim:
             elif code == ops.SYSCALL:
                 self.entersyscall(g, a)
                 return
+            elif code == ops.STW:
+                self.stop_the_world(a, p)
             elif code == ops.YIELD:
                 self.stop_running(g, p, "runtime.Gosched")  # goschedImpl: globrunqput
                 self.sched_at(p, self.k.schedule_ns)
@@ -497,6 +504,14 @@ class Sim:
 
     def schedule(self, p: int) -> None:
         if self.pstatus[p] != PS_RUN or self.pg[p] >= 0:
+            return
+        if self.stw_active:
+            # findRunnable sees gcwaiting and stops (gcstopm): only the G that stopped the world
+            # runs through a stop, and its P gets here only if the G left it meanwhile.
+            if self.spinning[p]:
+                self.spinning[p] = False
+                self.nmspinning -= 1
+            self.pidleput(p)
             return
         g, inherit = self.find_runnable(p)
         if g < 0:
@@ -766,11 +781,22 @@ class Sim:
 
     # ---- stop the world ---------------------------------------------------------------------
 
-    def stop_the_world(self, i: int) -> None:
+    def stop_the_world(self, i: int, keeper: int) -> None:
+        """stopTheWorldWithSema: every other running G to the global queue, every other P stopped.
+
+        KEEPER is the P of the G that stops the world (-1 for a stop no G of the program
+        made): it keeps its P and runs on through the stop, as the caller does.
+        """
+        if self.stw_active:  # another stop holds worldsema: this one follows it
+            self.stw_waiting.append((i, self.pg[keeper] if keeper >= 0 else -1))
+            return
         _t, dur, reason = self.prog.stw[i]
         self.stw_active = True
+        self.stw_keeper = keeper
         self.rec.state(LSTW, 0, self.now, int(State.STW), label=self.rec.sid(reason))
         for p in range(self.procs):
+            if p == keeper:
+                continue
             if self.pstatus[p] == PS_RUN:
                 g = self.pg[p]
                 if g >= 0:
@@ -788,6 +814,9 @@ class Sim:
     def start_the_world(self, i: int) -> None:
         self.stw_active = False
         self.rec.end(LSTW, 0, self.now)
+        if i in self.prog.resize:
+            self.procresize(self.prog.resize[i])
+        self.stw_keeper = -1
         for p in self.pidle:
             self.rec.state(LP, p, self.now, P_IDLE)
         for p in range(self.procs - 1, -1, -1):
@@ -797,6 +826,55 @@ class Sim:
                 self.startm(p, False, self.k.wake_m_ns)
         self.wakep_for_global()
         self.wakep()
+        if self.stw_waiting:
+            j, g = self.stw_waiting.popleft()
+            self.stop_the_world(j, self.gp[g] if g >= 0 and self.gstatus[g] == GS_RUNNING else -1)
+
+    def procresize(self, n: int) -> None:
+        """procresize (startTheWorldWithSema): Ps from N on are destroyed, new ones start idle.
+
+        A destroyed P's Gs go to the head of the global queue, its local queue from the
+        tail and then its runnext (p.destroy), so the other Ps pick them up in order.
+        """
+        old = self.procs
+        keeper = self.stw_keeper
+        if keeper >= n:
+            # The caller's P goes away: it releases it and takes P0 (procresize's "acquirep(allp[0])").
+            g, m = self.pg[keeper], self.pm[keeper]
+            self.pidle.remove(0)
+            self.npidle -= 1
+            self.pstatus[0], self.pg[0], self.pm[0] = PS_RUN, g, m
+            self.pstatus[keeper], self.pg[keeper], self.pm[keeper] = PS_IDLE, -1, -1
+            self.pidle.append(keeper)
+            self.npidle += 1
+            if g >= 0:
+                self.gp[g] = 0
+                self.rec.state(LG, g, self.now, G_RUN, p=0, m=m)
+            self.rec.state(LP, 0, self.now, P_RUN, g=g, m=m)
+            self.rec.state(LM, m, self.now, M_RUN, g=g, p=0)
+        for p in range(old - 1, n - 1, -1):
+            q = self.runq[p]
+            while q:
+                self.globq.appendleft(q.pop())
+            if self.runnext[p] >= 0:
+                self.globq.appendleft(self.runnext[p])
+                self.runnext[p] = -1
+            if p in self.pidle:
+                self.pidle.remove(p)
+                self.npidle -= 1
+            self.pstatus[p] = PS_DEAD  # one in a syscall stays referenced by its M: its G finds no P
+            self.pg[p] = -1
+            self.pm[p] = -1
+            self.pepoch[p] += 1
+            self.rec.state(LP, p, self.now, P_IDLE)  # the trace shows a destroyed P idle
+        for p in range(old, n):
+            self.pstatus[p] = PS_IDLE
+            self.pidle.append(p)
+            self.npidle += 1
+            self.rec.state(LP, p, self.now, P_STOP)  # stopped until the loop below starts the world
+        self.procs = n
+        self.coprimes = coprimes(n)  # stealOrder.reset(nprocs)
+        self.rec.gomaxprocs(self.now, n)
 
     # ---- schedtrace -------------------------------------------------------------------------
 
@@ -823,7 +901,7 @@ class Sim:
                 raise GoblueprintError(f"model invariant: G{g} both in {where[g]} and {place}")
             where[g] = place
 
-        for p in range(self.procs):
+        for p in range(len(self.runq)):  # dead Ps too: p.destroy emptied their queues
             if len(self.runq[p]) > self.c.runq_size:
                 raise GoblueprintError(
                     f"model invariant: P{p} local queue {len(self.runq[p])} > {self.c.runq_size}"

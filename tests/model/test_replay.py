@@ -59,6 +59,15 @@ def test_replay_keeps_each_goroutines_work_and_the_model_runs_all_of_it(
     wakes = sum(code == P.WAKE for ops in prog.templates for code, _, _ in ops)
     blocks = sum(code == P.BLOCK for ops in prog.templates for code, _, _ in ops)
     assert wakes >= blocks > 1000
+    # Every stop-the-world is one STW op in the G that stopped the world (its point of that
+    # G's work), and the program's runtime.GOMAXPROCS(1) ... (2) are resizes at the end of theirs.
+    stw = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.STW)).sort("start")
+    stoppers = {i: order.index(g) for i, g in enumerate(stw["g"].to_list())}
+    assert {a: t for t, ops in enumerate(prog.templates) for code, a, _ in ops if code == P.STW} == stoppers
+    assert sorted((prog.stw[i][2], n) for i, n in prog.resize.items()) == [
+        ("stop-the-world (GOMAXPROCS)", 1),
+        ("stop-the-world (GOMAXPROCS)", 2),
+    ]
     r = api.simulate(prog, consts, policies.resolve([]), seed=3, decisions=False)
     r.sim.check_invariants()
     simulated = sum(_running_per_g(r.timeline).values())

@@ -201,3 +201,46 @@ def test_knob_changes_the_rule(consts: Constants) -> None:
     changed = consts.with_knobs({"global_queue_tick": "7", "steal_tries": "1"})
     assert changed.global_queue_tick == 7 and changed.steal_tries == 1
     assert changed.runq_size == consts.runq_size
+
+
+def test_gomaxprocs_shrink_destroys_ps_and_puts_their_gs_at_the_global_head(consts: Constants) -> None:
+    sim = _sim(consts, procs=3)
+    sim.prog.stw = [(0, 1000, "stop-the-world (GOMAXPROCS)")]
+    a, b, c, d = _gs(sim, 4)
+    sim.runq[2].extend([a, b])
+    sim.runnext[2] = c
+    sim.globq.append(d)
+    sim.stop_the_world(0, -1)
+    sim.procresize(1)
+    # p.destroy: the local queue from its tail, then runnext, each to the head of the global queue.
+    assert list(sim.globq) == [c, a, b, d]
+    assert sim.procs == 1 and sim.pidle == [0] and sim.npidle == 1
+    assert sim.pstatus[1] == sim.pstatus[2] == engine.PS_DEAD
+    assert policies.go_steal_order(sim, 0) == [0]  # stealOrder.reset(1)
+    sim.check_invariants()
+
+
+def test_the_g_that_stops_the_world_runs_through_it_and_the_stop_follows_the_program(
+    consts: Constants,
+) -> None:
+    prog = Program()
+    stop_ns = 50_000
+    prog.add_template("main.main", [(P.CPU, 10_000, 0), (P.STW, 0, 0), (P.CPU, 100_000, 0)])
+    prog.add_template("main.spin", [(P.CPU, 1_000_000, 0)])
+    prog.roots += [(0, 0), (0, 1)]
+    prog.stw = [(0, stop_ns, "stop-the-world (GOMAXPROCS)")]  # the trace's time (0) is not where it happens
+    prog.resize = {0: 1}
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    stw = tl.spans.filter(tl.spans["lane_kind"] == int(engine.LSTW))
+    runs = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == 0)).sort("start")
+    main = runs.filter(runs["lane_id"] == 1)
+    spin = runs.filter(runs["lane_id"] == 2)
+    # main runs on one P without a break, the stop 10 µs into it; spin is stopped for it and,
+    # with GOMAXPROCS 1 after it, runs only when main is done.
+    assert main.height == 1 and stw.height == 1
+    assert int(stw["start"][0]) == int(main["start"][0]) + 10_000
+    assert int(stw["end"][0]) - int(stw["start"][0]) == stop_ns
+    assert int(spin["start"][1]) >= int(main["end"][0])
+    assert set(spin["p"].to_list()[1:]) == {int(main["p"][0])}
