@@ -663,7 +663,9 @@ class Sim:
             self.rec.state(LM, m, self.now, M_RUN, g=g, p=p)
             self.step(g)
             return
-        flow = self.rec.flow(F_SYSCALL_EXIT, g, -1, p, self.now, self.rec.sid("exit blocked syscall"))
+        # No from_p, as the trace has it: a blocked syscall ends on an M without a P
+        # (GoSyscallEndBlocked), so where the G then runs is no steal and no migration.
+        flow = self.rec.flow(F_SYSCALL_EXIT, g, -1, -1, self.now, self.rec.sid("exit blocked syscall"))
         if self.npidle and not self.stw_active:
             # exitsyscallfast_pidle: the old P if idle, else any idle P; the G runs at once.
             q = p if p in self.pidle else self.pidle[-1]

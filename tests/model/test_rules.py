@@ -244,3 +244,23 @@ def test_the_g_that_stops_the_world_runs_through_it_and_the_stop_follows_the_pro
     assert int(stw["end"][0]) - int(stw["start"][0]) == stop_ns
     assert int(spin["start"][1]) >= int(main["end"][0])
     assert set(spin["p"].to_list()[1:]) == {int(main["p"][0])}
+
+
+def test_a_blocked_syscall_that_resumes_on_another_p_is_no_migration(consts: Constants) -> None:
+    # Migrations are counted the same way on both sides (from_p != to_p of a flow); the trace
+    # gives a blocked syscall's exit no P, so the model must not give it the old one.
+    sim = _sim(consts, procs=2)
+    _take_p(sim, 0)
+    g, other = _gs(sim, 2)
+    sim.pg[0], sim.gp[g], sim.gm[g] = g, 0, sim.pm[0]
+    sim.gstatus[g] = engine.GS_RUNNING
+    sim.entersyscall(g, 1000)
+    sim.handoffp(0)  # sysmon took P0 ...
+    sim.pidle.remove(0)
+    sim.npidle -= 1
+    sim.pstatus[0], sim.pg[0] = PS_RUN, other  # ... and it runs another G now
+    sim.exitsyscall(g)
+    assert sim.gp[g] == 1  # exitsyscall's idle P
+    tl = sim.rec.timeline(engine.T_START, sim.now + 1, 2)
+    flow = tl.flows.filter(tl.flows["g"] == g)
+    assert flow["to_p"].to_list() == [1] and flow["migrated"].to_list() == [False]
