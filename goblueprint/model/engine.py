@@ -54,7 +54,7 @@ LG, LP, LM, LSTW = int(LaneKind.G), int(LaneKind.P), int(LaneKind.M), int(LaneKi
 
 # Event kinds
 (EV_SCHED, EV_CPU, EV_WAKE_TIMER, EV_NET, EV_SYSCALL, EV_SYSMON, EV_ROOT, EV_STW, EV_STW_END, EV_TRACE,
- EV_POLLED) = range(11)  # fmt: skip
+ EV_POLLED, EV_TIMER_RUN) = range(12)  # fmt: skip
 # P status (as runtime2.go's _Pidle, _Prunning, _Psyscall, _Pgcstop, _Pdead)
 PS_IDLE, PS_RUN, PS_SYSCALL, PS_STOP, PS_DEAD = range(5)
 # G status
@@ -103,6 +103,7 @@ class Sim:
         self.pd_schedwhen = [0] * nalloc
         self.pd_syscalltick = [0] * nalloc
         self.pd_syscallwhen = [0] * nalloc
+        self.ptimers: list[list[int]] = [[] for _ in range(nalloc)]  # expired sleeps the P has yet to run
         self.pidle: list[int] = []  # a stack, like sched.pidle
         self.npidle = 0
         self.nmspinning = 0
@@ -121,6 +122,7 @@ class Sim:
         self.ggen = [0]
         self.gflow = [-1]  # pending flow row, ended when the G next runs
         self.gtoken_wait = [False]
+        self.gtimerp = [-1]  # P whose timer heap holds the G's sleep (the P it slept on)
         self.ginst: dict[int, int] = {}  # template -> its G (replay templates run once)
         self.tokens = [0] * len(prog.templates)
         self.chan_buf = [0] * len(prog.channels)
@@ -202,6 +204,9 @@ class Sim:
                 self.timer_fired(a)
             elif kind == EV_NET:
                 self.net_ready(a)
+            elif kind == EV_TIMER_RUN:
+                if self.gstatus[a] == GS_WAITING:
+                    self.ready(a, -1, b, "unblock (timer)")
             elif kind == EV_POLLED:
                 self.gstatus[a] = GS_RUNNABLE
                 self.rec.state(LG, a, self.now, G_RUNNABLE)
@@ -227,7 +232,8 @@ class Sim:
     def pending_roots(self) -> bool:
         # Stop-the-world events alone do not keep a finished program alive.
         return any(
-            k in (EV_ROOT, EV_WAKE_TIMER, EV_NET, EV_SYSCALL, EV_POLLED) for _, _, k, _, _ in self.heap
+            k in (EV_ROOT, EV_WAKE_TIMER, EV_NET, EV_SYSCALL, EV_POLLED, EV_TIMER_RUN)
+            for _, _, k, _, _ in self.heap
         )
 
     # ---- goroutines -------------------------------------------------------------------------
@@ -236,7 +242,7 @@ class Sim:
         g = len(self.gtmpl)
         for col, v in ((self.gtmpl, tmpl), (self.gpc, 0), (self.grem, -1), (self.gstatus, GS_RUNNABLE),
                        (self.gp, -1), (self.gm, -1), (self.grun_start, 0), (self.ggen, 0), (self.gflow, -1),
-                       (self.gtoken_wait, False)):  # fmt: skip
+                       (self.gtoken_wait, False), (self.gtimerp, -1)):  # fmt: skip
             col.append(v)
         self.ginst.setdefault(tmpl, g)
         self.live += 1
@@ -289,6 +295,7 @@ class Sim:
                     return
             elif code == ops.SLEEP:
                 self.park(g, self.label_ids[b] if b else self.rec.sid("sleep"))
+                self.gtimerp[g] = p  # time.Sleep's timer goes on the current P's heap (maybeAdd)
                 self.push(self.now + a, EV_WAKE_TIMER, g)
                 return
             elif code == ops.NET:
@@ -375,19 +382,39 @@ class Sim:
         self.wakep()
 
     def timer_fired(self, g: int) -> None:
-        """A sleep's timer: an idle P's M (parked in netpoll until the timer) runs it, else its own P."""
+        """A sleep's timer expires; the G is readied where and when an M runs the timer.
+
+        While a P is idle, an M is parked in netpoll until the earliest timer of all Ps
+        (findRunnable's checkTimersNoP): it wakes, takes an idle P and runs the timer
+        (its own P's, or stolen in stealWork's last round), readying the G there. Else the
+        P that owns the timer runs it at its next findRunnable (timers.check), unless a
+        spinning M steals it first. The trace records the unblock when the timer runs.
+        """
         if self.gstatus[g] != GS_WAITING:
             return
         if self.npidle and not self.stw_active:
             p = self.pidleget()
-            self.gstatus[g] = GS_RUNNABLE
-            self.rec.state(LG, g, self.now, G_RUNNABLE)
-            self.gflow[g] = self.rec.flow(F_WAKEUP, g, -1, p, self.now, self.rec.sid("unblock (timer)"))
-            self.enqueue(p, g, True, "timer")
+            self.push(self.now + self.k.wake_m_ns, EV_TIMER_RUN, g, p)  # before startm: first at that instant
             self.startm(p, False, self.k.wake_m_ns)
             return
-        p = self.gp[g] if self.gp[g] >= 0 else 0
-        self.ready(g, -1, p, "unblock (timer)")
+        owner = (
+            self.gtimerp[g] if 0 <= self.gtimerp[g] < self.procs else 0
+        )  # procresize moved a dead P's timers
+        if self.pstatus[owner] == PS_RUN and not self.stw_active:
+            self.ptimers[owner].append(g)
+            return
+        self.ready(g, -1, owner, "unblock (timer)")  # its P is in a syscall or stopped: queued behind it
+
+    def run_timers(self, owner: int, p: int) -> bool:
+        """timers.check: run OWNER's expired timers on P (their Gs to P's runnext, in order)."""
+        due = self.ptimers[owner]
+        if not due:
+            return False
+        self.ptimers[owner] = []
+        for g in due:
+            if self.gstatus[g] == GS_WAITING:
+                self.ready(g, -1, p, "unblock (timer)")
+        return True
 
     def net_ready(self, g: int) -> None:
         self.netwaiters -= 1
@@ -457,6 +484,14 @@ class Sim:
             self.midle.append(m)
         self.pm[p] = -1
         self.rec.state(LP, p, self.now, P_STOP if self.stw_active else P_IDLE)
+        self.refire_timers(p)
+
+    def refire_timers(self, p: int) -> None:
+        # An idle (or destroyed) P runs no timers itself: its expired ones go to whoever runs
+        # timers now, i.e. timer_fired decides again at this instant.
+        due, self.ptimers[p] = self.ptimers[p], []
+        for g in due:
+            self.push(self.now, EV_WAKE_TIMER, g)
 
     def startm(self, p: int, spinning: bool, delay: int) -> None:
         """An M (idle or new) takes P and runs schedule() after DELAY (the thread's wake-up)."""
@@ -526,6 +561,7 @@ class Sim:
 
     def find_runnable(self, p: int) -> tuple[int, bool]:
         c = self.c
+        self.run_timers(p, p)  # findRunnable starts with pp.timers.check
         if self.schedtick[p] % c.global_queue_tick == 0 and self.globq:
             g = self.globq.popleft()
             self.rec.decision(self.now, p, "next_g", f"G{g} from the global queue",
@@ -572,7 +608,18 @@ class Sim:
             last = i == tries - 1
             order = self.pol.steal_order(self, p)
             for v in order:
-                if v == p or self.pstatus[v] == PS_IDLE:
+                if v == p:
+                    continue
+                if last and self.ptimers[v] and self.run_timers(v, p):
+                    # The last round steals timers before runnext; running them readied Gs here.
+                    # (stealWork passes runqget's inheritTime on; here the G starts a new slice.)
+                    g, _ = self.pol.next_local(self, p)
+                    if g >= 0:
+                        self.rec.decision(self.now, p, "steal", f"G{g} (timer of P{v})",
+                                          f"round {i + 1} of {tries}: timers only in the last",
+                                          f"order {order}")  # fmt: skip
+                        return g
+                if self.pstatus[v] == PS_IDLE:
                     continue
                 q = self.runq[v]
                 n = len(q)
@@ -865,6 +912,7 @@ class Sim:
                 self.pidle.remove(p)
                 self.npidle -= 1
             self.pstatus[p] = PS_DEAD  # one in a syscall stays referenced by its M: its G finds no P
+            self.refire_timers(p)  # p.destroy: timers.take moves them to a live P
             self.pg[p] = -1
             self.pm[p] = -1
             self.pepoch[p] += 1
