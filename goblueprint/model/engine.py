@@ -503,12 +503,15 @@ class Sim:
         if spinning:
             self.spinning[p] = True
             self.nmspinning += 1
+        self.wake_sysmon()
+        self.sched_at(p, delay)
+
+    def wake_sysmon(self) -> None:
         if self.sysmon_parked:
             self.sysmon_parked = False  # sysmon sleeps while all Ps idle; work wakes it
             self.sysmon_delay = self.c.sysmon_min_sleep_us
             self.sysmon_idle = 0
             self.push(self.now + self.c.sysmon_min_sleep_us * 1000, EV_SYSMON)
-        self.sched_at(p, delay)
 
     def new_m(self) -> int:
         self.mcount += 1
@@ -713,13 +716,18 @@ class Sim:
         # No from_p, as the trace has it: a blocked syscall ends on an M without a P
         # (GoSyscallEndBlocked), so where the G then runs is no steal and no migration.
         flow = self.rec.flow(F_SYSCALL_EXIT, g, -1, -1, self.now, self.rec.sid("exit blocked syscall"))
-        if self.npidle and not self.stw_active:
-            # exitsyscallfast_pidle: the old P if idle, else any idle P; the G runs at once.
-            q = p if p in self.pidle else self.pidle[-1]
-            self.pidle.remove(q)
-            self.npidle -= 1
+        q = -1
+        if not self.stw_active and p < self.procs and self.pstatus[p] == PS_SYSCALL and self.pg[p] != g:
+            # exitsyscallTryGetP: the old P back if the thread it was handed to is in a syscall
+            # now (setBlockOnExitSyscall, takeP); that thread's G finds no P when it returns.
+            q = p
+        elif self.npidle and not self.stw_active:
+            q = self.pidleget()  # else an idle P: the top of the idle list, old or not
+            self.wake_sysmon()
+        if q >= 0:
             self.pstatus[q] = PS_RUN
             self.pm[q] = m
+            self.pg[q] = -1
             self.rec.state(LP, q, self.now, P_RUN, m=m)
             self.pepoch[q] += 1
             self.gflow[g] = flow

@@ -312,3 +312,41 @@ def test_with_an_idle_p_the_timer_runs_when_the_parked_m_wakes(consts: Constants
     # and the G then runs at once from that P's runnext.
     assert wake["from_time"].to_list() == [expiry + sim.k.wake_m_ns]
     assert wake["to_time"][0] - wake["from_time"][0] <= sim.k.schedule_ns
+
+
+def _retaken_syscall(sim: Sim) -> int:
+    """A G in a syscall on P0 whose P sysmon handed off (idle now)."""
+    _take_p(sim, 0)
+    (g,) = _gs(sim, 1)
+    sim.pg[0], sim.gp[g], sim.gm[g] = g, 0, sim.pm[0]
+    sim.gstatus[g] = engine.GS_RUNNING
+    sim.entersyscall(g, 1000)
+    sim.handoffp(0)
+    return g
+
+
+def test_a_syscall_whose_p_was_taken_resumes_on_the_top_idle_p_not_its_old_one(consts: Constants) -> None:
+    sim = _sim(consts, procs=3)
+    g = _retaken_syscall(sim)
+    _take_p(sim, 2)
+    sim.pidleput(2)  # another P went idle after P0
+    top = sim.pidle[-1]
+    assert top == 2 and 0 in sim.pidle
+    sim.exitsyscall(g)  # Go 1.27's exitsyscallTryGetP: pidleget, whichever P that is
+    assert sim.gp[g] == top and sim.pstatus[0] == engine.PS_IDLE
+
+
+def test_a_syscall_takes_its_old_p_back_from_a_thread_now_in_a_syscall_on_it(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    g = _retaken_syscall(sim)
+    sim.pidle.remove(0)
+    sim.npidle -= 1
+    (h,) = _gs(sim, 1)
+    sim.pstatus[0], sim.pm[0] = PS_RUN, sim.new_m()
+    sim.pg[0], sim.gp[h], sim.gm[h], sim.gstatus[h] = h, 0, sim.pm[0], engine.GS_RUNNING
+    sim.entersyscall(h, 1000)  # P0's new thread is in a syscall now
+    sim.exitsyscall(g)  # setBlockOnExitSyscall(oldp) + takeP: P0 comes back, P1 stays idle
+    assert sim.gp[g] == 0 and sim.pg[0] == g and 1 in sim.pidle
+    sim.exitsyscall(h)  # h's P is gone: it takes the idle P
+    assert sim.gp[h] == 1
+    sim.check_invariants()
