@@ -428,14 +428,27 @@ class Sim:
             return
         self.netready.append(g)  # for the next findRunnable's or sysmon's poll
 
-    def inject(self, gs: list[int], why: str) -> None:
-        """injectglist without a P: to the global queue, and an M for each idle P it can use."""
+    def inject(self, gs: list[int], why: str, p: int = -1) -> None:
+        """injectglist: Gs made runnable by a netpoll on P (-1: one without a P, e.g. sysmon's).
+
+        Without a P all go to the global queue with an M for each idle P; with one, one G
+        per idle P goes to the global queue (each with an M) and the rest to P's own local
+        queue, then wakep. The trace records their unblock on P.
+        """
         for g in gs:
             self.gstatus[g] = GS_RUNNABLE
             self.rec.state(LG, g, self.now, G_RUNNABLE)
-            self.gflow[g] = self.rec.flow(F_WAKEUP, g, -1, -1, self.now, self.rec.sid(why))
-            self.globrunqput(g)
-        self.wakep_for_global()
+            self.gflow[g] = self.rec.flow(F_WAKEUP, g, -1, p, self.now, self.rec.sid(why))
+        if p < 0:
+            self.globq.extend(gs)
+            self.start_idle(len(gs))
+            return
+        n = min(self.npidle, len(gs))
+        self.globq.extend(gs[:n])
+        self.start_idle(n)
+        for g in gs[n:]:
+            self.enqueue(p, g, False, "netpoll")  # runqputbatch; a full queue spills to the global one
+        self.wakep()
 
     # ---- queues -----------------------------------------------------------------------------
 
@@ -531,9 +544,12 @@ class Sim:
         self.startm(p, True, self.k.wake_m_ns)
 
     def wakep_for_global(self) -> None:
-        # injectglist: start as many Ms as idle Ps can take the global Gs.
-        n = min(len(self.globq), self.npidle)
-        for _ in range(n):
+        # Start as many Ms as idle Ps can take the global Gs.
+        self.start_idle(len(self.globq))
+
+    def start_idle(self, n: int) -> None:
+        """injectglist's startIdle: an M on each of up to N idle Ps."""
+        for _ in range(min(n, self.npidle)):
             if self.stw_active:
                 return
             self.startm(self.pidleget(), False, self.k.wake_m_ns)
@@ -589,7 +605,7 @@ class Sim:
             self.gflow[first] = self.rec.flow(
                 F_WAKEUP, first, -1, p, self.now, self.rec.sid("unblock (network)")
             )
-            self.inject(got[1:], "unblock (network)")
+            self.inject(got[1:], "unblock (network)", p)
             self.rec.decision(self.now, p, "next_g", f"G{first} from netpoll", "local and global queues empty",
                               f"{len(got)} ready on the network")  # fmt: skip
             return first, False

@@ -350,3 +350,21 @@ def test_a_syscall_takes_its_old_p_back_from_a_thread_now_in_a_syscall_on_it(con
     sim.exitsyscall(h)  # h's P is gone: it takes the idle P
     assert sim.gp[h] == 1
     sim.check_invariants()
+
+
+def test_netpoll_on_a_p_keeps_the_ready_gs_it_cannot_hand_to_idle_ps(consts: Constants) -> None:
+    sim = _sim(consts, procs=3)
+    _take_p(sim, 0)
+    _take_p(sim, 2)
+    gs = _gs(sim, 4)
+    for g in gs:
+        sim.gstatus[g] = engine.GS_WAITING
+    sim.netready.extend(gs)
+    sim.schedtick[0] = 1
+    # findRunnable's netpoll on P0: the first G runs; injectglist gives one G to the global queue
+    # for the one idle P (and starts an M on it) and puts the rest on P0's own queue.
+    assert sim.find_runnable(0) == (gs[0], False)
+    assert list(sim.globq) == [gs[1]] and list(sim.runq[0]) == gs[2:]
+    assert sim.npidle == 0 and sim.pstatus[1] == PS_RUN
+    tl = sim.rec.timeline(engine.T_START, sim.now + 1, 3)
+    assert set(tl.flows.filter(tl.flows["g"].is_in(gs))["from_p"].to_list()) == {0}  # unblocked on P0
