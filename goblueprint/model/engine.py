@@ -206,7 +206,7 @@ class Sim:
                 self.net_ready(a)
             elif kind == EV_TIMER_RUN:
                 if self.gstatus[a] == GS_WAITING:
-                    self.ready(a, -1, b, "unblock (timer)")
+                    self.ready(a, -1, b, self.unblock_label(a))
             elif kind == EV_POLLED:
                 self.gstatus[a] = GS_RUNNABLE
                 self.rec.state(LG, a, self.now, G_RUNNABLE)
@@ -282,7 +282,7 @@ class Sim:
                 target = self.ginst.get(a, -1)
                 if target >= 0 and self.gtoken_wait[target]:
                     self.gtoken_wait[target] = False
-                    self.ready(target, g, p, "unblock")
+                    self.ready(target, g, p, self.unblock_label(target))
                 else:
                     self.tokens[a] += 1
             elif code == ops.BLOCK:
@@ -373,6 +373,12 @@ class Sim:
         self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
         self.sched_at(p, self.k.schedule_ns)
 
+    def unblock_label(self, g: int) -> str:
+        """The trace's label of G's wake-up: "unblock (REASON)", REASON its wait's (the op just run)."""
+        code, a, b = self.prog.templates[self.gtmpl[g]][self.gpc[g] - 1]
+        reason = self.prog.labels[a] if code == ops.BLOCK else (self.prog.labels[b] or "sleep")
+        return f"unblock ({reason})" if reason else "unblock"
+
     def ready(self, g: int, waker: int, p: int, why: str) -> None:
         """goready: runnable on the waker's P (runnext), then wakep."""
         self.gstatus[g] = GS_RUNNABLE
@@ -403,7 +409,7 @@ class Sim:
         if self.pstatus[owner] == PS_RUN and not self.stw_active:
             self.ptimers[owner].append(g)
             return
-        self.ready(g, -1, owner, "unblock (timer)")  # its P is in a syscall or stopped: queued behind it
+        self.ready(g, -1, owner, self.unblock_label(g))  # its P is in a syscall or stopped: queued behind it
 
     def run_timers(self, owner: int, p: int) -> bool:
         """timers.check: run OWNER's expired timers on P (their Gs to P's runnext, in order)."""
@@ -413,7 +419,7 @@ class Sim:
         self.ptimers[owner] = []
         for g in due:
             if self.gstatus[g] == GS_WAITING:
-                self.ready(g, -1, p, "unblock (timer)")
+                self.ready(g, -1, p, self.unblock_label(g))
         return True
 
     def net_ready(self, g: int) -> None:

@@ -305,7 +305,7 @@ def test_with_an_idle_p_the_timer_runs_when_the_parked_m_wakes(consts: Constants
     sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
     sim.run()
     tl = sim.rec.timeline(engine.T_START, sim.end, 2)
-    wake = tl.flows.filter(tl.flows["label"] == tl.strings.index("unblock (timer)"))
+    wake = tl.flows.filter(tl.flows["label"] == tl.strings.index("unblock (sleep)"))
     slept = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == int(engine.State.G_WAITING)))
     expiry = int(slept["start"][0]) + 100_000
     # The trace records the unblock when the timer runs: after the M's wake-up, not at expiry,
