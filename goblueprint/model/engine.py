@@ -103,7 +103,10 @@ class Sim:
         self.pd_schedwhen = [0] * nalloc
         self.pd_syscalltick = [0] * nalloc
         self.pd_syscallwhen = [0] * nalloc
-        self.ptimers: list[list[int]] = [[] for _ in range(nalloc)]  # expired sleeps the P has yet to run
+        self.ptimers: list[list[int]] = [[] for _ in range(nalloc)]
+        self.pwaking = [
+            False
+        ] * nalloc  # an M was woken for the P and has not run yet  # expired sleeps the P has yet to run
         self.pidle: list[int] = []  # a stack, like sched.pidle
         self.npidle = 0
         self.nmspinning = 0
@@ -494,6 +497,7 @@ class Sim:
 
     def pidleput(self, p: int) -> None:
         self.pstatus[p] = PS_IDLE
+        self.pwaking[p] = False
         self.pidle.append(p)
         self.npidle += 1
         self.pepoch[p] += 1
@@ -512,13 +516,20 @@ class Sim:
         for g in due:
             self.push(self.now, EV_WAKE_TIMER, g)
 
-    def startm(self, p: int, spinning: bool, delay: int) -> None:
-        """An M (idle or new) takes P and runs schedule() after DELAY (the thread's wake-up)."""
+    def startm(self, p: int, spinning: bool, delay: int, woken: bool = True) -> None:
+        """An M (idle or new) takes P and runs schedule() after DELAY (the thread's wake-up).
+
+        A WOKEN M shows on P only when it runs: the trace's ProcStart comes from acquirep on
+        the woken thread, so until then the P is idle there (and here, to measure alike).
+        """
         self.pstatus[p] = PS_RUN
         m = self.midle.pop() if self.midle else self.new_m()
         self.pm[p] = m
-        self.rec.state(LM, m, self.now, M_RUN, p=p)
-        self.rec.state(LP, p, self.now, P_RUN, m=m)
+        if woken:
+            self.pwaking[p] = True
+        else:
+            self.rec.state(LM, m, self.now, M_RUN, p=p)
+            self.rec.state(LP, p, self.now, P_RUN, m=m)
         if spinning:
             self.spinning[p] = True
             self.nmspinning += 1
@@ -563,7 +574,13 @@ class Sim:
     # ---- schedule / findRunnable / steal ----------------------------------------------------
 
     def schedule(self, p: int) -> None:
-        if self.pstatus[p] != PS_RUN or self.pg[p] >= 0:
+        if self.pstatus[p] != PS_RUN:
+            return
+        if self.pwaking[p]:  # the woken M runs now: acquirep
+            self.pwaking[p] = False
+            self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
+            self.rec.state(LP, p, self.now, P_RUN, m=self.pm[p])
+        if self.pg[p] >= 0:
             return
         if self.stw_active:
             # findRunnable sees gcwaiting and stops (gcstopm): only the G that stopped the world
@@ -691,7 +708,7 @@ class Sim:
         if was_spinning and (self.globq or any(self.runq) or any(r >= 0 for r in self.runnext)):
             if self.npidle and not self.stw_active:
                 q = self.pidleget()
-                self.startm(q, True, self.k.steal_ns)
+                self.startm(q, True, self.k.steal_ns, woken=False)  # this M, back with a P
 
     def execute(self, p: int, g: int, inherit: bool) -> None:
         if not inherit:

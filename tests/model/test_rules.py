@@ -368,3 +368,24 @@ def test_netpoll_on_a_p_keeps_the_ready_gs_it_cannot_hand_to_idle_ps(consts: Con
     assert sim.npidle == 0 and sim.pstatus[1] == PS_RUN
     tl = sim.rec.timeline(engine.T_START, sim.now + 1, 3)
     assert set(tl.flows.filter(tl.flows["g"].is_in(gs))["from_p"].to_list()) == {0}  # unblocked on P0
+
+
+def test_a_woken_m_shows_on_its_p_only_when_it_runs(consts: Constants) -> None:
+    from goblueprint.model import measure
+
+    prog = Program()
+    prog.add_template("main.main", [(P.CPU, 1000, 0), (P.SPAWN, 1, 1), (P.CPU, 100_000, 0)])
+    prog.add_template("main.child", [(P.CPU, 10_000, 0)])
+    prog.roots.append((0, 0))
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    spawn = tl.flows.filter(tl.flows["g"] == 2)
+    t0 = int(spawn["from_time"][0])
+    # newproc's wakep wakes an M for P1; as in a trace (ProcStart from the woken thread's
+    # acquirep) P1 stays idle until that M runs, and the child waits that long on an idle P.
+    p1 = tl.spans.filter((tl.spans["lane_kind"] == 1) & (tl.spans["lane_id"] == 1)).sort("start")
+    first_run = p1.filter(p1["state"] == int(engine.State.P_RUNNING))
+    assert int(first_run["start"][0]) == t0 + sim.k.wake_m_ns
+    assert spawn["to_p"].to_list() == [1]
+    assert measure.idle_p_while_runnable(tl) == 2 * sim.k.wake_m_ns  # main waited for its M too
