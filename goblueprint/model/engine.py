@@ -13,12 +13,13 @@ queue (half of it plus the new G to the global queue); findRunnable's order
 round; the spinning limit; wakep; sysmon's sleep (min doubling to max after
 idle ticks), its preemption of a G that kept one schedtick for forcePreemptNS,
 its retake of Ps from syscalls (after one tick of observation, or at once when
-there is work and nobody to do it) and its network poll; handoffp; exitsyscall's
-fast paths; stop-the-world as an event.
+there is work and nobody to do it) and its network poll; handoffp; exitsyscall and
+Go 1.27's exitsyscallTryGetP; timers on the P the G slept on, run by the M parked in
+netpoll, the owner's findRunnable or a thief's last steal round; injectglist;
+stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS.
 
-Simplified (see docs/model.md): an M is a thread id that follows its P; timers
-fire on an idle P when there is one (the M parked in netpoll wakes), else on the
-P the G slept on; the machine's costs are calibrated, not read.
+Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
+wake-up costs the same; the machine's costs are calibrated, not read.
 """
 
 from __future__ import annotations

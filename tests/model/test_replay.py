@@ -1,7 +1,8 @@
 """Replay of real traces of the project's Go programs: work conserved, metrics within tolerance.
 
-The tolerances are the ones README.md states (measured on these traces); migrations are
-not among them because the model does not reach one (see docs/model.md).
+The tolerances are the ones README.md states (measured on these traces). Migrations are
+held only to the factor reached (the runtime that made these traces woke its threads late,
+see docs/model.md); p99 latency is not held.
 """
 
 from __future__ import annotations
@@ -79,8 +80,9 @@ def test_replay_keeps_each_goroutines_work_and_the_model_runs_all_of_it(
 def test_replay_metrics_within_the_stated_tolerance(
     name: str, seed: int, consts: Constants, tmp_path: Path
 ) -> None:
-    # README's tolerance table, measured on these committed traces; p99 latency, migrations
-    # and (on other programs) preemptions are not within any tolerance yet and are not held.
+    # README's tolerance table, measured on these committed traces; p99 latency and (on other
+    # programs) preemptions are not within any tolerance yet and are not held; migrations only
+    # to the factor reached (x2.4-x6.7 too many: the real run's threads woke late).
     trace = tmp_path / f"{name}.trace"
     trace.write_bytes(lzma.decompress((GOLDEN / f"{name}.trace.xz").read_bytes()))
     tl = analyse(str(trace)).timeline
@@ -92,6 +94,7 @@ def test_replay_metrics_within_the_stated_tolerance(
     assert abs(sim["sched_latency_p50_ns"] - real["sched_latency_p50_ns"]) <= 300
     assert 0.5 <= sim["preemptions"] / max(1, real["preemptions"]) <= 2
     assert abs(sim["wall_ns"] - real["wall_ns"]) <= 0.05 * real["wall_ns"]
+    assert real["migrations"] <= sim["migrations"] <= 7 * real["migrations"]
 
 
 def test_compare_command_json(
