@@ -1000,6 +1000,8 @@ class Sim:
             where[g] = place
 
         for p in range(len(self.runq)):  # dead Ps too: p.destroy emptied their queues
+            if p >= self.procs and (self.runq[p] or self.runnext[p] >= 0 or self.ptimers[p]):
+                raise GoblueprintError(f"model invariant: P{p} beyond GOMAXPROCS {self.procs} still has work")
             if len(self.runq[p]) > self.c.runq_size:
                 raise GoblueprintError(
                     f"model invariant: P{p} local queue {len(self.runq[p])} > {self.c.runq_size}"

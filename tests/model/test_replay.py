@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from goblueprint.model import api, measure, policies, replay
+from goblueprint.model import api, engine, measure, policies, replay
 from goblueprint.model import program as P
 from goblueprint.model.constants import Constants
 from goblueprint.timeline.analysis import analyse
@@ -69,9 +69,11 @@ def test_replay_keeps_each_goroutines_work_and_the_model_runs_all_of_it(
         ("stop-the-world (GOMAXPROCS)", 1),
         ("stop-the-world (GOMAXPROCS)", 2),
     ]
-    r = api.simulate(prog, consts, policies.resolve([]), seed=3, decisions=False)
-    r.sim.check_invariants()
-    simulated = sum(_running_per_g(r.timeline).values())
+    # The invariants hold all along a real run's stops, GOMAXPROCS changes, timers and netpolls.
+    sim = engine.Sim(prog, consts, policies.resolve([]), prog.procs, 3, decisions=False)
+    sim.run(check_every=500)
+    sim.check_invariants()
+    simulated = sum(_running_per_g(sim.rec.timeline(engine.T_START, sim.end, prog.procs)).values())
     assert simulated == sum(by_tmpl.values())
 
 
