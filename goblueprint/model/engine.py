@@ -140,7 +140,8 @@ class Sim:
         # sysmon
         self.sysmon_delay = consts.sysmon_min_sleep_us
         self.sysmon_idle = 0
-        self.sysmon_parked = False
+        self.sysmon_parked = False  # in sysmonwait: every P idle (or the world stopped)
+        self.sysmon_epoch = 0  # a wake-up makes the pending timed one stale
         self.stw_active = False
         self.stw_keeper = -1  # the P whose G stopped the world (it goes on running)
         self.stw_waiting: deque[tuple[int, int]] = deque()  # stops asked for during one (worldsema)
@@ -177,7 +178,7 @@ class Sim:
         # sysmon's phase against the program is not in a trace (it started with the process):
         # the seed chooses it, so averaging over seeds averages over it.
         phase = self.rng.randrange(self.c.sysmon_max_sleep_us * 1000)
-        self.push(self.now + self.c.sysmon_min_sleep_us * 1000 + phase, EV_SYSMON)
+        self.push(self.now + self.c.sysmon_min_sleep_us * 1000 + phase, EV_SYSMON, 0, 0)
         if self.schedtrace_ms:
             self.push(self.now + self.schedtrace_ms * 1_000_000, EV_TRACE)
         heap = self.heap
@@ -201,9 +202,9 @@ class Sim:
                     self.gpc[a] += 1
                     self.step(a)
             elif kind == EV_SYSMON:
-                if self.live == 0 and not self.pending_roots():
-                    continue  # nothing left to watch: the program is over
-                self.sysmon()
+                if a != self.sysmon_epoch or (self.live == 0 and not self.pending_roots()):
+                    continue  # woken earlier meanwhile, or nothing left to watch: the program is over
+                self.sysmon(bool(b))
             elif kind == EV_WAKE_TIMER:
                 self.timer_fired(a)
             elif kind == EV_NET:
@@ -534,15 +535,26 @@ class Sim:
         if spinning:
             self.spinning[p] = True
             self.nmspinning += 1
-        self.wake_sysmon()
         self.sched_at(p, delay)
 
     def wake_sysmon(self) -> None:
+        """notewakeup(&sched.sysmonnote): entersyscall, exitsyscall with an idle P, startTheWorld.
+
+        sysmon then resets its idle count and delay (syscallWake) and goes on at once; a timer
+        or a P started for other work does not wake it (see sysmon).
+        """
         if self.sysmon_parked:
-            self.sysmon_parked = False  # sysmon sleeps while all Ps idle; work wakes it
+            self.sysmon_parked = False
             self.sysmon_delay = self.c.sysmon_min_sleep_us
             self.sysmon_idle = 0
-            self.push(self.now + self.c.sysmon_min_sleep_us * 1000, EV_SYSMON)
+            self.sysmon_epoch += 1
+            self.push(self.now, EV_SYSMON, self.sysmon_epoch, 1)
+
+    def next_timer_ns(self) -> int:
+        """timeSleepUntil: when the earliest timer fires (-1: none); an expired one not yet run counts as now."""
+        if any(self.ptimers):
+            return self.now
+        return min((t for t, _, k, _, _ in self.heap if k == EV_WAKE_TIMER), default=-1)
 
     def new_m(self) -> int:
         self.mcount += 1
@@ -731,6 +743,7 @@ class Sim:
 
     def entersyscall(self, g: int, dur: int) -> None:
         p = self.gp[g]
+        self.wake_sysmon()  # entersyscallWakeSysmon, if it sleeps
         self.pstatus[p] = PS_SYSCALL
         self.syscalltick[p] += 1
         self.gstatus[g] = GS_SYSCALL
@@ -802,12 +815,22 @@ class Sim:
 
     # ---- sysmon -----------------------------------------------------------------------------
 
-    def sysmon(self) -> None:
+    def sysmon(self, resumed: bool = False) -> None:
+        """One turn of sysmon's loop after its usleep (RESUMED: after a sysmonwait instead)."""
         self.sysmon_wakeups += 1
         now = self.now
-        if self.npidle == self.procs and not self.stw_active:
-            self.sysmon_parked = True  # all Ps idle: sysmon sleeps until work starts a P
-            return
+        if not resumed and (self.stw_active or self.npidle == self.procs):
+            # sysmonwait until the next timer (at most forcegcperiod/2) or a notewakeup; a
+            # timer's wake-up keeps idle and delay ("to avoid adding system load to
+            # applications that spend most of their time sleeping").
+            nxt = self.next_timer_ns()
+            if nxt < 0 or nxt > now:
+                self.sysmon_parked = True
+                self.sysmon_epoch += 1
+                limit = now + self.c.sysmon_wait_max_ns
+                self.push(limit if nxt < 0 else min(nxt, limit), EV_SYSMON, self.sysmon_epoch, 1)
+                return
+        self.sysmon_parked = False
         if self.netready and self.lastpoll + self.c.netpoll_interval_ns < now:
             got, self.netready = self.netready, []
             self.lastpoll = now
@@ -816,7 +839,7 @@ class Sim:
         self.sysmon_idle = 0 if n else self.sysmon_idle + 1
         delay = self.pol.sysmon_tick(self, self.sysmon_delay, self.sysmon_idle)
         self.sysmon_delay = delay
-        self.push(now + delay * 1000, EV_SYSMON)
+        self.push(now + delay * 1000, EV_SYSMON, self.sysmon_epoch, 0)
 
     def retake(self, now: int) -> int:
         n = 0
@@ -911,6 +934,7 @@ class Sim:
     def start_the_world(self, i: int) -> None:
         self.stw_active = False
         self.rec.end(LSTW, 0, self.now)
+        self.wake_sysmon()  # startTheWorldWithSema wakes a sysmon that waited out the stop
         if i in self.prog.resize:
             self.procresize(self.prog.resize[i])
         self.stw_keeper = -1

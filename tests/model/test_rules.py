@@ -389,3 +389,37 @@ def test_a_woken_m_shows_on_its_p_only_when_it_runs(consts: Constants) -> None:
     assert int(first_run["start"][0]) == t0 + sim.k.wake_m_ns
     assert spawn["to_p"].to_list() == [1]
     assert measure.idle_p_while_runnable(tl) == 2 * sim.k.wake_m_ns  # main waited for its M too
+
+
+def _sysmon_events(sim: Sim) -> list[tuple[int, int, int]]:
+    return sorted((t, a, b) for t, _, k, a, b in sim.heap if k == engine.EV_SYSMON and a == sim.sysmon_epoch)
+
+
+def test_idle_sysmon_sleeps_to_the_next_timer_and_keeps_its_backed_off_delay(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    sim.sysmon_delay, sim.sysmon_idle = consts.sysmon_max_sleep_us, 10 * consts.sysmon_idle_ticks
+    g = _sleeping(sim, 0)
+    fires = sim.now + 50_000_000
+    sim.push(fires, engine.EV_WAKE_TIMER, g)
+    sim.sysmon()  # every P idle: sysmonwait until the timer
+    assert sim.sysmon_parked and _sysmon_events(sim) == [(fires, sim.sysmon_epoch, 1)]
+    sim.startm(sim.pidleget(), False, sim.k.wake_m_ns)  # a P started for other work: no notewakeup
+    assert sim.sysmon_parked and _sysmon_events(sim) == [(fires, sim.sysmon_epoch, 1)]
+    sim.now = fires
+    sim.heap = [e for e in sim.heap if e[2] != engine.EV_SYSMON]  # the loop took that event
+    sim.sysmon(resumed=True)  # woken by its timeout: idle and delay are not reset
+    assert sim.sysmon_delay == consts.sysmon_max_sleep_us
+    assert _sysmon_events(sim) == [(fires + consts.sysmon_max_sleep_us * 1000, sim.sysmon_epoch, 0)]
+
+
+def test_a_syscall_wakes_a_waiting_sysmon_and_resets_it(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    sim.sysmon_delay, sim.sysmon_idle = consts.sysmon_max_sleep_us, 10 * consts.sysmon_idle_ticks
+    sim.sysmon()  # no timer at all: sysmonwait up to forcegcperiod/2
+    assert _sysmon_events(sim) == [(sim.now + consts.sysmon_wait_max_ns, sim.sysmon_epoch, 1)]
+    _take_p(sim, 0)
+    (g,) = _gs(sim, 1)
+    sim.pg[0], sim.gp[g], sim.gm[g], sim.gstatus[g] = g, 0, sim.pm[0], engine.GS_RUNNING
+    sim.entersyscall(g, 1000)  # entersyscallWakeSysmon
+    assert not sim.sysmon_parked and sim.sysmon_delay == consts.sysmon_min_sleep_us and sim.sysmon_idle == 0
+    assert _sysmon_events(sim) == [(sim.now, sim.sysmon_epoch, 1)]
