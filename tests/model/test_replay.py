@@ -84,7 +84,7 @@ def test_replay_metrics_within_the_stated_tolerance(
 ) -> None:
     # README's tolerance table, measured on these committed traces; p99 latency and (on other
     # programs) preemptions are not within any tolerance yet and are not held; migrations only
-    # to the factor reached (x2.4-x6.7 too many: the real run's threads woke late).
+    # to the factor reached (x2.3-x6.7 too many: the real run's threads woke late).
     trace = tmp_path / f"{name}.trace"
     trace.write_bytes(lzma.decompress((GOLDEN / f"{name}.trace.xz").read_bytes()))
     tl = analyse(str(trace)).timeline
