@@ -817,7 +817,8 @@ class Sim:
 
     def sysmon(self, resumed: bool = False) -> None:
         """One turn of sysmon's loop after its usleep (RESUMED: after a sysmonwait instead)."""
-        self.sysmon_wakeups += 1
+        if not resumed:
+            self.sysmon_wakeups += 1  # as the lab counts them: returns from usleep
         now = self.now
         if not resumed and (self.stw_active or self.npidle == self.procs):
             # sysmonwait until the next timer (at most forcegcperiod/2) or a notewakeup; a
