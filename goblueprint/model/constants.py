@@ -44,6 +44,9 @@ class Constants:
     # runqgrab sleeps this long before taking a running P's runnext (usleep(3) in proc.go), so
     # the P that readied it usually runs it first; the knob finder does not read it yet.
     runnext_steal_wait_ns: int = 3_000
+    # sysmon, while every P is idle, sleeps until the next timer but at most forcegcperiod/2
+    # (proc.go: var forcegcperiod int64 = 2 * 60 * 1e9).
+    sysmon_wait_max_ns: int = 60_000_000_000
     go_version: str = ""
     sites: tuple[tuple[str, str], ...] = ()  # (name, "file:line") where each value was found
 

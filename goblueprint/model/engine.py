@@ -13,12 +13,13 @@ queue (half of it plus the new G to the global queue); findRunnable's order
 round; the spinning limit; wakep; sysmon's sleep (min doubling to max after
 idle ticks), its preemption of a G that kept one schedtick for forcePreemptNS,
 its retake of Ps from syscalls (after one tick of observation, or at once when
-there is work and nobody to do it) and its network poll; handoffp; exitsyscall's
-fast paths; stop-the-world as an event.
+there is work and nobody to do it) and its network poll; handoffp; exitsyscall and
+Go 1.27's exitsyscallTryGetP; timers on the P the G slept on, run by the M parked in
+netpoll, the owner's findRunnable or a thief's last steal round; injectglist;
+stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS.
 
-Simplified (see docs/model.md): an M is a thread id that follows its P; timers
-fire on an idle P when there is one (the M parked in netpoll wakes), else on the
-P the G slept on; the machine's costs are calibrated, not read.
+Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
+wake-up costs the same; the machine's costs are calibrated, not read.
 """
 
 from __future__ import annotations
@@ -54,9 +55,9 @@ LG, LP, LM, LSTW = int(LaneKind.G), int(LaneKind.P), int(LaneKind.M), int(LaneKi
 
 # Event kinds
 (EV_SCHED, EV_CPU, EV_WAKE_TIMER, EV_NET, EV_SYSCALL, EV_SYSMON, EV_ROOT, EV_STW, EV_STW_END, EV_TRACE,
- EV_POLLED) = range(11)  # fmt: skip
-# P status (as runtime2.go's _Pidle, _Prunning, _Psyscall, _Pgcstop)
-PS_IDLE, PS_RUN, PS_SYSCALL, PS_STOP = range(4)
+ EV_POLLED, EV_TIMER_RUN) = range(12)  # fmt: skip
+# P status (as runtime2.go's _Pidle, _Prunning, _Psyscall, _Pgcstop, _Pdead)
+PS_IDLE, PS_RUN, PS_SYSCALL, PS_STOP, PS_DEAD = range(5)
 # G status
 GS_RUNNABLE, GS_RUNNING, GS_WAITING, GS_SYSCALL, GS_DEAD = range(5)
 T_START = 1_000_000  # simulated clock origin (non-zero so "0" is never mistaken for "none")
@@ -80,7 +81,8 @@ class Sim:
         self.c = consts
         self.k = costs or Costs()
         self.pol = policy
-        self.procs = procs
+        self.procs = procs  # GOMAXPROCS now (procresize changes it); Ps from it up to nalloc are dead
+        nalloc = max([procs, *prog.resize.values()])
         self.rng = random.Random(seed)
         self.coprimes = coprimes(procs)
         self.rec = Recorder(decisions)
@@ -89,19 +91,23 @@ class Sim:
         self.seq = 0
         self.horizon = horizon_ns
         # Ps
-        self.runq: list[deque[int]] = [deque() for _ in range(procs)]
-        self.runnext = [-1] * procs
-        self.pstatus = [PS_IDLE] * procs
-        self.pg = [-1] * procs  # G running (or in syscall) on the P
-        self.pm = [-1] * procs
-        self.pepoch = [0] * procs  # invalidates a pending EV_SCHED when the P is taken away
-        self.schedtick = [0] * procs
-        self.syscalltick = [0] * procs
-        self.spinning = [False] * procs
-        self.pd_schedtick = [0] * procs
-        self.pd_schedwhen = [0] * procs
-        self.pd_syscalltick = [0] * procs
-        self.pd_syscallwhen = [0] * procs
+        self.runq: list[deque[int]] = [deque() for _ in range(nalloc)]
+        self.runnext = [-1] * nalloc
+        self.pstatus = [PS_IDLE] * procs + [PS_DEAD] * (nalloc - procs)
+        self.pg = [-1] * nalloc  # G running (or in syscall) on the P
+        self.pm = [-1] * nalloc
+        self.pepoch = [0] * nalloc  # invalidates a pending EV_SCHED when the P is taken away
+        self.schedtick = [0] * nalloc
+        self.syscalltick = [0] * nalloc
+        self.spinning = [False] * nalloc
+        self.pd_schedtick = [0] * nalloc
+        self.pd_schedwhen = [0] * nalloc
+        self.pd_syscalltick = [0] * nalloc
+        self.pd_syscallwhen = [0] * nalloc
+        self.ptimers: list[list[int]] = [[] for _ in range(nalloc)]
+        self.pwaking = [
+            False
+        ] * nalloc  # an M was woken for the P and has not run yet  # expired sleeps the P has yet to run
         self.pidle: list[int] = []  # a stack, like sched.pidle
         self.npidle = 0
         self.nmspinning = 0
@@ -120,6 +126,7 @@ class Sim:
         self.ggen = [0]
         self.gflow = [-1]  # pending flow row, ended when the G next runs
         self.gtoken_wait = [False]
+        self.gtimerp = [-1]  # P whose timer heap holds the G's sleep (the P it slept on)
         self.ginst: dict[int, int] = {}  # template -> its G (replay templates run once)
         self.tokens = [0] * len(prog.templates)
         self.chan_buf = [0] * len(prog.channels)
@@ -133,8 +140,11 @@ class Sim:
         # sysmon
         self.sysmon_delay = consts.sysmon_min_sleep_us
         self.sysmon_idle = 0
-        self.sysmon_parked = False
+        self.sysmon_parked = False  # in sysmonwait: every P idle (or the world stopped)
+        self.sysmon_epoch = 0  # a wake-up makes the pending timed one stale
         self.stw_active = False
+        self.stw_keeper = -1  # the P whose G stopped the world (it goes on running)
+        self.stw_waiting: deque[tuple[int, int]] = deque()  # stops asked for during one (worldsema)
         # counters (the lab's metric names)
         self.preemptions = 0
         self.steals = 0
@@ -161,12 +171,14 @@ class Sim:
         """Run to the end; with CHECK_EVERY, check the invariants after every that many events."""
         for t, tmpl in self.prog.roots:
             self.push(T_START + t, EV_ROOT, tmpl)
+        anchored = {a for tmpl in self.prog.templates for code, a, _ in tmpl if code == ops.STW}
         for i, (t, _, _) in enumerate(self.prog.stw):
-            self.push(T_START + t, EV_STW, i)
+            if i not in anchored:  # a stop no G of the program made happens at its time
+                self.push(T_START + t, EV_STW, i)
         # sysmon's phase against the program is not in a trace (it started with the process):
         # the seed chooses it, so averaging over seeds averages over it.
         phase = self.rng.randrange(self.c.sysmon_max_sleep_us * 1000)
-        self.push(self.now + self.c.sysmon_min_sleep_us * 1000 + phase, EV_SYSMON)
+        self.push(self.now + self.c.sysmon_min_sleep_us * 1000 + phase, EV_SYSMON, 0, 0)
         if self.schedtrace_ms:
             self.push(self.now + self.schedtrace_ms * 1_000_000, EV_TRACE)
         heap = self.heap
@@ -190,13 +202,16 @@ class Sim:
                     self.gpc[a] += 1
                     self.step(a)
             elif kind == EV_SYSMON:
-                if self.live == 0 and not self.pending_roots():
-                    continue  # nothing left to watch: the program is over
-                self.sysmon()
+                if a != self.sysmon_epoch or (self.live == 0 and not self.pending_roots()):
+                    continue  # woken earlier meanwhile, or nothing left to watch: the program is over
+                self.sysmon(bool(b))
             elif kind == EV_WAKE_TIMER:
                 self.timer_fired(a)
             elif kind == EV_NET:
                 self.net_ready(a)
+            elif kind == EV_TIMER_RUN:
+                if self.gstatus[a] == GS_WAITING:
+                    self.ready(a, -1, b, self.unblock_label(a))
             elif kind == EV_POLLED:
                 self.gstatus[a] = GS_RUNNABLE
                 self.rec.state(LG, a, self.now, G_RUNNABLE)
@@ -209,7 +224,7 @@ class Sim:
                 self.root(a)
             elif kind == EV_STW:
                 if self.live or self.pending_roots():
-                    self.stop_the_world(a)
+                    self.stop_the_world(a, -1)
             elif kind == EV_STW_END:
                 self.start_the_world(a)
             elif kind == EV_TRACE:
@@ -222,7 +237,8 @@ class Sim:
     def pending_roots(self) -> bool:
         # Stop-the-world events alone do not keep a finished program alive.
         return any(
-            k in (EV_ROOT, EV_WAKE_TIMER, EV_NET, EV_SYSCALL, EV_POLLED) for _, _, k, _, _ in self.heap
+            k in (EV_ROOT, EV_WAKE_TIMER, EV_NET, EV_SYSCALL, EV_POLLED, EV_TIMER_RUN)
+            for _, _, k, _, _ in self.heap
         )
 
     # ---- goroutines -------------------------------------------------------------------------
@@ -231,7 +247,7 @@ class Sim:
         g = len(self.gtmpl)
         for col, v in ((self.gtmpl, tmpl), (self.gpc, 0), (self.grem, -1), (self.gstatus, GS_RUNNABLE),
                        (self.gp, -1), (self.gm, -1), (self.grun_start, 0), (self.ggen, 0), (self.gflow, -1),
-                       (self.gtoken_wait, False)):  # fmt: skip
+                       (self.gtoken_wait, False), (self.gtimerp, -1)):  # fmt: skip
             col.append(v)
         self.ginst.setdefault(tmpl, g)
         self.live += 1
@@ -271,7 +287,7 @@ class Sim:
                 target = self.ginst.get(a, -1)
                 if target >= 0 and self.gtoken_wait[target]:
                     self.gtoken_wait[target] = False
-                    self.ready(target, g, p, "unblock")
+                    self.ready(target, g, p, self.unblock_label(target))
                 else:
                     self.tokens[a] += 1
             elif code == ops.BLOCK:
@@ -284,6 +300,7 @@ class Sim:
                     return
             elif code == ops.SLEEP:
                 self.park(g, self.label_ids[b] if b else self.rec.sid("sleep"))
+                self.gtimerp[g] = p  # time.Sleep's timer goes on the current P's heap (maybeAdd)
                 self.push(self.now + a, EV_WAKE_TIMER, g)
                 return
             elif code == ops.NET:
@@ -294,6 +311,8 @@ class Sim:
             elif code == ops.SYSCALL:
                 self.entersyscall(g, a)
                 return
+            elif code == ops.STW:
+                self.stop_the_world(a, p)
             elif code == ops.YIELD:
                 self.stop_running(g, p, "runtime.Gosched")  # goschedImpl: globrunqput
                 self.sched_at(p, self.k.schedule_ns)
@@ -359,6 +378,12 @@ class Sim:
         self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
         self.sched_at(p, self.k.schedule_ns)
 
+    def unblock_label(self, g: int) -> str:
+        """The trace's label of G's wake-up: "unblock (REASON)", REASON its wait's (the op just run)."""
+        code, a, b = self.prog.templates[self.gtmpl[g]][self.gpc[g] - 1]
+        reason = self.prog.labels[a] if code == ops.BLOCK else (self.prog.labels[b] or "sleep")
+        return f"unblock ({reason})" if reason else "unblock"
+
     def ready(self, g: int, waker: int, p: int, why: str) -> None:
         """goready: runnable on the waker's P (runnext), then wakep."""
         self.gstatus[g] = GS_RUNNABLE
@@ -368,19 +393,39 @@ class Sim:
         self.wakep()
 
     def timer_fired(self, g: int) -> None:
-        """A sleep's timer: an idle P's M (parked in netpoll until the timer) runs it, else its own P."""
+        """A sleep's timer expires; the G is readied where and when an M runs the timer.
+
+        While a P is idle, an M is parked in netpoll until the earliest timer of all Ps
+        (findRunnable's checkTimersNoP): it wakes, takes an idle P and runs the timer
+        (its own P's, or stolen in stealWork's last round), readying the G there. Else the
+        P that owns the timer runs it at its next findRunnable (timers.check), unless a
+        spinning M steals it first. The trace records the unblock when the timer runs.
+        """
         if self.gstatus[g] != GS_WAITING:
             return
         if self.npidle and not self.stw_active:
             p = self.pidleget()
-            self.gstatus[g] = GS_RUNNABLE
-            self.rec.state(LG, g, self.now, G_RUNNABLE)
-            self.gflow[g] = self.rec.flow(F_WAKEUP, g, -1, p, self.now, self.rec.sid("unblock (timer)"))
-            self.enqueue(p, g, True, "timer")
+            self.push(self.now + self.k.wake_m_ns, EV_TIMER_RUN, g, p)  # before startm: first at that instant
             self.startm(p, False, self.k.wake_m_ns)
             return
-        p = self.gp[g] if self.gp[g] >= 0 else 0
-        self.ready(g, -1, p, "unblock (timer)")
+        owner = (
+            self.gtimerp[g] if 0 <= self.gtimerp[g] < self.procs else 0
+        )  # procresize moved a dead P's timers
+        if self.pstatus[owner] == PS_RUN and not self.stw_active:
+            self.ptimers[owner].append(g)
+            return
+        self.ready(g, -1, owner, self.unblock_label(g))  # its P is in a syscall or stopped: queued behind it
+
+    def run_timers(self, owner: int, p: int) -> bool:
+        """timers.check: run OWNER's expired timers on P (their Gs to P's runnext, in order)."""
+        due = self.ptimers[owner]
+        if not due:
+            return False
+        self.ptimers[owner] = []
+        for g in due:
+            if self.gstatus[g] == GS_WAITING:
+                self.ready(g, -1, p, self.unblock_label(g))
+        return True
 
     def net_ready(self, g: int) -> None:
         self.netwaiters -= 1
@@ -394,14 +439,27 @@ class Sim:
             return
         self.netready.append(g)  # for the next findRunnable's or sysmon's poll
 
-    def inject(self, gs: list[int], why: str) -> None:
-        """injectglist without a P: to the global queue, and an M for each idle P it can use."""
+    def inject(self, gs: list[int], why: str, p: int = -1) -> None:
+        """injectglist: Gs made runnable by a netpoll on P (-1: one without a P, e.g. sysmon's).
+
+        Without a P all go to the global queue with an M for each idle P; with one, one G
+        per idle P goes to the global queue (each with an M) and the rest to P's own local
+        queue, then wakep. The trace records their unblock on P.
+        """
         for g in gs:
             self.gstatus[g] = GS_RUNNABLE
             self.rec.state(LG, g, self.now, G_RUNNABLE)
-            self.gflow[g] = self.rec.flow(F_WAKEUP, g, -1, -1, self.now, self.rec.sid(why))
-            self.globrunqput(g)
-        self.wakep_for_global()
+            self.gflow[g] = self.rec.flow(F_WAKEUP, g, -1, p, self.now, self.rec.sid(why))
+        if p < 0:
+            self.globq.extend(gs)
+            self.start_idle(len(gs))
+            return
+        n = min(self.npidle, len(gs))
+        self.globq.extend(gs[:n])
+        self.start_idle(n)
+        for g in gs[n:]:
+            self.enqueue(p, g, False, "netpoll")  # runqputbatch; a full queue spills to the global one
+        self.wakep()
 
     # ---- queues -----------------------------------------------------------------------------
 
@@ -441,6 +499,7 @@ class Sim:
 
     def pidleput(self, p: int) -> None:
         self.pstatus[p] = PS_IDLE
+        self.pwaking[p] = False
         self.pidle.append(p)
         self.npidle += 1
         self.pepoch[p] += 1
@@ -450,23 +509,52 @@ class Sim:
             self.midle.append(m)
         self.pm[p] = -1
         self.rec.state(LP, p, self.now, P_STOP if self.stw_active else P_IDLE)
+        self.refire_timers(p)
 
-    def startm(self, p: int, spinning: bool, delay: int) -> None:
-        """An M (idle or new) takes P and runs schedule() after DELAY (the thread's wake-up)."""
+    def refire_timers(self, p: int) -> None:
+        # An idle (or destroyed) P runs no timers itself: its expired ones go to whoever runs
+        # timers now, i.e. timer_fired decides again at this instant.
+        due, self.ptimers[p] = self.ptimers[p], []
+        for g in due:
+            self.push(self.now, EV_WAKE_TIMER, g)
+
+    def startm(self, p: int, spinning: bool, delay: int, woken: bool = True) -> None:
+        """An M (idle or new) takes P and runs schedule() after DELAY (the thread's wake-up).
+
+        A WOKEN M shows on P only when it runs: the trace's ProcStart comes from acquirep on
+        the woken thread, so until then the P is idle there (and here, to measure alike).
+        """
         self.pstatus[p] = PS_RUN
         m = self.midle.pop() if self.midle else self.new_m()
         self.pm[p] = m
-        self.rec.state(LM, m, self.now, M_RUN, p=p)
-        self.rec.state(LP, p, self.now, P_RUN, m=m)
+        if woken:
+            self.pwaking[p] = True
+        else:
+            self.rec.state(LM, m, self.now, M_RUN, p=p)
+            self.rec.state(LP, p, self.now, P_RUN, m=m)
         if spinning:
             self.spinning[p] = True
             self.nmspinning += 1
+        self.sched_at(p, delay)
+
+    def wake_sysmon(self) -> None:
+        """notewakeup(&sched.sysmonnote): entersyscall, exitsyscall with an idle P, startTheWorld.
+
+        sysmon then resets its idle count and delay (syscallWake) and goes on at once; a timer
+        or a P started for other work does not wake it (see sysmon).
+        """
         if self.sysmon_parked:
-            self.sysmon_parked = False  # sysmon sleeps while all Ps idle; work wakes it
+            self.sysmon_parked = False
             self.sysmon_delay = self.c.sysmon_min_sleep_us
             self.sysmon_idle = 0
-            self.push(self.now + self.c.sysmon_min_sleep_us * 1000, EV_SYSMON)
-        self.sched_at(p, delay)
+            self.sysmon_epoch += 1
+            self.push(self.now, EV_SYSMON, self.sysmon_epoch, 1)
+
+    def next_timer_ns(self) -> int:
+        """timeSleepUntil: when the earliest timer fires (-1: none); an expired one not yet run counts as now."""
+        if any(self.ptimers):
+            return self.now
+        return min((t for t, _, k, _, _ in self.heap if k == EV_WAKE_TIMER), default=-1)
 
     def new_m(self) -> int:
         self.mcount += 1
@@ -486,9 +574,12 @@ class Sim:
         self.startm(p, True, self.k.wake_m_ns)
 
     def wakep_for_global(self) -> None:
-        # injectglist: start as many Ms as idle Ps can take the global Gs.
-        n = min(len(self.globq), self.npidle)
-        for _ in range(n):
+        # Start as many Ms as idle Ps can take the global Gs.
+        self.start_idle(len(self.globq))
+
+    def start_idle(self, n: int) -> None:
+        """injectglist's startIdle: an M on each of up to N idle Ps."""
+        for _ in range(min(n, self.npidle)):
             if self.stw_active:
                 return
             self.startm(self.pidleget(), False, self.k.wake_m_ns)
@@ -496,7 +587,21 @@ class Sim:
     # ---- schedule / findRunnable / steal ----------------------------------------------------
 
     def schedule(self, p: int) -> None:
-        if self.pstatus[p] != PS_RUN or self.pg[p] >= 0:
+        if self.pstatus[p] != PS_RUN:
+            return
+        if self.pwaking[p]:  # the woken M runs now: acquirep
+            self.pwaking[p] = False
+            self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
+            self.rec.state(LP, p, self.now, P_RUN, m=self.pm[p])
+        if self.pg[p] >= 0:
+            return
+        if self.stw_active:
+            # findRunnable sees gcwaiting and stops (gcstopm): only the G that stopped the world
+            # runs through a stop, and its P gets here only if the G left it meanwhile.
+            if self.spinning[p]:
+                self.spinning[p] = False
+                self.nmspinning -= 1
+            self.pidleput(p)
             return
         g, inherit = self.find_runnable(p)
         if g < 0:
@@ -511,6 +616,7 @@ class Sim:
 
     def find_runnable(self, p: int) -> tuple[int, bool]:
         c = self.c
+        self.run_timers(p, p)  # findRunnable starts with pp.timers.check
         if self.schedtick[p] % c.global_queue_tick == 0 and self.globq:
             g = self.globq.popleft()
             self.rec.decision(self.now, p, "next_g", f"G{g} from the global queue",
@@ -535,7 +641,7 @@ class Sim:
             self.gflow[first] = self.rec.flow(
                 F_WAKEUP, first, -1, p, self.now, self.rec.sid("unblock (network)")
             )
-            self.inject(got[1:], "unblock (network)")
+            self.inject(got[1:], "unblock (network)", p)
             self.rec.decision(self.now, p, "next_g", f"G{first} from netpoll", "local and global queues empty",
                               f"{len(got)} ready on the network")  # fmt: skip
             return first, False
@@ -557,7 +663,18 @@ class Sim:
             last = i == tries - 1
             order = self.pol.steal_order(self, p)
             for v in order:
-                if v == p or self.pstatus[v] == PS_IDLE:
+                if v == p:
+                    continue
+                if last and self.ptimers[v] and self.run_timers(v, p):
+                    # The last round steals timers before runnext; running them readied Gs here.
+                    # (stealWork passes runqget's inheritTime on; here the G starts a new slice.)
+                    g, _ = self.pol.next_local(self, p)
+                    if g >= 0:
+                        self.rec.decision(self.now, p, "steal", f"G{g} (timer of P{v})",
+                                          f"round {i + 1} of {tries}: timers only in the last",
+                                          f"order {order}")  # fmt: skip
+                        return g
+                if self.pstatus[v] == PS_IDLE:
                     continue
                 q = self.runq[v]
                 n = len(q)
@@ -604,7 +721,7 @@ class Sim:
         if was_spinning and (self.globq or any(self.runq) or any(r >= 0 for r in self.runnext)):
             if self.npidle and not self.stw_active:
                 q = self.pidleget()
-                self.startm(q, True, self.k.steal_ns)
+                self.startm(q, True, self.k.steal_ns, woken=False)  # this M, back with a P
 
     def execute(self, p: int, g: int, inherit: bool) -> None:
         if not inherit:
@@ -626,6 +743,7 @@ class Sim:
 
     def entersyscall(self, g: int, dur: int) -> None:
         p = self.gp[g]
+        self.wake_sysmon()  # entersyscallWakeSysmon, if it sleeps
         self.pstatus[p] = PS_SYSCALL
         self.syscalltick[p] += 1
         self.gstatus[g] = GS_SYSCALL
@@ -648,14 +766,21 @@ class Sim:
             self.rec.state(LM, m, self.now, M_RUN, g=g, p=p)
             self.step(g)
             return
-        flow = self.rec.flow(F_SYSCALL_EXIT, g, -1, p, self.now, self.rec.sid("exit blocked syscall"))
-        if self.npidle and not self.stw_active:
-            # exitsyscallfast_pidle: the old P if idle, else any idle P; the G runs at once.
-            q = p if p in self.pidle else self.pidle[-1]
-            self.pidle.remove(q)
-            self.npidle -= 1
+        # No from_p, as the trace has it: a blocked syscall ends on an M without a P
+        # (GoSyscallEndBlocked), so where the G then runs is no steal and no migration.
+        flow = self.rec.flow(F_SYSCALL_EXIT, g, -1, -1, self.now, self.rec.sid("exit blocked syscall"))
+        q = -1
+        if not self.stw_active and p < self.procs and self.pstatus[p] == PS_SYSCALL and self.pg[p] != g:
+            # exitsyscallTryGetP: the old P back if the thread it was handed to is in a syscall
+            # now (setBlockOnExitSyscall, takeP); that thread's G finds no P when it returns.
+            q = p
+        elif self.npidle and not self.stw_active:
+            q = self.pidleget()  # else an idle P: the top of the idle list, old or not
+            self.wake_sysmon()
+        if q >= 0:
             self.pstatus[q] = PS_RUN
             self.pm[q] = m
+            self.pg[q] = -1
             self.rec.state(LP, q, self.now, P_RUN, m=m)
             self.pepoch[q] += 1
             self.gflow[g] = flow
@@ -690,12 +815,23 @@ class Sim:
 
     # ---- sysmon -----------------------------------------------------------------------------
 
-    def sysmon(self) -> None:
-        self.sysmon_wakeups += 1
+    def sysmon(self, resumed: bool = False) -> None:
+        """One turn of sysmon's loop after its usleep (RESUMED: after a sysmonwait instead)."""
+        if not resumed:
+            self.sysmon_wakeups += 1  # as the lab counts them: returns from usleep
         now = self.now
-        if self.npidle == self.procs and not self.stw_active:
-            self.sysmon_parked = True  # all Ps idle: sysmon sleeps until work starts a P
-            return
+        if not resumed and (self.stw_active or self.npidle == self.procs):
+            # sysmonwait until the next timer (at most forcegcperiod/2) or a notewakeup; a
+            # timer's wake-up keeps idle and delay ("to avoid adding system load to
+            # applications that spend most of their time sleeping").
+            nxt = self.next_timer_ns()
+            if nxt < 0 or nxt > now:
+                self.sysmon_parked = True
+                self.sysmon_epoch += 1
+                limit = now + self.c.sysmon_wait_max_ns
+                self.push(limit if nxt < 0 else min(nxt, limit), EV_SYSMON, self.sysmon_epoch, 1)
+                return
+        self.sysmon_parked = False
         if self.netready and self.lastpoll + self.c.netpoll_interval_ns < now:
             got, self.netready = self.netready, []
             self.lastpoll = now
@@ -704,7 +840,7 @@ class Sim:
         self.sysmon_idle = 0 if n else self.sysmon_idle + 1
         delay = self.pol.sysmon_tick(self, self.sysmon_delay, self.sysmon_idle)
         self.sysmon_delay = delay
-        self.push(now + delay * 1000, EV_SYSMON)
+        self.push(now + delay * 1000, EV_SYSMON, self.sysmon_epoch, 0)
 
     def retake(self, now: int) -> int:
         n = 0
@@ -766,11 +902,22 @@ class Sim:
 
     # ---- stop the world ---------------------------------------------------------------------
 
-    def stop_the_world(self, i: int) -> None:
+    def stop_the_world(self, i: int, keeper: int) -> None:
+        """stopTheWorldWithSema: every other running G to the global queue, every other P stopped.
+
+        KEEPER is the P of the G that stops the world (-1 for a stop no G of the program
+        made): it keeps its P and runs on through the stop, as the caller does.
+        """
+        if self.stw_active:  # another stop holds worldsema: this one follows it
+            self.stw_waiting.append((i, self.pg[keeper] if keeper >= 0 else -1))
+            return
         _t, dur, reason = self.prog.stw[i]
         self.stw_active = True
+        self.stw_keeper = keeper
         self.rec.state(LSTW, 0, self.now, int(State.STW), label=self.rec.sid(reason))
         for p in range(self.procs):
+            if p == keeper:
+                continue
             if self.pstatus[p] == PS_RUN:
                 g = self.pg[p]
                 if g >= 0:
@@ -788,6 +935,10 @@ class Sim:
     def start_the_world(self, i: int) -> None:
         self.stw_active = False
         self.rec.end(LSTW, 0, self.now)
+        self.wake_sysmon()  # startTheWorldWithSema wakes a sysmon that waited out the stop
+        if i in self.prog.resize:
+            self.procresize(self.prog.resize[i])
+        self.stw_keeper = -1
         for p in self.pidle:
             self.rec.state(LP, p, self.now, P_IDLE)
         for p in range(self.procs - 1, -1, -1):
@@ -797,6 +948,56 @@ class Sim:
                 self.startm(p, False, self.k.wake_m_ns)
         self.wakep_for_global()
         self.wakep()
+        if self.stw_waiting:
+            j, g = self.stw_waiting.popleft()
+            self.stop_the_world(j, self.gp[g] if g >= 0 and self.gstatus[g] == GS_RUNNING else -1)
+
+    def procresize(self, n: int) -> None:
+        """procresize (startTheWorldWithSema): Ps from N on are destroyed, new ones start idle.
+
+        A destroyed P's Gs go to the head of the global queue, its local queue from the
+        tail and then its runnext (p.destroy), so the other Ps pick them up in order.
+        """
+        old = self.procs
+        keeper = self.stw_keeper
+        if keeper >= n:
+            # The caller's P goes away: it releases it and takes P0 (procresize's "acquirep(allp[0])").
+            g, m = self.pg[keeper], self.pm[keeper]
+            self.pidle.remove(0)
+            self.npidle -= 1
+            self.pstatus[0], self.pg[0], self.pm[0] = PS_RUN, g, m
+            self.pstatus[keeper], self.pg[keeper], self.pm[keeper] = PS_IDLE, -1, -1
+            self.pidle.append(keeper)
+            self.npidle += 1
+            if g >= 0:
+                self.gp[g] = 0
+                self.rec.state(LG, g, self.now, G_RUN, p=0, m=m)
+            self.rec.state(LP, 0, self.now, P_RUN, g=g, m=m)
+            self.rec.state(LM, m, self.now, M_RUN, g=g, p=0)
+        for p in range(old - 1, n - 1, -1):
+            q = self.runq[p]
+            while q:
+                self.globq.appendleft(q.pop())
+            if self.runnext[p] >= 0:
+                self.globq.appendleft(self.runnext[p])
+                self.runnext[p] = -1
+            if p in self.pidle:
+                self.pidle.remove(p)
+                self.npidle -= 1
+            self.pstatus[p] = PS_DEAD  # one in a syscall stays referenced by its M: its G finds no P
+            self.refire_timers(p)  # p.destroy: timers.take moves them to a live P
+            self.pg[p] = -1
+            self.pm[p] = -1
+            self.pepoch[p] += 1
+            self.rec.state(LP, p, self.now, P_IDLE)  # the trace shows a destroyed P idle
+        for p in range(old, n):
+            self.pstatus[p] = PS_IDLE
+            self.pidle.append(p)
+            self.npidle += 1
+            self.rec.state(LP, p, self.now, P_STOP)  # stopped until the loop below starts the world
+        self.procs = n
+        self.coprimes = coprimes(n)  # stealOrder.reset(nprocs)
+        self.rec.gomaxprocs(self.now, n)
 
     # ---- schedtrace -------------------------------------------------------------------------
 
@@ -823,7 +1024,9 @@ class Sim:
                 raise GoblueprintError(f"model invariant: G{g} both in {where[g]} and {place}")
             where[g] = place
 
-        for p in range(self.procs):
+        for p in range(len(self.runq)):  # dead Ps too: p.destroy emptied their queues
+            if p >= self.procs and (self.runq[p] or self.runnext[p] >= 0 or self.ptimers[p]):
+                raise GoblueprintError(f"model invariant: P{p} beyond GOMAXPROCS {self.procs} still has work")
             if len(self.runq[p]) > self.c.runq_size:
                 raise GoblueprintError(
                     f"model invariant: P{p} local queue {len(self.runq[p])} > {self.c.runq_size}"

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from goblueprint.timeline import metrics
-from goblueprint.timeline.model import FlowKind, LaneKind, Timeline
+from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State, Timeline
 
 COMPARED = ("p_utilization", "sched_latency_p50_ns", "sched_latency_p99_ns", "preemptions", "migrations",
-            "goroutines", "wall_ns")  # fmt: skip
+            "goroutines", "wall_ns", "idle_p_while_runnable_ns")  # fmt: skip
 
 
 def from_timeline(tl: Timeline, procs: int) -> dict[str, float]:
@@ -33,7 +34,37 @@ def from_timeline(tl: Timeline, procs: int) -> dict[str, float]:
         "migrations": metrics.migrations(tl)["total"],
         "goroutines": tl.lanes.filter(pl.col("lane_kind") == int(LaneKind.G)).height,
         "wall_ns": tl.end_ns - tl.start_ns,
+        "idle_p_while_runnable_ns": idle_p_while_runnable(tl),
     }
+
+
+def idle_p_while_runnable(tl: Timeline) -> int:
+    """How long some P below GOMAXPROCS sat idle while some G waited to run (ns).
+
+    The runtime starts an M on an idle P whenever it readies work (wakep, injectglist), so
+    in a trace this is the machine's thread wake-up delay (a thread the OS has not run yet);
+    in the model it is the wake-up cost it is given. A real trace far above the model's says
+    its Ms woke slowly, and with them went the steals a woken M makes.
+    """
+    ins = tl.instants.filter(pl.col("kind") == int(InstantKind.GOMAXPROCS)).sort("time")
+    times, values = [tl.start_ns, *ins["time"].to_list()[1:], tl.end_ns], ins["id"].to_list() or [1 << 30]
+    p = tl.spans.filter((pl.col("lane_kind") == int(LaneKind.P)) & (pl.col("state") == int(State.P_IDLE)))
+    starts, ends = [], []
+    for lo, hi, n in zip(times[:-1], times[1:], values, strict=False):
+        idle = p.filter((pl.col("lane_id") < n) & (pl.col("end") > lo) & (pl.col("start") < hi))
+        starts.append(idle["start"].to_numpy().clip(lo, hi))
+        ends.append(idle["end"].to_numpy().clip(lo, hi))
+    g = tl.spans.filter((pl.col("lane_kind") == int(LaneKind.G)) & (pl.col("state") == int(State.G_RUNNABLE)))
+    t = np.concatenate([g["start"].to_numpy(), g["end"].to_numpy(), *starts, *ends])
+    if t.size == 0:
+        return 0
+    n_g, n_p = g.height, sum(len(x) for x in starts)
+    runnable = np.concatenate([np.ones(n_g), -np.ones(n_g), np.zeros(2 * n_p)])
+    idle_ps = np.concatenate([np.zeros(2 * n_g), np.ones(n_p), -np.ones(n_p)])
+    order = np.argsort(t, kind="stable")
+    t = t[order]
+    both = (np.cumsum(runnable[order]) > 0) & (np.cumsum(idle_ps[order]) > 0)
+    return int(np.diff(t)[both[:-1]].sum())
 
 
 def of_sim(result: Any) -> dict[str, float]:

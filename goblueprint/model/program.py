@@ -16,13 +16,16 @@ An operation is a tuple ``(code, a, b)``:
 * ``SEND ch`` / ``RECV ch``  channel operations (buffered by the channel's capacity)
 * ``LOCK mu`` / ``UNLOCK mu`` a mutex with FIFO hand-off to waiters
 * ``YIELD``         runtime.Gosched: to the global queue, runnable
+* ``STW i``         stop the world for ``stw[i]`` from here (the G goes on running on
+                    its P, as the one that calls stopTheWorld does); replay's way to
+                    keep a stop at its point of the program, not of the clock
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-CPU, BLOCK, WAKE, SPAWN, SLEEP, SYSCALL, NET, SEND, RECV, LOCK, UNLOCK, YIELD = range(12)
+CPU, BLOCK, WAKE, SPAWN, SLEEP, SYSCALL, NET, SEND, RECV, LOCK, UNLOCK, YIELD, STW = range(13)
 OP_NAMES = (
     "cpu",
     "block",
@@ -36,6 +39,7 @@ OP_NAMES = (
     "lock",
     "unlock",
     "yield",
+    "stw",
 )
 
 Op = tuple[int, int, int]
@@ -48,9 +52,12 @@ class Program:
     roots: list[tuple[int, int]] = field(default_factory=list)  # (time ns, template) started from outside
     channels: list[int] = field(default_factory=list)  # capacity per channel
     mutexes: int = 0
-    stw: list[tuple[int, int, str]] = field(default_factory=list)  # (time ns, duration ns, reason)
+    # (time ns, duration ns, reason); one that an STW op names happens there, not at its time
+    stw: list[tuple[int, int, str]] = field(default_factory=list)
+    # stop-the-world index -> the GOMAXPROCS it sets (runtime.GOMAXPROCS(n): procresize when the world starts)
+    resize: dict[int, int] = field(default_factory=dict)
     labels: list[str] = field(default_factory=lambda: [""])  # string ids used by ops (block reasons)
-    procs: int = 0  # GOMAXPROCS the program was written for (0: the caller's choice)
+    procs: int = 0  # GOMAXPROCS the program starts with (0: the caller's choice)
     system: list[bool] = field(default_factory=list)  # template is a runtime goroutine
 
     def label(self, text: str) -> int:

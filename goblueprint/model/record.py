@@ -48,6 +48,10 @@ class Recorder:
         self.dec: dict[str, list[Any]] = {k: [] for k in DECISIONS_SCHEMA}
         self.decision_count = 0
         self.g_names: dict[int, tuple[str, bool]] = {}
+        self.procs_changes: list[tuple[int, int]] = []  # (time, GOMAXPROCS) after the start
+
+    def gomaxprocs(self, t: int, n: int) -> None:
+        self.procs_changes.append((t, n))
 
     def sid(self, text: str) -> int:
         got = self._sid.get(text)
@@ -134,10 +138,15 @@ class Recorder:
         migrated = [fp >= 0 and tp >= 0 and fp != tp for fp, tp in zip(f["from_p"], f["to_p"], strict=True)]
         flows = frame("flows", {**f, "stack": [0] * len(f["kind"]), "migrated": migrated})
         lanes = self._lanes(spans)
+        times, values = (
+            [start, *(t for t, _ in self.procs_changes)],
+            [procs, *(n for _, n in self.procs_changes)],
+        )
+        k = len(times)
         instants = frame(
             "instants",
-            {"kind": [int(InstantKind.GOMAXPROCS)], "time": [start], "g": [NONE], "p": [NONE], "m": [NONE],
-             "label": [0], "category": [0], "id": [procs], "stack": [0]},
+            {"kind": [int(InstantKind.GOMAXPROCS)] * k, "time": times, "g": [NONE] * k, "p": [NONE] * k,
+             "m": [NONE] * k, "label": [0] * k, "category": [0] * k, "id": values, "stack": [0] * k},
         )  # fmt: skip
         counters = frame(
             "counters",

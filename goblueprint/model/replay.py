@@ -7,7 +7,7 @@ waker's CPU; a wait nobody's G ended becomes a timer (SLEEP) or a network wait
 (NET) of the real length; a syscall keeps its real length; a go statement becomes
 SPAWN at its point of the parent's CPU.  Gs that existed before the trace, or were
 started by no G, are roots at their first time.  Stop-the-world spans replay as
-they happened.
+they happened, and a GOMAXPROCS change replays at the end of the stop it happened in.
 """
 
 from __future__ import annotations
@@ -25,16 +25,53 @@ from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State, T
 _RUN, _WAIT, _SYS = int(State.G_RUNNING), int(State.G_WAITING), int(State.G_SYSCALL)
 
 
-def gomaxprocs(tl: Timeline) -> int:
-    """The GOMAXPROCS in force for the longest part of the trace (the model runs with one)."""
+def gomaxprocs(tl: Timeline) -> tuple[int, list[tuple[int, int]]]:
+    """The GOMAXPROCS the trace starts with, and each later change as (time, new value).
+
+    The trace states the value at every generation's start too; only a different value
+    is a change (runtime.GOMAXPROCS(n) stopping the world for procresize).
+    """
     ev = tl.instants.filter(pl.col("kind") == int(InstantKind.GOMAXPROCS)).sort("time")
     if ev.height == 0:
-        return max(1, tl.spans.filter(pl.col("lane_kind") == int(LaneKind.P))["lane_id"].n_unique())
-    times = [*ev["time"].to_list(), tl.end_ns]
-    spans: dict[int, int] = defaultdict(int)
-    for i, v in enumerate(ev["id"].to_list()):
-        spans[int(v)] += times[i + 1] - max(times[i], tl.start_ns)
-    return max(sorted(spans), key=lambda v: spans[v])
+        return max(1, tl.spans.filter(pl.col("lane_kind") == int(LaneKind.P))["lane_id"].n_unique()), []
+    values = [int(v) for v in ev["id"].to_list()]
+    changes = []
+    for t, v in zip(ev["time"].to_list()[1:], values[1:], strict=True):
+        if v != (changes[-1][1] if changes else values[0]):
+            changes.append((int(t), v))
+    return values[0], changes
+
+
+def _stw_with_resizes(
+    tl: Timeline, changes: list[tuple[int, int]]
+) -> tuple[list[tuple[int, int, str]], list[int], dict[int, int]]:
+    """The trace's stop-the-world spans, each GOMAXPROCS change on the one it happened in.
+
+    procresize runs while the world is stopped (startTheWorldWithSema), so a change
+    belongs to the span that holds its time; one that no span holds (a trace that
+    lost the span at a generation edge) gets a zero-length stop of its own. Also returns
+    the G that stopped the world in each (-1 if none).
+    """
+    t0 = tl.start_ns
+    stw = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.STW)).sort("start")
+    spans = [(int(s) - t0, int(e) - int(s), tl.strings[int(lb)], int(g))
+             for s, e, lb, g in zip(stw["start"].to_list(), stw["end"].to_list(), stw["label"].to_list(),
+                                    stw["g"].to_list(), strict=True)]  # fmt: skip
+    placed: list[tuple[int, int]] = []  # (time, value) of changes no span holds
+    at: dict[int, int] = {}  # span start -> value
+    for t, v in changes:
+        rel = t - t0
+        host = [s for s, d, _, _ in spans if s <= rel <= s + d]
+        if host:
+            at[host[-1]] = v
+        else:
+            placed.append((rel, v))
+    for rel, v in placed:
+        spans.append((rel, 0, "stop-the-world (GOMAXPROCS)", -1))
+        at[rel] = v
+    spans.sort(key=lambda s: s[0])
+    resize = {i: at[s] for i, (s, _, _, _) in enumerate(spans) if s in at}
+    return [(s, d, r) for s, d, r, _ in spans], [g for _, _, _, g in spans], resize
 
 
 def _cpu_appender(out: list[Op]) -> Callable[[int], None]:
@@ -80,6 +117,14 @@ def from_timeline(tl: Timeline) -> Program:
         elif by_g:
             acts[fg].append((ft, P.WAKE, tmpl[g]))
             waker[(g, ft)] = fg
+
+    # A stop-the-world happens where the G that stopped the world was in its work (the model's
+    # clock drifts from the trace's, and a stop at the trace's time would fall elsewhere).
+    prog.procs, changes = gomaxprocs(tl)
+    prog.stw, stoppers, prog.resize = _stw_with_resizes(tl, changes)
+    for i, g in enumerate(stoppers):
+        if g in known:
+            acts[g].append((t0 + prog.stw[i][0], P.STW, i))
 
     # runtime.Gosched and other voluntary stops (not "preempted": the model preempts on its own).
     rq = tl.flows.filter(pl.col("kind") == int(FlowKind.REQUEUE))
@@ -137,8 +182,4 @@ def from_timeline(tl: Timeline) -> Program:
         if g not in created_by:
             prog.roots.append((max(0, int(start[lo]) - t0), tmpl[g]))
     prog.roots.sort()
-    stw = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.STW)).sort("start")
-    prog.stw = [(int(s) - t0, int(e) - int(s), tl.strings[int(lb)])
-                for s, e, lb in zip(stw["start"].to_list(), stw["end"].to_list(), stw["label"].to_list(), strict=True)]  # fmt: skip
-    prog.procs = gomaxprocs(tl)
     return prog

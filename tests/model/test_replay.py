@@ -1,7 +1,8 @@
 """Replay of real traces of the project's Go programs: work conserved, metrics within tolerance.
 
-The tolerances are the ones README.md states (measured on these traces); migrations are
-not among them because the model does not reach one (see docs/model.md).
+The tolerances are the ones README.md states (measured on these traces). Migrations are
+held only to the factor reached (the runtime that made these traces woke its threads late,
+see docs/model.md); p99 latency is not held.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from goblueprint.model import api, measure, policies, replay
+from goblueprint.model import api, engine, measure, policies, replay
 from goblueprint.model import program as P
 from goblueprint.model.constants import Constants
 from goblueprint.timeline.analysis import analyse
@@ -59,9 +60,20 @@ def test_replay_keeps_each_goroutines_work_and_the_model_runs_all_of_it(
     wakes = sum(code == P.WAKE for ops in prog.templates for code, _, _ in ops)
     blocks = sum(code == P.BLOCK for ops in prog.templates for code, _, _ in ops)
     assert wakes >= blocks > 1000
-    r = api.simulate(prog, consts, policies.resolve([]), seed=3, decisions=False)
-    r.sim.check_invariants()
-    simulated = sum(_running_per_g(r.timeline).values())
+    # Every stop-the-world is one STW op in the G that stopped the world (its point of that
+    # G's work), and the program's runtime.GOMAXPROCS(1) ... (2) are resizes at the end of theirs.
+    stw = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.STW)).sort("start")
+    stoppers = {i: order.index(g) for i, g in enumerate(stw["g"].to_list())}
+    assert {a: t for t, ops in enumerate(prog.templates) for code, a, _ in ops if code == P.STW} == stoppers
+    assert sorted((prog.stw[i][2], n) for i, n in prog.resize.items()) == [
+        ("stop-the-world (GOMAXPROCS)", 1),
+        ("stop-the-world (GOMAXPROCS)", 2),
+    ]
+    # The invariants hold all along a real run's stops, GOMAXPROCS changes, timers and netpolls.
+    sim = engine.Sim(prog, consts, policies.resolve([]), prog.procs, 3, decisions=False)
+    sim.run(check_every=500)
+    sim.check_invariants()
+    simulated = sum(_running_per_g(sim.rec.timeline(engine.T_START, sim.end, prog.procs)).values())
     assert simulated == sum(by_tmpl.values())
 
 
@@ -70,8 +82,9 @@ def test_replay_keeps_each_goroutines_work_and_the_model_runs_all_of_it(
 def test_replay_metrics_within_the_stated_tolerance(
     name: str, seed: int, consts: Constants, tmp_path: Path
 ) -> None:
-    # README's tolerance table, measured on these committed traces; p99 latency, migrations
-    # and (on other programs) preemptions are not within any tolerance yet and are not held.
+    # README's tolerance table, measured on these committed traces; p99 latency and (on other
+    # programs) preemptions are not within any tolerance yet and are not held; migrations only
+    # to the factor reached (x2.3-x6.7 too many: the real run's threads woke late).
     trace = tmp_path / f"{name}.trace"
     trace.write_bytes(lzma.decompress((GOLDEN / f"{name}.trace.xz").read_bytes()))
     tl = analyse(str(trace)).timeline
@@ -83,6 +96,7 @@ def test_replay_metrics_within_the_stated_tolerance(
     assert abs(sim["sched_latency_p50_ns"] - real["sched_latency_p50_ns"]) <= 300
     assert 0.5 <= sim["preemptions"] / max(1, real["preemptions"]) <= 2
     assert abs(sim["wall_ns"] - real["wall_ns"]) <= 0.05 * real["wall_ns"]
+    assert real["migrations"] <= sim["migrations"] <= 7 * real["migrations"]
 
 
 def test_compare_command_json(
@@ -110,3 +124,16 @@ def test_a_trace_that_breaks_part_way_is_not_replayed(
     assert main(["simulate", "compare", "--trace", str(cut)]) == 1
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("goblueprint: error: ") and err.count("\n") == 1
+
+
+def test_a_mostly_idle_trace_gets_few_preemptions(consts: Constants, tmp_path: Path) -> None:
+    # gens sleeps most of its 2.5 s and the runtime preempted nothing. A sysmon woken at its
+    # 20 µs tick by every started P (not the runtime's: only syscalls and startTheWorld wake
+    # it) preempted over a hundred times here; README states 0 -> 3 and 1 (seeds 1, 2).
+    trace = tmp_path / "gens.trace"
+    trace.write_bytes(lzma.decompress((GOLDEN / "gens-go1.27.trace.xz").read_bytes()))
+    tl = analyse(str(trace)).timeline
+    prog = replay.from_timeline(tl)
+    assert measure.from_timeline(tl, prog.procs)["preemptions"] == 0
+    sim = measure.of_sim(api.simulate(prog, consts, policies.resolve([]), seed=1, decisions=False))
+    assert sim["preemptions"] <= 5

@@ -201,3 +201,226 @@ def test_knob_changes_the_rule(consts: Constants) -> None:
     changed = consts.with_knobs({"global_queue_tick": "7", "steal_tries": "1"})
     assert changed.global_queue_tick == 7 and changed.steal_tries == 1
     assert changed.runq_size == consts.runq_size
+
+
+def test_gomaxprocs_shrink_destroys_ps_and_puts_their_gs_at_the_global_head(consts: Constants) -> None:
+    sim = _sim(consts, procs=3)
+    sim.prog.stw = [(0, 1000, "stop-the-world (GOMAXPROCS)")]
+    a, b, c, d = _gs(sim, 4)
+    sim.runq[2].extend([a, b])
+    sim.runnext[2] = c
+    sim.globq.append(d)
+    sim.stop_the_world(0, -1)
+    sim.procresize(1)
+    # p.destroy: the local queue from its tail, then runnext, each to the head of the global queue.
+    assert list(sim.globq) == [c, a, b, d]
+    assert sim.procs == 1 and sim.pidle == [0] and sim.npidle == 1
+    assert sim.pstatus[1] == sim.pstatus[2] == engine.PS_DEAD
+    assert policies.go_steal_order(sim, 0) == [0]  # stealOrder.reset(1)
+    sim.check_invariants()
+
+
+def test_the_g_that_stops_the_world_runs_through_it_and_the_stop_follows_the_program(
+    consts: Constants,
+) -> None:
+    prog = Program()
+    stop_ns = 50_000
+    prog.add_template("main.main", [(P.CPU, 10_000, 0), (P.STW, 0, 0), (P.CPU, 100_000, 0)])
+    prog.add_template("main.spin", [(P.CPU, 1_000_000, 0)])
+    prog.roots += [(0, 0), (0, 1)]
+    prog.stw = [(0, stop_ns, "stop-the-world (GOMAXPROCS)")]  # the trace's time (0) is not where it happens
+    prog.resize = {0: 1}
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    stw = tl.spans.filter(tl.spans["lane_kind"] == int(engine.LSTW))
+    runs = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == 0)).sort("start")
+    main = runs.filter(runs["lane_id"] == 1)
+    spin = runs.filter(runs["lane_id"] == 2)
+    # main runs on one P without a break, the stop 10 µs into it; spin is stopped for it and,
+    # with GOMAXPROCS 1 after it, runs only when main is done.
+    assert main.height == 1 and stw.height == 1
+    assert int(stw["start"][0]) == int(main["start"][0]) + 10_000
+    assert int(stw["end"][0]) - int(stw["start"][0]) == stop_ns
+    assert int(spin["start"][1]) >= int(main["end"][0])
+    assert set(spin["p"].to_list()[1:]) == {int(main["p"][0])}
+
+
+def test_a_blocked_syscall_that_resumes_on_another_p_is_no_migration(consts: Constants) -> None:
+    # Migrations are counted the same way on both sides (from_p != to_p of a flow); the trace
+    # gives a blocked syscall's exit no P, so the model must not give it the old one.
+    sim = _sim(consts, procs=2)
+    _take_p(sim, 0)
+    g, other = _gs(sim, 2)
+    sim.pg[0], sim.gp[g], sim.gm[g] = g, 0, sim.pm[0]
+    sim.gstatus[g] = engine.GS_RUNNING
+    sim.entersyscall(g, 1000)
+    sim.handoffp(0)  # sysmon took P0 ...
+    sim.pidle.remove(0)
+    sim.npidle -= 1
+    sim.pstatus[0], sim.pg[0] = PS_RUN, other  # ... and it runs another G now
+    sim.exitsyscall(g)
+    assert sim.gp[g] == 1  # exitsyscall's idle P
+    tl = sim.rec.timeline(engine.T_START, sim.now + 1, 2)
+    flow = tl.flows.filter(tl.flows["g"] == g)
+    assert flow["to_p"].to_list() == [1] and flow["migrated"].to_list() == [False]
+
+
+def _sleeping(sim: Sim, owner: int) -> int:
+    (g,) = _gs(sim, 1)
+    sim.gstatus[g], sim.gtimerp[g], sim.gp[g] = engine.GS_WAITING, owner, owner
+    return g
+
+
+def test_an_expired_timer_waits_for_its_busy_p_to_schedule(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    _take_p(sim, 0)
+    _take_p(sim, 1)
+    g = _sleeping(sim, 1)
+    sim.timer_fired(g)  # no idle P, so no M parked in netpoll: P1 runs it in its findRunnable
+    assert sim.gstatus[g] == engine.GS_WAITING and sim.runnext[1] == -1
+    sim.now += 5000
+    assert sim.find_runnable(1) == (g, consts.runnext_inherits_time)
+    tl = sim.rec.timeline(engine.T_START, sim.now + 1, 2)
+    assert tl.flows.filter(tl.flows["g"] == g)["from_time"].to_list() == [sim.now]  # unblocked when run
+
+
+def test_a_spinning_m_steals_expired_timers_in_its_last_round(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    _take_p(sim, 0)
+    _take_p(sim, 1)
+    g = _sleeping(sim, 1)
+    sim.timer_fired(g)
+    # P0 finds nothing local: stealWork runs P1's timer on P0 and runs its G.
+    assert sim.steal_work(0) == g
+    assert sim.gstatus[g] == engine.GS_RUNNABLE and not sim.ptimers[1] and sim.runnext[0] == -1
+    tl = sim.rec.timeline(engine.T_START, sim.now + 1, 2)
+    assert tl.flows.filter(tl.flows["g"] == g)["from_p"].to_list() == [0]  # readied on the thief
+
+
+def test_with_an_idle_p_the_timer_runs_when_the_parked_m_wakes(consts: Constants) -> None:
+    prog = Program()
+    prog.add_template("main.sleeper", [(P.CPU, 1000, 0), (P.SLEEP, 100_000, 0), (P.CPU, 1000, 0)])
+    prog.roots.append((0, 0))
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    wake = tl.flows.filter(tl.flows["label"] == tl.strings.index("unblock (sleep)"))
+    slept = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == int(engine.State.G_WAITING)))
+    expiry = int(slept["start"][0]) + 100_000
+    # The trace records the unblock when the timer runs: after the M's wake-up, not at expiry,
+    # and the G then runs at once from that P's runnext.
+    assert wake["from_time"].to_list() == [expiry + sim.k.wake_m_ns]
+    assert wake["to_time"][0] - wake["from_time"][0] <= sim.k.schedule_ns
+
+
+def _retaken_syscall(sim: Sim) -> int:
+    """A G in a syscall on P0 whose P sysmon handed off (idle now)."""
+    _take_p(sim, 0)
+    (g,) = _gs(sim, 1)
+    sim.pg[0], sim.gp[g], sim.gm[g] = g, 0, sim.pm[0]
+    sim.gstatus[g] = engine.GS_RUNNING
+    sim.entersyscall(g, 1000)
+    sim.handoffp(0)
+    return g
+
+
+def test_a_syscall_whose_p_was_taken_resumes_on_the_top_idle_p_not_its_old_one(consts: Constants) -> None:
+    sim = _sim(consts, procs=3)
+    g = _retaken_syscall(sim)
+    _take_p(sim, 2)
+    sim.pidleput(2)  # another P went idle after P0
+    top = sim.pidle[-1]
+    assert top == 2 and 0 in sim.pidle
+    sim.exitsyscall(g)  # Go 1.27's exitsyscallTryGetP: pidleget, whichever P that is
+    assert sim.gp[g] == top and sim.pstatus[0] == engine.PS_IDLE
+
+
+def test_a_syscall_takes_its_old_p_back_from_a_thread_now_in_a_syscall_on_it(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    g = _retaken_syscall(sim)
+    sim.pidle.remove(0)
+    sim.npidle -= 1
+    (h,) = _gs(sim, 1)
+    sim.pstatus[0], sim.pm[0] = PS_RUN, sim.new_m()
+    sim.pg[0], sim.gp[h], sim.gm[h], sim.gstatus[h] = h, 0, sim.pm[0], engine.GS_RUNNING
+    sim.entersyscall(h, 1000)  # P0's new thread is in a syscall now
+    sim.exitsyscall(g)  # setBlockOnExitSyscall(oldp) + takeP: P0 comes back, P1 stays idle
+    assert sim.gp[g] == 0 and sim.pg[0] == g and 1 in sim.pidle
+    sim.exitsyscall(h)  # h's P is gone: it takes the idle P
+    assert sim.gp[h] == 1
+    sim.check_invariants()
+
+
+def test_netpoll_on_a_p_keeps_the_ready_gs_it_cannot_hand_to_idle_ps(consts: Constants) -> None:
+    sim = _sim(consts, procs=3)
+    _take_p(sim, 0)
+    _take_p(sim, 2)
+    gs = _gs(sim, 4)
+    for g in gs:
+        sim.gstatus[g] = engine.GS_WAITING
+    sim.netready.extend(gs)
+    sim.schedtick[0] = 1
+    # findRunnable's netpoll on P0: the first G runs; injectglist gives one G to the global queue
+    # for the one idle P (and starts an M on it) and puts the rest on P0's own queue.
+    assert sim.find_runnable(0) == (gs[0], False)
+    assert list(sim.globq) == [gs[1]] and list(sim.runq[0]) == gs[2:]
+    assert sim.npidle == 0 and sim.pstatus[1] == PS_RUN
+    tl = sim.rec.timeline(engine.T_START, sim.now + 1, 3)
+    assert set(tl.flows.filter(tl.flows["g"].is_in(gs))["from_p"].to_list()) == {0}  # unblocked on P0
+
+
+def test_a_woken_m_shows_on_its_p_only_when_it_runs(consts: Constants) -> None:
+    from goblueprint.model import measure
+
+    prog = Program()
+    prog.add_template("main.main", [(P.CPU, 1000, 0), (P.SPAWN, 1, 1), (P.CPU, 100_000, 0)])
+    prog.add_template("main.child", [(P.CPU, 10_000, 0)])
+    prog.roots.append((0, 0))
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    spawn = tl.flows.filter(tl.flows["g"] == 2)
+    t0 = int(spawn["from_time"][0])
+    # newproc's wakep wakes an M for P1; as in a trace (ProcStart from the woken thread's
+    # acquirep) P1 stays idle until that M runs, and the child waits that long on an idle P.
+    p1 = tl.spans.filter((tl.spans["lane_kind"] == 1) & (tl.spans["lane_id"] == 1)).sort("start")
+    first_run = p1.filter(p1["state"] == int(engine.State.P_RUNNING))
+    assert int(first_run["start"][0]) == t0 + sim.k.wake_m_ns
+    assert spawn["to_p"].to_list() == [1]
+    assert measure.idle_p_while_runnable(tl) == 2 * sim.k.wake_m_ns  # main waited for its M too
+
+
+def _sysmon_events(sim: Sim) -> list[tuple[int, int, int]]:
+    return sorted((t, a, b) for t, _, k, a, b in sim.heap if k == engine.EV_SYSMON and a == sim.sysmon_epoch)
+
+
+def test_idle_sysmon_sleeps_to_the_next_timer_and_keeps_its_backed_off_delay(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    sim.sysmon_delay, sim.sysmon_idle = consts.sysmon_max_sleep_us, 10 * consts.sysmon_idle_ticks
+    g = _sleeping(sim, 0)
+    fires = sim.now + 50_000_000
+    sim.push(fires, engine.EV_WAKE_TIMER, g)
+    sim.sysmon()  # every P idle: sysmonwait until the timer
+    assert sim.sysmon_parked and _sysmon_events(sim) == [(fires, sim.sysmon_epoch, 1)]
+    sim.startm(sim.pidleget(), False, sim.k.wake_m_ns)  # a P started for other work: no notewakeup
+    assert sim.sysmon_parked and _sysmon_events(sim) == [(fires, sim.sysmon_epoch, 1)]
+    sim.now = fires
+    sim.heap = [e for e in sim.heap if e[2] != engine.EV_SYSMON]  # the loop took that event
+    sim.sysmon(resumed=True)  # woken by its timeout: idle and delay are not reset
+    assert sim.sysmon_delay == consts.sysmon_max_sleep_us
+    assert sim.sysmon_wakeups == 1  # counted as the lab does, per return from usleep: not the wait
+    assert _sysmon_events(sim) == [(fires + consts.sysmon_max_sleep_us * 1000, sim.sysmon_epoch, 0)]
+
+
+def test_a_syscall_wakes_a_waiting_sysmon_and_resets_it(consts: Constants) -> None:
+    sim = _sim(consts, procs=2)
+    sim.sysmon_delay, sim.sysmon_idle = consts.sysmon_max_sleep_us, 10 * consts.sysmon_idle_ticks
+    sim.sysmon()  # no timer at all: sysmonwait up to forcegcperiod/2
+    assert _sysmon_events(sim) == [(sim.now + consts.sysmon_wait_max_ns, sim.sysmon_epoch, 1)]
+    _take_p(sim, 0)
+    (g,) = _gs(sim, 1)
+    sim.pg[0], sim.gp[g], sim.gm[g], sim.gstatus[g] = g, 0, sim.pm[0], engine.GS_RUNNING
+    sim.entersyscall(g, 1000)  # entersyscallWakeSysmon
+    assert not sim.sysmon_parked and sim.sysmon_delay == consts.sysmon_min_sleep_us and sim.sysmon_idle == 0
+    assert _sysmon_events(sim) == [(sim.now, sim.sysmon_epoch, 1)]
