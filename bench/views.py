@@ -41,11 +41,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from trace_read import REFERENCE, RESULTS, go_env, produce_trace, run_child  # noqa: E402
 
+# -P: the working directory (often a checkout) must not shadow the goblueprint that
+# PYTHONPATH (--src) names, as ``python -m`` would otherwise put it first on sys.path.
+PYTHON = (sys.executable, "-P", "-m")
 VIEWS = ("stats", "pprof", "metrics", "timeline", "perfetto", "parquet", "sql")
 
 
 def our_command(view: str, trace: Path, out: Path) -> list[str]:
-    gb = [sys.executable, "-m", "goblueprint", "trace"]
+    gb = [*PYTHON, "goblueprint", "trace"]
     t = str(trace)
     return {
         "stats": [*gb, "stats", t, "--json"],
@@ -134,7 +137,7 @@ def main() -> int:
 
     out = Path(tempfile.mkdtemp(prefix="gbp-views-"))
     try:
-        _, base_rss, _ = best([sys.executable, "-m", "goblueprint", "--version"], 1, env)
+        _, base_rss, _ = best([*PYTHON, "goblueprint", "--version"], 1, env)
         # Warm-up: builds the compiled kernels of that checkout if needed, fills the page cache.
         best(our_command("stats", trace, out), 1, env)
         ref_wall, ref_rss, _ = best([str(reference_binary(trace)), str(trace)], args.repeat, genv)
