@@ -13,7 +13,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 from synth import drawable_flows
 
 from goblueprint.render.lanes import arrange, sorted_spans, span_titles
-from goblueprint.timeline.export_perfetto import write_perfetto
+from goblueprint.timeline.export_perfetto import COUNTER_TITLES, write_perfetto
 from goblueprint.timeline.model import LaneKind, State
 
 
@@ -137,6 +137,26 @@ def test_deterministic(synthetic_timeline):
     assert a.getvalue() == b.getvalue()
 
 
+def same_counters(decoded: pr.Decoded, tl) -> None:
+    """Each counter track holds its counter's samples (time since trace start, value), GC as 1/0 steps."""
+    got: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for e in decoded.events:
+        if e.type == pb.TrackEvent.TYPE_COUNTER:
+            got[decoded.tracks[e.track].name].append((e.ts, e.value))
+    want: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for sid, t, v in tl.counters.sort("name", "time", maintain_order=True).iter_rows():
+        raw = tl.strings[sid]
+        want[COUNTER_TITLES.get(raw, raw)].append((t - tl.start_ns, v))
+    for start, end in (
+        tl.spans.filter(pl.col("state") == int(State.GC_CYCLE))
+        .sort("start")
+        .select("start", "end")
+        .iter_rows()
+    ):
+        want["GC in progress"] += [(start - tl.start_ns, 1.0), (end - tl.start_ns, 0.0)]
+    assert got == want
+
+
 @pytest.fixture(scope="module")
 def sched_export(go_trace, tmp_path_factory):
     """The smaller sched trace (Go 1.22), its Timeline, and its export read back (decoding is the slow part)."""
@@ -156,6 +176,7 @@ def test_real_trace(sched_export):
     _trace, tl, _out, decoded = sched_export
     tracks, _, flows = check(decoded, tl)
     same_slices(decoded, tl)
+    same_counters(decoded, tl)
     parents = {d.name for d in tracks.values() if not d.HasField("parent_uuid")}
     assert {"Procs", "Threads", "Goroutines", "GC & stop-the-world", "Counters"} <= parents
     children = Counter(tracks[d.parent_uuid].name for d in tracks.values() if d.HasField("parent_uuid"))
