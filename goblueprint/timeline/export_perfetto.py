@@ -117,6 +117,7 @@ class _Export:
         self.names: list[str] = []
         self.name_index: dict[str, int] = {}
         self.layout_seq = 0
+        self.lane_keys: dict[int, list[tuple[int, int]]] = {}  # lane kind -> [(lane id, index in lanes)]
         # Times are written since the trace start; an earlier sample (none in a
         # well-formed trace) moves the origin rather than wrap the unsigned clock.
         firsts = [tl.start_ns] + [
@@ -235,7 +236,6 @@ class _Export:
         title_of_span, titles = span_titles(tl, spans, lanes)
         # Distinct keys can share a title (a P's "G17 main.worker" and a G's range label).
         title_of_span = self.name_ids(pl.Series(titles, dtype=pl.String))[title_of_span]
-        self.lane_keys = {}
         for k, lane in enumerate(lanes):
             self.lane_keys.setdefault(int(lane.kind), []).append((lane.lane_id, k))
         extra, sinks = self.extra_instants(spans, lanes)
