@@ -16,7 +16,8 @@ For each it prints wall seconds (best of --repeat), the time ratio against Go's
 reader and, for every view but stats, against ``go tool trace -pprof=sched`` (Go's time / ours:
 1.0 = as fast as Go, above 1 = faster), peak RSS (GNU time, the command's own) and
 peak RSS per byte of trace, raw and above the interpreter's baseline
-(``python -m goblueprint --version``).  ``--src DIR`` runs the goblueprint of
+(``python -m goblueprint --version``), and the size of what the command wrote
+per byte of trace (a file, or the files of an output directory).  ``--src DIR`` runs the goblueprint of
 another checkout (PYTHONPATH=DIR), for a before/after comparison in the same
 conditions.
 
@@ -42,6 +43,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from trace_read import REFERENCE, RESULTS, go_env, produce_trace, run_child  # noqa: E402
 
+# -P: the working directory (often a checkout) must not shadow the goblueprint that
+# PYTHONPATH (--src) names, as ``python -m`` would otherwise put it first on sys.path.
+PYTHON = (sys.executable, "-P", "-m")
 VIEWS = ("stats", "pprof", "metrics", "ingest", "timeline", "perfetto", "parquet", "sql")
 # Views that read the ingested tables: timed on a first run (no tables yet, the view
 # ingests) and on a second one (the tables from the cache).
@@ -49,7 +53,7 @@ INGESTED = ("ingest", "timeline", "perfetto", "parquet", "sql")
 
 
 def our_command(view: str, trace: Path, out: Path) -> list[str]:
-    gb = [sys.executable, "-m", "goblueprint", "trace"]
+    gb = [*PYTHON, "goblueprint", "trace"]
     t = str(trace)
     return {
         "stats": [*gb, "stats", t, "--json"],
@@ -61,6 +65,25 @@ def our_command(view: str, trace: Path, out: Path) -> list[str]:
         "parquet": [*gb, "export", "--format", "parquet", t, "-o", str(out / "parquet")],
         "sql": [*gb, "sql", t, "SELECT count(*) FROM events"],
     }[view]
+
+
+def output_of(view: str, out: Path) -> Path | None:
+    """What a view writes (None: it prints to stdout)."""
+    name = {
+        "pprof": "sched.pb.gz",
+        "timeline": "timeline.html",
+        "perfetto": "trace.pftrace",
+        "parquet": "parquet",
+    }
+    return out / name[view] if view in name else None
+
+
+def written_bytes(path: Path | None) -> int | None:
+    if path is None or not path.exists():
+        return None
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
 
 
 def reference_script() -> Path:
@@ -90,7 +113,7 @@ def drop_ingested(trace: Path, env: dict[str, str]) -> None:
         "except ImportError:\n    sys.exit(0)\n"
         "shutil.rmtree(ingest_root() / content_hash(sys.argv[1]), ignore_errors=True)\n"
     )
-    subprocess.run([sys.executable, "-c", code, str(trace)], env=env, check=True)
+    subprocess.run([sys.executable, "-P", "-c", code, str(trace)], env=env, check=True)
 
 
 def best(cmd: list[str], repeat: int, env: dict[str, str] | None = None, before=None):
@@ -133,7 +156,7 @@ def main() -> int:
 
     out = Path(tempfile.mkdtemp(prefix="gbp-views-"))
     try:
-        _, base_rss, _ = best([sys.executable, "-m", "goblueprint", "--version"], 1, env)
+        _, base_rss, _ = best([*PYTHON, "goblueprint", "--version"], 1, env)
         # Warm-up: builds the compiled kernels of that checkout if needed, fills the page cache.
         best(our_command("stats", trace, out), 1, env)
         ref_wall, ref_rss, _ = best([str(reference_binary(trace)), str(trace)], args.repeat, genv)
@@ -148,32 +171,43 @@ def main() -> int:
         ]
         gop_wall, gop_rss, _ = best(go_pprof, args.repeat, genv)
         rows = [
-            ("go internal/trace", ref_wall, ref_rss, None),
-            ("go tool trace -pprof=sched", gop_wall, gop_rss, None),
+            ("go internal/trace", ref_wall, ref_rss, None, None),
+            ("go tool trace -pprof=sched", gop_wall, gop_rss, None, None),
         ]
         for v in views:
             if v in INGESTED:
                 drop = lambda: drop_ingested(trace, env)  # noqa: E731
                 wall, rss, _ = best(our_command(v, trace, out), args.repeat, env, before=drop)
-                rows.append((f"{v} (first run)", wall, rss, gop_wall))
+                rows.append((f"{v} (first run)", wall, rss, gop_wall, written_bytes(output_of(v, out))))
                 if v != "ingest":
                     wall, rss, _ = best(our_command(v, trace, out), args.repeat, env)
-                    rows.append((f"{v} (second run)", wall, rss, gop_wall))
+                    rows.append((f"{v} (second run)", wall, rss, gop_wall, written_bytes(output_of(v, out))))
             else:
                 wall, rss, _ = best(our_command(v, trace, out), args.repeat, env)
-                rows.append((v, wall, rss, gop_wall if v in ("pprof", "metrics") else None))
+                rows.append(
+                    (
+                        v,
+                        wall,
+                        rss,
+                        gop_wall if v in ("pprof", "metrics") else None,
+                        written_bytes(output_of(v, out)),
+                    )
+                )
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
     print(f"interpreter baseline {base_rss / 1e6:.0f} MB")
-    head = f"{'command':<28} {'wall s':>8} {'Go reader/ours':>15} {'Go pprof/ours':>14} {'peak MB':>8} {'RSS/size':>9} {'above base/size':>16}"
+    head = f"{'command':<28} {'wall s':>8} {'Go reader/ours':>15} {'Go pprof/ours':>14} {'peak MB':>8} {'RSS/size':>9} {'above base/size':>16} {'out/size':>9}"
     print(head)
     results = []
-    for name, wall, rss, gop in rows:
+    for name, wall, rss, gop, wrote in rows:
         ratio = ref_wall / wall
         prow = f"{gop / wall:14.2f}" if gop else f"{'':>14}"
         above = (rss - base_rss) / size
-        print(f"{name:<28} {wall:8.2f} {ratio:15.2f} {prow} {rss / 1e6:8.0f} {rss / size:9.2f} {above:16.2f}")
+        orow = f"{wrote / size:9.2f}" if wrote is not None else f"{'':>9}"
+        print(
+            f"{name:<28} {wall:8.2f} {ratio:15.2f} {prow} {rss / 1e6:8.0f} {rss / size:9.2f} {above:16.2f} {orow}"
+        )
         results.append(
             {
                 "command": name,
@@ -183,6 +217,7 @@ def main() -> int:
                 "peak_rss": rss,
                 "rss_per_byte": rss / size,
                 "above_baseline_per_byte": above,
+                "output_bytes": wrote,
             }
         )
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from goblueprint import toolchain
 from goblueprint.toolchain.cachelock import entry_lock, publish
 
 ROOT = Path(__file__).resolve().parent.parent
+# Helpers shared by several test folders (perfetto_read) import by name, as under rootdir mode.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 GOPROGS = Path(__file__).resolve().parent / "goprogs"
 # Go's own reader (internal/trace) as a command: the project's shared tool where a checkout
 # sits beside it (any parent's shared/tools), else the copy kept in tests/tools, so a clone

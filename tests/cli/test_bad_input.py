@@ -161,11 +161,10 @@ def test_partial_trace_is_used_up_to_the_failure_by_every_command(bad_traces, tm
     html = (base / "timeline-html" / "out.html").read_text()
     assert html.rstrip().endswith("</html>")
     ET.fromstring((base / "timeline-svg" / "out.svg").read_text())  # well-formed, whole SVG
-    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+    import perfetto_read
 
-    perfetto = pb.Trace()
-    perfetto.ParseFromString((base / "perfetto" / "out.perfetto-trace").read_bytes())
-    assert sum(p.HasField("track_event") for p in perfetto.packet) > 100
+    perfetto = perfetto_read.packets((base / "perfetto" / "out.perfetto-trace").read_bytes())
+    assert sum(p.HasField("track_event") for p in perfetto) > 100
     chrome = json.loads((base / "chrome" / "out.json").read_text())
     assert chrome["traceEvents"]
     tables = {p.stem: pl.read_parquet(p) for p in (base / "parquet" / "out").glob("*.parquet")}

@@ -209,14 +209,12 @@ def test_a_switch_perf_did_not_deliver_leaves_its_stretch_out() -> None:
 
 
 def test_perfetto_export_has_kernel_and_cpu_tracks(tmp_path) -> None:
-    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+    import perfetto_read
 
     from goblueprint.timeline.export_perfetto import write_perfetto
 
     tl = _timeline()
     out = tmp_path / "k.pftrace"
     write_perfetto(join.with_kernel(tl, join.join(tl, _kernel(), join.Clock(0, 0, 0))), out)
-    trace = pb.Trace()
-    trace.ParseFromString(out.read_bytes())
-    names = {p.track_descriptor.name for p in trace.packet if p.HasField("track_descriptor")}
+    names = {t.name for t in perfetto_read.read(out.read_bytes()).tracks.values()}
     assert {"kernel: thread 100", "Go vs kernel: thread 100", "CPU 0", "CPU 1", "CPU cores (kernel)"} <= names

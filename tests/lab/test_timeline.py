@@ -107,17 +107,11 @@ def test_browser_draws_queue_rows_under_p_lanes_and_steal_arrows(
     assert errors == [] and page_path.stat().st_size > 10_000
 
 
-def _decode(path: Path) -> tuple[dict[int, Any], list[Any], dict[int, str]]:
-    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+def _decode(path: Path) -> tuple[dict[int, Any], list[Any]]:
+    import perfetto_read
 
-    trace = pb.Trace()
-    trace.ParseFromString(path.read_bytes())
-    tracks = {
-        p.track_descriptor.uuid: p.track_descriptor for p in trace.packet if p.HasField("track_descriptor")
-    }
-    names = {n.iid: n.name for p in trace.packet for n in p.interned_data.event_names}
-    events = [p for p in trace.packet if p.HasField("track_event")]
-    return tracks, events, names
+    decoded = perfetto_read.read(path.read_bytes())
+    return decoded.tracks, decoded.events
 
 
 def test_perfetto_export_has_queue_tracks_under_ps_steal_flows_and_sysmon_marks(
@@ -132,39 +126,39 @@ def test_perfetto_export_has_queue_tracks_under_ps_steal_flows_and_sysmon_marks(
         "trace", "export", str(steal_run / "trace.out"), "--lab", str(steal_run), "-o", str(out)
     )
     assert code == 0, err
-    tracks, events, names = _decode(out)
+    tracks, events = _decode(out)
     # A "run queue" counter track as the child of each P's track, with every sample.
     queues = {tracks[t.parent_uuid].name: t for t in tracks.values() if t.name == "run queue"}
     lengths = runqueues.queue_lengths(df)
     assert set(queues) == {f"Proc {p}" for p in lengths["p"].unique().to_list()}
     assert all(t.HasField("counter") for t in queues.values())
     for proc, t in queues.items():
-        samples = [e for e in events if e.track_event.track_uuid == t.uuid]
+        samples = [e for e in events if e.track == t.uuid]
         assert len(samples) == lengths.filter(pl.col("p") == int(proc.split()[1])).height
-        assert all(e.track_event.HasField("double_counter_value") for e in samples)
+        assert all(e.value is not None for e in samples)
     # Each steal: a flow leaving the victim's P track and ending on the thief's.
     steals = runqueues.steals(df)
     starts = {}
     for e in events:
-        for fid in e.track_event.flow_ids:
+        for fid in e.flow_ids:
             starts[fid] = e
     steal_flows = [
-        (tracks[starts[fid].track_event.track_uuid].name, tracks[e.track_event.track_uuid].name)
+        (tracks[starts[fid].track].name, tracks[e.track].name)
         for e in events
-        for fid in e.track_event.terminating_flow_ids
-        if names.get(starts[fid].track_event.name_iid, "").startswith("steal →")
+        for fid in e.terminating_flow_ids
+        if starts[fid].name.startswith("steal →")
     ]
     assert sorted(steal_flows) == sorted((f"Proc {s['victim']}", f"Proc {s['thief']}") for s in steals)
     # Sysmon's wake-ups: instant events on its own thread track.
     sysmon = [t.uuid for t in tracks.values() if t.name.startswith("sysmon (thread")]
     assert len(sysmon) == 1
-    on_track = [e for e in events if e.track_event.track_uuid == sysmon[0]]
-    marks = [e for e in on_track if e.track_event.type == 3]
+    on_track = [e for e in events if e.track == sysmon[0]]
+    marks = [e for e in on_track if e.type == 3]
     assert len(marks) == df.filter(pl.col("kind") == "sysmon_wake").height > 0
-    assert all(names[e.track_event.name_iid] == "sysmon wake" for e in marks)
+    assert all(e.name == "sysmon wake" for e in marks)
     # Anything else there is the trace's own slices of that thread: sysmon's M shows in the
     # trace when it takes a P from a syscall (ProcSteal), which a run may or may not do.
-    assert all(e.track_event.type in (1, 2) for e in on_track if e.track_event.type != 3)
+    assert all(e.type in (1, 2) for e in on_track if e.type != 3)
 
 
 def test_trace_commands_take_lab_dir(

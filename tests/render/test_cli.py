@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+import perfetto_read
 import pytest
-from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from goblueprint.cli import main
 from goblueprint.cli.trace_timeline import parse_duration
@@ -85,7 +85,7 @@ def test_svg_and_exports(capsys, tmp_path, go_trace, sched_timeline, synthetic_t
     monkeypatch.setattr(model, "build_timeline", lambda path, **_options: synthetic_timeline)
     pf = tmp_path / "t.pftrace"
     assert main(["trace", "export", "--format", "perfetto", trace, "-o", str(pf)]) == 0
-    assert len(pb.Trace.FromString(pf.read_bytes()).packet) > 2 * synthetic_timeline.spans.height
+    assert len(perfetto_read.packets(pf.read_bytes())) > 2 * synthetic_timeline.spans.height
     cj = tmp_path / "t.json"
     assert main(["trace", "export", "--format", "chrome", trace, "-o", str(cj)]) == 0
     assert len(json.loads(cj.read_text())["traceEvents"]) > synthetic_timeline.spans.height

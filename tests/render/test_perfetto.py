@@ -3,51 +3,41 @@
 from __future__ import annotations
 
 import io
+import re
 from collections import Counter, defaultdict
 
+import perfetto_read as pr
 import polars as pl
 import pytest
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 from synth import drawable_flows
 
-from goblueprint.timeline.export_perfetto import write_perfetto
+from goblueprint.render.lanes import arrange, sorted_spans, span_titles
+from goblueprint.timeline.export_perfetto import COUNTER_TITLES, write_perfetto
 from goblueprint.timeline.model import LaneKind, State
 
 
-def decode(tl):
+def decode(tl) -> pr.Decoded:
     buf = io.BytesIO()
     written = write_perfetto(tl, buf)
-    trace = pb.Trace.FromString(buf.getvalue())
-    assert len(trace.packet) == written
-    return trace
+    decoded = pr.read(buf.getvalue())
+    assert len(decoded.packets) == written
+    return decoded
 
 
-def check(trace, tl):
+def check(decoded: pr.Decoded, tl):
     """Structural checks every export must pass; returns what the caller may check further."""
-    names: dict[int, str] = {}
-    tracks: dict[int, pb.TrackDescriptor] = {}
+    tracks = decoded.tracks
     events = defaultdict(list)  # track uuid -> [(ts, type, name)]
     flows_out: Counter[int] = Counter()
     flows_in: Counter[int] = Counter()
-    cleared = False
-    for p in trace.packet:
-        if p.HasField("interned_data"):
-            assert p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
-            cleared = True
-            for n in p.interned_data.event_names:
-                names[n.iid] = n.name
-        if p.HasField("track_descriptor"):
-            tracks[p.track_descriptor.uuid] = p.track_descriptor
-        if p.HasField("track_event"):
-            te = p.track_event
-            assert cleared and p.trusted_packet_sequence_id == 1
-            assert te.track_uuid in tracks, "event on a track without descriptor"
-            name = names[te.name_iid] if te.name_iid else ""
-            if te.type != pb.TrackEvent.TYPE_SLICE_END and te.type != pb.TrackEvent.TYPE_COUNTER:
-                assert name, "slice or instant without a name"
-            events[te.track_uuid].append((p.timestamp, te.type, name))
-            flows_out.update(te.flow_ids)
-            flows_in.update(te.terminating_flow_ids)
+    for e in decoded.events:
+        assert e.track in tracks, "event on a track without descriptor"
+        if e.type != pb.TrackEvent.TYPE_SLICE_END and e.type != pb.TrackEvent.TYPE_COUNTER:
+            assert e.name, "slice or instant without a name"
+        events[e.track].append((e.ts, e.type, e.name))
+        flows_out.update(e.flow_ids)
+        flows_in.update(e.terminating_flow_ids)
     for desc in tracks.values():
         if desc.HasField("parent_uuid"):
             assert desc.parent_uuid in tracks
@@ -72,9 +62,36 @@ def check(trace, tl):
     return tracks, events, flows_out
 
 
+def expected_slices(tl) -> dict[str, list[tuple[int, int, str]]]:
+    """Per lane name, the Timeline's spans of non-zero length as (start since trace start, duration, title)."""
+    spans = sorted_spans(tl)
+    lanes = arrange(tl, spans)
+    title_of_span, titles = span_titles(tl, spans, lanes)
+    starts, ends = spans["start"].to_numpy(), spans["end"].to_numpy()
+    out = {}
+    for lane in lanes:
+        rows = [r for r in range(lane.lo, lane.hi) if ends[r] > starts[r]]
+        out[lane.name] = sorted(
+            (int(starts[r]) - tl.start_ns, int(ends[r] - starts[r]), titles[title_of_span[r]]) for r in rows
+        )
+    return out
+
+
+def same_slices(decoded: pr.Decoded, tl) -> None:
+    """Each lane's slices as the reader rebuilds them equal the Timeline's spans: count, names, times."""
+    got: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    for uuid, rows in pr.slices(decoded).items():
+        # Overlapping spans of one lane go to its "(2)", "(3)" tracks.
+        got[re.sub(r" \(\d+\)$", "", decoded.tracks[uuid].name)].extend(rows)
+    want = expected_slices(tl)
+    assert {k: sorted(v) for k, v in got.items()} == {k: v for k, v in want.items() if v}
+
+
 def test_synthetic(synthetic_timeline):
     tl = synthetic_timeline
-    tracks, events, flows = check(decode(tl), tl)
+    decoded = decode(tl)
+    tracks, events, flows = check(decoded, tl)
+    same_slices(decoded, tl)
     by_name = {d.name: d for d in tracks.values()}
     assert {"Procs", "Threads", "Goroutines", "GC & stop-the-world", "Counters"} <= set(by_name)
     assert by_name["Proc 0"].parent_uuid == by_name["Procs"].uuid
@@ -106,7 +123,9 @@ def test_overlapping_spans_go_to_extra_tracks(synthetic_timeline):
     from dataclasses import replace
 
     tl2 = replace(tl, spans=pl.concat([tl.spans, extra]))
-    tracks, _, _ = check(decode(tl2), tl2)
+    decoded = decode(tl2)
+    tracks, _, _ = check(decoded, tl2)
+    same_slices(decoded, tl2)
     names = sorted(d.name for d in tracks.values() if d.name.startswith("G1 ") and d.parent_uuid)
     assert any(n.endswith("(2)") for n in names), names
 
@@ -118,10 +137,46 @@ def test_deterministic(synthetic_timeline):
     assert a.getvalue() == b.getvalue()
 
 
+def same_counters(decoded: pr.Decoded, tl) -> None:
+    """Each counter track holds its counter's samples (time since trace start, value), GC as 1/0 steps."""
+    got: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for e in decoded.events:
+        if e.type == pb.TrackEvent.TYPE_COUNTER:
+            got[decoded.tracks[e.track].name].append((e.ts, e.value))
+    want: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for sid, t, v in tl.counters.sort("name", "time", maintain_order=True).iter_rows():
+        raw = tl.strings[sid]
+        want[COUNTER_TITLES.get(raw, raw)].append((t - tl.start_ns, v))
+    for start, end in (
+        tl.spans.filter(pl.col("state") == int(State.GC_CYCLE))
+        .sort("start")
+        .select("start", "end")
+        .iter_rows()
+    ):
+        want["GC in progress"] += [(start - tl.start_ns, 1.0), (end - tl.start_ns, 0.0)]
+    assert got == want
+
+
+@pytest.fixture(scope="module")
+def sched_export(go_trace, tmp_path_factory):
+    """The smaller sched trace (Go 1.22), its Timeline, and its export read back (decoding is the slow part)."""
+    from goblueprint.timeline.model import build_timeline
+
+    trace = go_trace("sched", go="1.22", scale=1)
+    tl = build_timeline(trace)
+    out = tmp_path_factory.mktemp("perfetto") / "sched.pftrace"
+    written = write_perfetto(tl, out)
+    decoded = pr.read(out.read_bytes())
+    assert len(decoded.packets) == written
+    return trace, tl, out, decoded
+
+
 @pytest.mark.slow
-def test_real_trace(sched_timeline):
-    tl = sched_timeline
-    tracks, _, flows = check(decode(tl), tl)
+def test_real_trace(sched_export):
+    _trace, tl, _out, decoded = sched_export
+    tracks, _, flows = check(decoded, tl)
+    same_slices(decoded, tl)
+    same_counters(decoded, tl)
     parents = {d.name for d in tracks.values() if not d.HasField("parent_uuid")}
     assert {"Procs", "Threads", "Goroutines", "GC & stop-the-world", "Counters"} <= parents
     children = Counter(tracks[d.parent_uuid].name for d in tracks.values() if d.HasField("parent_uuid"))
@@ -133,3 +188,43 @@ def test_real_trace(sched_timeline):
     )  # the sched program wakes goroutines through channels, mutexes, timers
     counters = [d for d in tracks.values() if d.HasField("counter")]
     assert {"heap in use", "goroutines running", "GC in progress"} <= {d.name for d in counters}
+
+
+@pytest.mark.slow
+def test_real_trace_is_interned_incremental_per_sequence_and_small(sched_export):
+    trace, tl, out, decoded = sched_export
+    # At most twice the Go trace it comes from (it was 25x with one packet per event and
+    # absolute times and tracks, uncompressed).
+    assert out.stat().st_size <= 2 * trace.stat().st_size
+    by_seq = defaultdict(list)
+    for p in decoded.packets:
+        by_seq[p.trusted_packet_sequence_id].append(p)
+    assert 0 not in by_seq
+    for seq, packets in by_seq.items():
+        # The first packet of a sequence starts its state, every later one depends on it.
+        assert packets[0].sequence_flags == pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED, seq
+        assert all(p.sequence_flags == pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE for p in packets[1:]), seq
+    events_of = defaultdict(list)
+    for e in decoded.events:
+        events_of[e.seq].append(e)
+    # One sequence per track: its events carry no track, no name text, no clock of their own.
+    assert len(events_of) > 50
+    assert all(len({e.track for e in evs}) == 1 for evs in events_of.values())
+    assert len({evs[0].track for evs in events_of.values()}) == len(events_of)
+    raw = [p for p in decoded.packets if p.HasField("track_event")]
+    assert not any(p.track_event.HasField("track_uuid") or p.track_event.name for p in raw)
+    assert not any(p.HasField("timestamp_clock_id") for p in raw)
+    # Names are interned once per sequence, only those it uses.
+    for seq, names in decoded.interned.items():
+        texts = [n.name for n in names]
+        assert len(set(texts)) == len(texts) == len({n.iid for n in names}), seq
+        assert set(texts) == {e.name for e in events_of[seq] if e.name}, seq
+    named = sum(1 for e in decoded.events if e.name)
+    assert sum(len(v) for v in decoded.interned.values()) * 20 < named
+    # Timestamps are deltas on each sequence's incremental clock: on the wire they add up
+    # to the last event's time, and most are far smaller than the times themselves.
+    for seq, evs in events_of.items():
+        wire = [p.timestamp for p in by_seq[seq] if p.HasField("track_event")]
+        assert sum(wire) == evs[-1].ts, seq
+    deltas = [p.timestamp for p in raw]
+    assert sorted(deltas)[len(deltas) // 2] * 100 < (tl.end_ns - tl.start_ns)
