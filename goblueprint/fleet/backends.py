@@ -18,6 +18,7 @@ one-line error naming the package.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -112,6 +113,9 @@ def _run_ray(jobs: list[tuple[str, str]], backend: Backend, on_result: OnResult,
     started = False
     if not ray.is_initialized():
         local = backend.address == LOCAL
+        # Ray's own notices (token auth on by default, ...) would mix with the one line per
+        # failure that stderr promises; its errors still show.
+        logging.getLogger("ray").setLevel(logging.ERROR)
         ray.init(
             address=None if local else backend.address,
             num_cpus=backend.workers if local else None,
