@@ -40,8 +40,14 @@ def print_rows(columns: list[str], rows: list[tuple[Any, ...]]) -> None:
     from goblueprint.cli._console import table_console
 
     table = Table(caption=f"{len(rows)} rows")
-    for col in columns:
-        table.add_column(escape(col), overflow="fold")
+    for i, col in enumerate(columns):
+        values = [row[i] for row in rows if row[i] is not None]
+        numeric = bool(values) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+        # Numbers right-aligned and never wrapped; text wraps in its cell on a narrow terminal.
+        if numeric:
+            table.add_column(escape(col), justify="right", no_wrap=True)
+        else:
+            table.add_column(escape(col), overflow="fold")
     for row in rows:
         table.add_row(*(escape("" if v is None else str(v)) for v in row))
     table_console().print(table)
@@ -101,7 +107,7 @@ def print_metrics(report: dict[str, Any]) -> None:
 _CSS = """
 body{font:14px system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
-table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 8px;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 .fail{color:#b00}.plots{display:flex;flex-wrap:wrap;gap:16px}
 figure{margin:0}figcaption{font-size:12px;color:#555}
@@ -124,22 +130,25 @@ def _table(cols: list[tuple[str, str, bool]], rows: list[dict[str, Any]], fmt: d
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
-def strip_svg(title: str, points: list[tuple[str, float]], unit: str, *, width: int = 360) -> str:
-    """One dot per trace on a horizontal axis from 0 to the largest value; hover names the trace."""
+def strip_svg(
+    title: str, points: list[tuple[str, float]], unit: str, *, width: int = 360, top: float | None = None
+) -> str:
+    """One dot per trace on a horizontal axis from 0 to TOP (default: the largest value);
+    hovering a dot names its trace and value."""
     height, pad = 70, 12
-    top = max((v for _, v in points), default=0.0) or 1.0
+    top = top or max((v for _, v in points), default=0.0) or 1.0
     dots = []
     for i, (name, v) in enumerate(points):
         x = pad + (width - 2 * pad) * v / top
         y = 22 + (i * 7) % 24  # spread ties vertically so each dot stays visible
         dots.append(
             f'<circle cx="{x:.1f}" cy="{y}" r="3.5" fill="#3366cc" fill-opacity="0.6">'
-            f"<title>{_e(name)}: {v:g} {_e(unit)}</title></circle>"
+            f"<title>{_e(name)}: {v:.6g} {_e(unit)}</title></circle>"
         )
     axis = (
         f'<line x1="{pad}" y1="52" x2="{width - pad}" y2="52" stroke="#888"/>'
         f'<text x="{pad}" y="66" font-size="10">0</text>'
-        f'<text x="{width - pad}" y="66" font-size="10" text-anchor="end">{top:g} {_e(unit)}</text>'
+        f'<text x="{width - pad}" y="66" font-size="10" text-anchor="end">{top:.6g} {_e(unit)}</text>'
     )
     return (
         f'<figure><svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -165,7 +174,7 @@ def metrics_html(report: dict[str, Any], title: str = "goblueprint trace batch")
         parts.append('<h2>Across traces</h2><div class="plots">')
         parts.append(strip_svg("worst STW pause per trace", pts("stw_max", 1e3), "µs"))
         parts.append(strip_svg("scheduling latency p99 per trace", pts("latency_p99", 1e3), "µs"))
-        parts.append(strip_svg("mean P utilization per trace", pts("utilization", 0.01), "%"))
+        parts.append(strip_svg("mean P utilization per trace", pts("utilization", 0.01), "%", top=100))
         parts.append(strip_svg("goroutines per trace", pts("goroutines", 1), ""))
         parts.append("</div>")
         parts.append("<h2>Worst traces</h2>")
