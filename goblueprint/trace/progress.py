@@ -9,6 +9,9 @@ Usage::
 ``total=None`` shows a running count and rate instead of a bar (for streams whose
 length in items is unknown, such as events of a trace).
 
+``tally(label, total)`` counts whole items instead (the traces of ``trace batch``):
+its ``done(line)`` advances the bar and prints the item's line above it.
+
 Nothing is printed when stderr is not a terminal (pipes, CI, tests), so command
 output stays byte-for-byte deterministic.  rich is imported only when a bar is shown.
 """

@@ -23,6 +23,8 @@ def fleet_dir(go_trace: Callable[..., Path], tmp_path_factory: pytest.TempPathFa
              "old.out": go_trace("small", go="1.22", prog_root=SMALL)}  # fmt: skip
     for name, src in whole.items():
         shutil.copyfile(src, d / name)
+    # The same bytes under another name: one stored entry, rows for each name.
+    shutil.copyfile(whole["new.trace"], d / "copy.trace")
     # Cut inside the first generation's batches: nothing usable, Go's reader rejects it.
     (d / "cut.trace").write_bytes(whole["new.trace"].read_bytes()[:3000])
     # Cut inside a later generation (as tests/cli's bad_traces, so its ingest is shared):

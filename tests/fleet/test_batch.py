@@ -31,8 +31,8 @@ def test_event_counts_are_gos_and_failures_are_listed(
     data = json.loads(out)
     counts = {Path(r["trace"]).name: r["n"] for r in data["rows"]}
     # The directory pattern takes *.trace and *.out, nothing else.
-    assert sorted(counts) == ["half.trace", "new.trace", "old.out"]
-    for name in ("new.trace", "old.out"):
+    assert sorted(counts) == ["copy.trace", "half.trace", "new.trace", "old.out"]
+    for name in ("new.trace", "old.out", "copy.trace"):
         ref = go_reference(fleet_dir / name)
         assert ref.returncode == 0, ref.stderr
         assert counts[name] == int(re.search(r"events=(\d+)", ref.stdout)[1]), name
@@ -48,7 +48,10 @@ def test_event_counts_are_gos_and_failures_are_listed(
     assert code == 1 and len(lines) == 2, err
     assert all(line.startswith("goblueprint: error: ") and "(offset " in line for line in lines)
     # The traces table: one row per file named, with its Go version and content hash.
-    code, out, _ = batch(capsys, str(fleet_dir / "new.trace"), str(fleet_dir / "old.out"), "--json",
+    # One file named twice (here through "x/../") is one trace of the batch.
+    again = str(fleet_dir / "x" / ".." / "new.trace")
+    (fleet_dir / "x").mkdir(exist_ok=True)
+    code, out, _ = batch(capsys, str(fleet_dir / "new.trace"), str(fleet_dir / "old.out"), again, "--json",
                          "--sql", "SELECT trace, go_version, content, error FROM traces ORDER BY trace")  # fmt: skip
     rows = json.loads(out)["rows"]
     assert code == 0 and [r["go_version"] for r in rows] == ["1.26", "1.22"]
