@@ -9,6 +9,9 @@ Usage::
 ``total=None`` shows a running count and rate instead of a bar (for streams whose
 length in items is unknown, such as events of a trace).
 
+``tally(label, total)`` counts whole items instead (the traces of ``trace batch``):
+its ``done(line)`` advances the bar and prints the item's line above it.
+
 When stderr is not a terminal (pipes, CI, tests) a pass over a large trace prints a
 line as it starts and as it ends (``size=``), and nothing else is printed, so command
 output stays byte-for-byte deterministic.  rich is imported only when a bar is shown.
@@ -114,3 +117,38 @@ def progress(
                 bar.update(task, completed=done if total is None else min(done, total), refresh=True)
 
         yield advance
+
+
+@contextmanager
+def tally(
+    label: str, total: int, *, unit: str = "traces", stream: TextIO | None = None
+) -> Iterator[Callable[[str], None]]:
+    """Yield ``done(line)``, called once per finished item: on a terminal a bar of TOTAL items
+    with each item's LINE printed above it as it finishes; elsewhere nothing, as ``progress``."""
+    stream = sys.stderr if stream is None else stream
+    if not enabled(stream):
+        yield _noop_line
+        return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = [
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(unit),
+        TimeRemainingColumn(),
+    ]
+    with Progress(*columns, console=Console(file=stream), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+
+        def done(line: str) -> None:
+            bar.console.print(escape(line), highlight=False)
+            bar.advance(task)
+
+        yield done
+
+
+def _noop_line(line: str) -> None:
+    return None
