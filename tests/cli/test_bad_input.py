@@ -332,6 +332,7 @@ BENCHES = [
     "timeline_model.py",
     "timeline_views.py",
     "binary_bench.py",
+    "fleet.py",
 ]
 NO_PYTEST = r"""
 import importlib.util, runpy, sys, traceback
