@@ -93,7 +93,7 @@ class Sample:
 @dataclass
 class Schedtrace:
     samples: list[Sample] = field(default_factory=list)
-    skipped_lines: int = 0  # foreign lines passed over in lenient mode
+    skipped_lines: int = 0  # foreign or damaged lines passed over in lenient mode
 
     @property
     def detailed(self) -> bool:
@@ -168,7 +168,8 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
 
     A line that is not the runtime's raises CaptureError naming its number,
     unless ``lenient`` (then it is counted in ``skipped_lines``): a raw stderr
-    mixes the program's own lines with the scheduler's.
+    mixes the program's own lines with the scheduler's, sometimes inside one of its
+    lines (the runtime writes a line in several writes), which is then skipped too.
     """
     result = Schedtrace()
     current: Sample | None = None
@@ -177,7 +178,16 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
         if not line.strip():
             continue
         if line.startswith("SCHED ") and _SCHED_HEAD.match(line):
-            current = _parse_sched(line, lineno)
+            try:
+                current = _parse_sched(line, lineno)
+            except CaptureError:
+                if not lenient:
+                    raise
+                # The runtime writes a line in pieces, so the program's own stderr can land
+                # inside one: that sample is lost (and its detail lines with it), not the run.
+                result.skipped_lines += 1
+                current = None
+                continue
             result.samples.append(current)
             continue
         detail = _parse_detail(line)

@@ -79,10 +79,10 @@ def test_process_start_is_measured_on_the_traces_clock(tmp_path: Path) -> None:
     assert first.kind == EventKind.SYNC
     snap = first.sync().clock_snapshot  # Go 1.25+: the trace's own (trace time, mono) pair
     assert snap is not None
-    assert before < start < snap.mono
+    assert before < start
     # The measurement is late by the pipe's latency (milliseconds on a loaded machine, more
-    # than the runtime takes from its start to package init), so mapped onto the trace's clock
-    # it may land after the first event; the cross-check never places schedtrace's 0 ms there.
+    # than the runtime takes from its start to package init), so it may land after the trace's
+    # clock snapshot and its first event; the cross-check never places schedtrace's 0 ms there.
     from goblueprint.capture import schedtrace
     from goblueprint.capture.crosscheck import compare
 

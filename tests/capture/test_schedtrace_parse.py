@@ -140,6 +140,20 @@ def test_foreign_line_is_an_error_naming_its_line() -> None:
     assert len(lenient.samples) == len(lines) - 1
 
 
+def test_sched_line_broken_by_the_programs_output_is_skipped_when_lenient() -> None:
+    # Seen on a loaded machine: the program's stderr written into the middle of a SCHED line
+    # (the runtime writes one in several writes), the rest of the line on the next one.
+    lines = (DATA / "schedtrace-go1.27.3.log").read_text().splitlines()
+    head, _, tail = lines[1].partition(" threads=")
+    broken = [lines[0], f"{head} threads=mainpkg stderr: mode return", tail, *lines[2:]]
+    with pytest.raises(CaptureError, match=r"line 2: threads='mainpkg' is not a number"):
+        schedtrace.parse("\n".join(broken))
+    lenient = schedtrace.parse("\n".join(broken), lenient=True)
+    assert lenient.skipped_lines == 2  # the damaged line and the stray rest of it
+    whole = schedtrace.parse("\n".join(lines)).samples
+    assert [s.t_ms for s in lenient.samples] == [s.t_ms for k, s in enumerate(whole) if k != 1]
+
+
 def test_detail_line_before_any_sched_line_is_an_error() -> None:
     text = (DATA / "scheddetail-go1.22.10.log").read_text().splitlines()
     p_line = next(ln for ln in text if ln.startswith("  P"))
