@@ -284,19 +284,12 @@ def _write_by_generation(events: pl.DataFrame, path: Path) -> None:
 
 def copy_tables(found: Ingested, out_dir: str | os.PathLike[str]) -> list[Path]:
     """Copy the SQL tables of an entry to OUT_DIR (what ``trace export --format parquet`` writes)."""
-    from goblueprint.errors import PathError
+    from goblueprint.timeline.tables import write_table_files
 
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # name the directory asked for, not the parent that failed
-        raise PathError.from_os(out, exc, write=True) from None
-    try:
-        written = []
-        for name, path in found.table_files().items():
-            dest = out / f"{name}.parquet"
-            shutil.copyfile(path, dest)
-            written.append(dest)
-    except OSError as exc:
-        raise PathError.from_os(exc.filename or out, exc, write=True) from None
-    return written
+    return write_table_files(
+        out_dir,
+        {
+            name: (lambda dest, src=src: shutil.copyfile(src, dest))
+            for name, src in found.table_files().items()
+        },
+    )

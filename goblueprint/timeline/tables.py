@@ -300,6 +300,17 @@ def write_parquet(
 
 def write_frames(tables: dict[str, pl.DataFrame], out_dir: str | os.PathLike[str]) -> list[Path]:
     """Write each table as OUT_DIR/<name>.parquet (the directory made if needed); returns the files."""
+    return write_table_files(
+        out_dir,
+        {name: (lambda path, df=df: df.write_parquet(path, statistics=True)) for name, df in tables.items()},
+    )
+
+
+def write_table_files(
+    out_dir: str | os.PathLike[str], writers: dict[str, Callable[[Path], None]]
+) -> list[Path]:
+    """Make OUT_DIR and call each WRITERS[name](OUT_DIR/<name>.parquet), in name order; returns
+    the files.  Any OSError becomes a PathError naming the path the user asked for."""
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -307,9 +318,9 @@ def write_frames(tables: dict[str, pl.DataFrame], out_dir: str | os.PathLike[str
         raise PathError.from_os(out, exc, write=True) from None
     try:
         written = []
-        for name, df in sorted(tables.items()):
+        for name, write in sorted(writers.items()):
             path = out / f"{name}.parquet"
-            df.write_parquet(path, statistics=True)
+            write(path)
             written.append(path)
     except OSError as exc:
         raise PathError.from_os(exc.filename or out, exc, write=True) from None

@@ -72,7 +72,6 @@ def progress(
     from rich.progress import (
         BarColumn,
         DownloadColumn,
-        MofNCompleteColumn,
         Progress,
         SpinnerColumn,
         TextColumn,
@@ -98,13 +97,7 @@ def progress(
             TimeRemainingColumn(),
         ]
     else:
-        columns = [
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn(unit),
-            TimeRemainingColumn(),
-        ]
+        columns = _count_columns(unit)
     with Progress(*columns, console=Console(file=stream), transient=True, auto_refresh=False) as bar:
         task = bar.add_task(label, total=total)
         last = 0.0
@@ -131,16 +124,9 @@ def tally(
         return
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import Progress
 
-    columns = [
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(unit),
-        TimeRemainingColumn(),
-    ]
-    with Progress(*columns, console=Console(file=stream), transient=True) as bar:
+    with Progress(*_count_columns(unit), console=Console(file=stream), transient=True) as bar:
         task = bar.add_task(label, total=total)
 
         def done(line: str) -> None:
@@ -152,3 +138,16 @@ def tally(
 
 def _noop_line(line: str) -> None:
     return None
+
+
+def _count_columns(unit: str) -> list:
+    """A bar of N of TOTAL items (for ``progress`` with a total in items, and ``tally``)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+
+    return [
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(unit),
+        TimeRemainingColumn(),
+    ]
