@@ -212,15 +212,11 @@ def _check(target: Path, key: str) -> Ingested | None:
     for rel, want in files.items():
         path = target / rel
         try:
-            if path.stat().st_size != want["bytes"] or _file_hash(path) != want["blake2b"]:
+            if path.stat().st_size != want["bytes"] or content_hash(path) != want["blake2b"]:
                 return None
         except (OSError, KeyError, TypeError):
             return None
     return Ingested(target, manifest)
-
-
-def _file_hash(path: Path) -> str:
-    return content_hash(path)
 
 
 def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | None) -> None:
@@ -260,7 +256,7 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
         "tables": {name: tables[name].height for name in sorted(tables)},
         "timeline": {"start_ns": tl.start_ns, "end_ns": tl.end_ns, "go_version": tl.go_version},
         "files": {
-            rel: {"bytes": p.stat().st_size, "blake2b": _file_hash(p)} for rel, p in sorted(files.items())
+            rel: {"bytes": p.stat().st_size, "blake2b": content_hash(p)} for rel, p in sorted(files.items())
         },
     }
     # Last, so a directory without it (a crash mid-way) is never taken for an entry.
