@@ -13,7 +13,7 @@ from typing import Any
 from goblueprint.timeline.builder import TimelineBuilder
 from goblueprint.timeline.mmu import Series, UtilCollector
 from goblueprint.timeline.model import Timeline
-from goblueprint.timeline.pprof import StayCollector
+from goblueprint.timeline.pprof import StayCollector, StayTables, stays_frame
 from goblueprint.timeline.source import PassResult, run_pass
 from goblueprint.timeline.summary import Summarizer, Summary
 
@@ -25,6 +25,7 @@ class Analysis:
     stays: StayCollector | None
     result: PassResult
     utilization: list[Series] | None = None  # Go's mutator utilization functions, if asked
+    profiles: StayTables | None = None  # the stays of the pprof types asked for, as tables
 
 
 def analyse(
@@ -51,10 +52,19 @@ def analyse(
         consumers.append(util)
     result = run_pass(source, consumers, progress)
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
+    stays_table = None
+    # Stays name their stacks by the timeline's ids; without a timeline, a builder that sees no
+    # event interns them.  Before finish(): the stack frames it returns must hold them all.
+    interner = builder if builder is not None else TimelineBuilder()
+    if stays is not None:
+        result.marks.stays(stays, show=show_capture)
+        stays_table = stays_frame(stays, interner.stack_id)
     tl = builder.finish(result.last_time) if builder is not None else None
     if tl is not None:
         tl.go_version = result.go_version
         result.marks.timeline(tl, show=show_capture)
-    if stays is not None:
-        result.marks.stays(stays, show=show_capture)
-    return Analysis(summary, tl, stays, result, util.finish() if util is not None else None)
+    profiles = None
+    if stays_table is not None:
+        stacks = tl if tl is not None else interner.finish(result.last_time)
+        profiles = StayTables.of_pass(stays_table, summary, stacks, result)
+    return Analysis(summary, tl, stays, result, util.finish() if util is not None else None, profiles)

@@ -7,6 +7,9 @@ The first analysis of a trace makes one pass and stores what every view reads:
   generation, so DuckDB reads them where they lie;
 * the ``Timeline`` itself (its frames and strings under ``timeline/``), so the
   timeline page and the Perfetto/Chrome exports start without a pass;
+* the stays of every pprof type (``profile_stays.parquet``: which goroutine sat
+  runnable, blocked or in a syscall, when, from which stack), so ``trace pprof``
+  of any type is a group-by over them;
 * ``manifest.json``, written last: the trace's size and content hash, the code
   that made the tables (a hash of the reader's and the timeline's sources), the
   trace's version and time range, how many events were read and, for a trace that
@@ -36,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -44,8 +47,12 @@ from goblueprint.errors import GoblueprintError, TraceError
 from goblueprint.timeline.model import Timeline
 from goblueprint.trace.progress import STAGE_LINE_BYTES
 
+if TYPE_CHECKING:
+    from goblueprint.timeline.pprof import StayTables
+
 MANIFEST = "manifest.json"
 TIMELINE_DIR = "timeline"
+STAYS = "profile_stays.parquet"  # every pprof type's stays (pprof.STAYS_SCHEMA), not an SQL table
 _TIMELINE_FRAMES = ("spans", "flows", "counters", "instants", "lanes", "stack_frames")
 _READ_BLOCK = 1 << 22
 # Traces from this size on take seconds to ingest: say so on stderr, terminal or not.
@@ -109,6 +116,23 @@ class Ingested:
 
     def frames(self, names: tuple[str, ...] | None = None) -> dict[str, pl.DataFrame]:
         return {n: pl.read_parquet(p) for n, p in self.table_files().items() if names is None or n in names}
+
+    def profiles(self) -> StayTables:
+        """What every ``trace pprof`` type is made from, read back as the pass made it."""
+        from goblueprint.timeline.pprof import StayTables
+
+        d = self.path / TIMELINE_DIR
+        meta = self.manifest["profiles"]
+        return StayTables(
+            stays=pl.read_parquet(self.path / STAYS),
+            goroutines=pl.read_parquet(
+                self.path / "goroutines.parquet", columns=["id", "start_time", "end_time"]
+            ),
+            stack_frames=pl.read_parquet(d / "stack_frames.parquet"),
+            strings=pl.read_parquet(d / "strings.parquet")["s"].to_list(),
+            trace_end=meta["trace_end"],
+            valid_events=meta["valid_events"],
+        )
 
     def timeline(self) -> Timeline:
         """The trace's Timeline, read back exactly as the pass built it."""
@@ -225,7 +249,7 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
 
     reader = open_trace(src, partial=True)
     with reader:
-        tables, tl, result = tables_pass(reader, progress)
+        tables, tl, result, profiles = tables_pass(reader, progress, profiles=True)
     out.mkdir(parents=True)
     files: dict[str, Path] = {}
     for name, df in tables.items():
@@ -243,6 +267,8 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
         path = tdir / f"{name}.parquet"
         getattr(tl, name).write_parquet(path)
         files[f"{TIMELINE_DIR}/{name}.parquet"] = path
+    profiles.stays.write_parquet(out / STAYS)
+    files[STAYS] = out / STAYS
     error = result.error
     manifest = {
         "content": key,
@@ -255,6 +281,7 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
         else {"message": error.message, "offset": error.offset, "generation": error.generation, "m": error.m},
         "tables": {name: tables[name].height for name in sorted(tables)},
         "timeline": {"start_ns": tl.start_ns, "end_ns": tl.end_ns, "go_version": tl.go_version},
+        "profiles": {"trace_end": profiles.trace_end, "valid_events": profiles.valid_events},
         "files": {
             rel: {"bytes": p.stat().st_size, "blake2b": content_hash(p)} for rel, p in sorted(files.items())
         },

@@ -16,11 +16,16 @@ from __future__ import annotations
 import gzip
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
 
 from goblueprint.errors import TraceError
 from goblueprint.timeline._api import G_RUNNABLE, G_SYSCALL, G_WAITING, K_STATE, R_GOROUTINE
-from goblueprint.timeline.summary import Summary
+from goblueprint.trace.events import StackFrame
+
+if TYPE_CHECKING:
+    from goblueprint.timeline.summary import Summary
 
 PPROF_MAX_STACK = 128
 
@@ -90,45 +95,160 @@ class ProfileRecord:
     time: int = 0
 
 
+# The stays of every profile type as one table: what ingest stores and every profile reads.
+# ``stack`` is a stack id of the Timeline's stack_frames; ``end_seq`` the 1-based index of the
+# event that ended the stay (a partial trace's profile drops stays past its last generation).
+STAYS_SCHEMA = {
+    "type": pl.String, "g": pl.Int64, "start": pl.Int64, "end": pl.Int64,
+    "stack": pl.UInt32, "end_seq": pl.Int64,
+}  # fmt: skip
+
+
+def stays_frame(stays: StayCollector, stack_id: Callable[[Any], int]) -> pl.DataFrame:
+    """The collector's stays as STAYS_SCHEMA rows, types in name order, each in collection order;
+    STACK_ID maps an event's stack to its id (the timeline builder's interner)."""
+    cols: dict[str, list[Any]] = {name: [] for name in STAYS_SCHEMA}
+    for name in sorted(stays.stays):
+        for stay in stays.stays[name]:
+            cols["type"].append(name)
+            cols["g"].append(stay.g)
+            cols["start"].append(stay.start)
+            cols["end"].append(stay.end)
+            cols["stack"].append(stack_id(stay.stack))
+            cols["end_seq"].append(stay.end_seq)
+    return pl.DataFrame(cols, schema=STAYS_SCHEMA)
+
+
 def records(
-    stays: list[Stay], summary: Summary, trace_end: int, valid_events: int | None = None
+    stays: pl.DataFrame,
+    goroutines: pl.DataFrame,
+    stack_frames: pl.DataFrame,
+    strings: list[str],
+    trace_end: int,
+    valid_events: int | None = None,
 ) -> list[ProfileRecord]:
     """Clip stays to goroutine lifetimes and merge them by stack PCs (Go's stackMap).
 
-    ``trace_end`` is the time of the last valid event; with ``valid_events`` set
-    (a trace that broke part-way) stays ending after that event are dropped, as
-    go tool trace profiles only the events up to the last complete generation.
+    STAYS are one profile type's rows of ``stays_frame``; GOROUTINES has the summary's
+    ``id``, ``start_time`` and ``end_time`` (the goroutines table); STACK_FRAMES and STRINGS
+    are the Timeline's.  ``trace_end`` is the time of the last valid event; with
+    ``valid_events`` set (a trace that broke part-way) stays ending after that event are
+    dropped, as go tool trace profiles only the events up to the last complete generation.
+    Records come in the order their stacks' PCs were first seen, each with the frames of the
+    last stay with those PCs (Go keeps the newest stack).
     """
-    lives: dict[int, tuple[int, int]] = {}
-    for g in summary.goroutines.values():
-        lives[g.id] = (g.start_time, g.end_time if g.end_time else trace_end)
-    by_pcs: dict[tuple[int, ...], ProfileRecord] = {}
-    for stay in stays:
-        if valid_events is not None and stay.end_seq > valid_events:
-            continue
-        life = lives.get(stay.g)
-        if life is None:
-            continue
-        lo, hi = life
-        if hi < stay.start or stay.end < lo:
-            continue
-        overlap = min(hi, stay.end) - max(lo, stay.start)
-        if overlap <= 0:
-            continue
-        frames = stay.stack.frames() if stay.stack else []
-        pcs = [f.pc for f in frames[:PPROF_MAX_STACK]]
+    if valid_events is not None:
+        stays = stays.filter(pl.col("end_seq") <= valid_events)
+    lives = goroutines.select(
+        pl.col("id").alias("g"),
+        pl.col("start_time").fill_null(0).alias("_lo"),
+        # A goroutine still alive at the end lives until the end of the trace.
+        pl.when(pl.col("end_time").fill_null(0) != 0)
+        .then(pl.col("end_time"))
+        .otherwise(trace_end)
+        .alias("_hi"),
+    )
+    clipped = (
+        stays.with_row_index("_row")
+        .join(lives, on="g", how="inner", maintain_order="left")
+        .with_columns((pl.min_horizontal("_hi", "end") - pl.max_horizontal("_lo", "start")).alias("_overlap"))
+        .filter(pl.col("_overlap") > 0)
+    )
+    if clipped.height == 0:
+        return []
+    frames_of = _frames_by_stack(stack_frames, strings, set(clipped["stack"].unique().to_list()))
+    key_of: dict[tuple[int, ...], int] = {}
+    stack_key = {}
+    for sid, frames in frames_of.items():
+        pcs = [f.pc for f in frames]
         while pcs and pcs[-1] == 0:
             # Go keys on a zero-padded [128]uint64: trailing PC-0 frames merge with shorter stacks.
             pcs.pop()
-        key = tuple(pcs)
-        rec = by_pcs.get(key)
-        if rec is None:
-            rec = by_pcs[key] = ProfileRecord(frames[:PPROF_MAX_STACK])
-        else:
-            rec.frames = frames[:PPROF_MAX_STACK]  # Go keeps the newest stack with these PCs
-        rec.count += 1
-        rec.time += overlap
-    return list(by_pcs.values())
+        stack_key[sid] = key_of.setdefault(tuple(pcs), len(key_of))
+    keys = pl.DataFrame(
+        {"stack": list(stack_key), "_key": list(stack_key.values())},
+        schema={"stack": pl.UInt32, "_key": pl.Int64},
+    )
+    merged = (
+        clipped.join(keys, on="stack", how="left", maintain_order="left")
+        .group_by("_key")
+        .agg(
+            pl.col("_row").min().alias("_first"),
+            pl.len().alias("count"),
+            pl.col("_overlap").sum().alias("time"),
+            pl.col("stack").last().alias("stack"),
+        )
+        .sort("_first")
+    )
+    return [
+        ProfileRecord(frames_of[sid], count, time)
+        for sid, count, time in zip(merged["stack"], merged["count"], merged["time"], strict=True)
+    ]
+
+
+@dataclass
+class StayTables:
+    """What a profile of any type is made from: the stays, the goroutines' lives, the stacks.
+
+    Made by the one pass (``analyse``, the ingest) or read back from an ingested trace.
+    """
+
+    stays: pl.DataFrame  # STAYS_SCHEMA
+    goroutines: pl.DataFrame  # id, start_time, end_time (0: never exited), as the goroutines table
+    stack_frames: pl.DataFrame  # the Timeline's
+    strings: list[str]
+    trace_end: int  # time of the last valid event
+    valid_events: int | None  # events of the complete generations, if the trace broke
+
+    @classmethod
+    def of_pass(cls, stays: pl.DataFrame, summary: Summary, stacks: Any, result: Any) -> StayTables:
+        """From one pass: its stays table, Summary, Timeline (for its stacks) and PassResult."""
+        return cls(
+            stays,
+            lives_frame(summary),
+            stacks.stack_frames,
+            stacks.strings,
+            result.valid_last_time,
+            result.valid_events if result.error is not None else None,
+        )
+
+    def records(self, typ: str) -> list[ProfileRecord]:
+        return records(
+            self.stays.filter(pl.col("type") == typ),
+            self.goroutines,
+            self.stack_frames,
+            self.strings,
+            self.trace_end,
+            self.valid_events,
+        )
+
+
+def lives_frame(summary: Summary) -> pl.DataFrame:
+    """Each summarised goroutine's id, start and end time (by id, as the goroutines table)."""
+    gs = [summary.goroutines[gid] for gid in sorted(summary.goroutines)]
+    return pl.DataFrame(
+        {
+            "id": [g.id for g in gs],
+            "start_time": [g.start_time for g in gs],
+            "end_time": [g.end_time or 0 for g in gs],
+        },
+        schema={"id": pl.Int64, "start_time": pl.Int64, "end_time": pl.Int64},
+    )
+
+
+def _frames_by_stack(
+    stack_frames: pl.DataFrame, strings: list[str], wanted: set[int]
+) -> dict[int, list[StackFrame]]:
+    """The first PPROF_MAX_STACK frames (leaf first) of each WANTED stack id; id 0 has none."""
+    rows = stack_frames.filter(pl.col("stack").is_in(wanted) & (pl.col("depth") < PPROF_MAX_STACK)).sort(
+        ["stack", "depth"]
+    )
+    out: dict[int, list[StackFrame]] = {sid: [] for sid in wanted}
+    for sid, pc, func, file, line in zip(
+        rows["stack"], rows["pc"], rows["func"], rows["file"], rows["line"], strict=True
+    ):
+        out[sid].append(StackFrame(pc, strings[func], strings[file], line))
+    return out
 
 
 # --- profile.proto -------------------------------------------------------------------------------

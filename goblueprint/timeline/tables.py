@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -256,30 +256,55 @@ def trace_tables(
     return tables_pass(source, progress, events=events, show_capture=show_capture)[0]
 
 
+class TablesPass(NamedTuple):
+    tables: dict[str, pl.DataFrame]  # by name, in name order
+    timeline: Timeline
+    result: Any  # source.PassResult: the trace's error, version, valid events
+    profiles: Any  # pprof.StayTables of every profile type, if asked for
+
+
 def tables_pass(
     source: Any,
     progress: Callable[[int], None] | None = None,
     *,
     events: bool = True,
     show_capture: bool = False,
-) -> tuple[dict[str, pl.DataFrame], Timeline, Any]:
-    """``trace_tables``, with the Timeline they come from and the pass's result (error, version)."""
+    profiles: bool = False,
+) -> TablesPass:
+    """``trace_tables``, with the Timeline they come from, the pass's result (error, version)
+    and, with PROFILES, the stays every pprof type is made from."""
     from goblueprint.timeline.builder import TimelineBuilder
+    from goblueprint.timeline.pprof import PROFILE_TYPES, StayCollector, StayTables, stays_frame
     from goblueprint.timeline.source import run_pass
     from goblueprint.timeline.summary import Summarizer
 
     builder = TimelineBuilder()
     summarizer = Summarizer()
+    consumers: list[Any] = [summarizer, builder]
     rows = EventRows(builder.stack_id) if events else None
-    consumers: list[Any] = [summarizer, builder] if rows is None else [summarizer, builder, rows]
+    if rows is not None:
+        consumers.append(rows)
+    stays = StayCollector(PROFILE_TYPES) if profiles else None
+    if stays is not None:
+        consumers.append(stays)
     result = run_pass(source, consumers, progress)
+    # The stays' stacks are interned before finish(), so the timeline's stack frames hold them.
+    stays_table = (
+        stays_frame(result.marks.stays(stays, show=show_capture), builder.stack_id)
+        if stays is not None
+        else None
+    )
     tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
     tl.go_version = result.go_version
-    out = {"goroutines": goroutines_frame(result.marks.summary(summarizer.finalize(), show=show_capture))}
+    summary = result.marks.summary(summarizer.finalize(), show=show_capture)
+    out = {"goroutines": goroutines_frame(summary)}
     if rows is not None:
         out["events"] = result.marks.events(rows.frame(), show=show_capture)
     out.update(timeline_tables(tl))
-    return dict(sorted(out.items())), tl, result
+    stay_tables = None
+    if stays_table is not None:
+        stay_tables = StayTables.of_pass(stays_table, summary, tl, result)
+    return TablesPass(dict(sorted(out.items())), tl, result, stay_tables)
 
 
 def write_parquet(

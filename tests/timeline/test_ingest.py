@@ -54,7 +54,7 @@ def count_passes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 def test_stored_tables_and_timeline_equal_one_pass(trace: Path, cache: Path) -> None:
     found = ingest(trace)
-    tables, tl, result = tables_pass(trace)
+    tables, tl, result, profiles = tables_pass(trace, profiles=True)
     stored = found.frames()
     assert sorted(stored) == sorted(tables)
     for name, df in tables.items():
@@ -66,6 +66,29 @@ def test_stored_tables_and_timeline_equal_one_pass(trace: Path, cache: Path) -> 
     for name in SCHEMAS:
         assert_frame_equal(getattr(back, name), getattr(tl, name), check_exact=True)
     assert found.error is None and found.events_read == result.events == tables["events"].height
+    stored_profiles = found.profiles()
+    assert stored_profiles.stays.height > 0
+    for name in ("stays", "goroutines", "stack_frames"):
+        assert_frame_equal(getattr(stored_profiles, name), getattr(profiles, name), check_exact=True)
+    assert (stored_profiles.trace_end, stored_profiles.valid_events) == (profiles.trace_end, None)
+
+
+@pytest.mark.parametrize("typ", ["sched", "sync", "syscall", "net"])
+def test_pprof_reads_the_stored_stays(
+    typ: str, trace: Path, cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from goblueprint.timeline import pprof
+    from goblueprint.timeline.analysis import analyse
+
+    passes = count_passes(monkeypatch)
+    one_pass = analyse(trace, timeline=False, pprof_types=[typ]).profiles
+    assert one_pass is not None
+    want = pprof.write_gzip(pprof.build_profile(one_pass.records(typ)))
+    for run in ("first", "second"):
+        out = tmp_path / f"{typ}-{run}.pb.gz"
+        assert main(["trace", "pprof", "--type", typ, str(trace), "-o", str(out)]) == 0
+        assert out.read_bytes() == want, run
+    assert passes == [trace]  # the second profile came from the stored stays
 
 
 def test_events_have_a_row_group_per_generation(gc_trace: Callable[[str], Path], cache: Path) -> None:

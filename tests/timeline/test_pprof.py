@@ -46,7 +46,7 @@ def assert_same_profile(ours: pprof.Profile, theirs: pprof.Profile) -> None:
 @pytest.mark.parametrize("typ", TYPES)
 def test_profile_equals_go(prog: str, go: str, typ: str, trace_path: Any, analysed: Any) -> None:
     a = analysed(prog, go)
-    recs = pprof.records(a.stays.stays[typ], a.summary, a.result.valid_last_time)
+    recs = a.profiles.records(typ)
     ours = pprof.decode(pprof.write_gzip(pprof.build_profile(recs)))
     assert_same_profile(ours, go_profile(trace_path(prog, go), typ))
 
