@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from goblueprint.cli._ingested import ingested_trace
 from goblueprint.cli._partial import add_partial_flag, finish, open_input_trace, progress_of
 from goblueprint.cli._show_capture import add_show_capture_flag
 
@@ -62,22 +63,25 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("no TRACE given (it may be left out only with --kernel DIR)")
     flags = mmu.parse_flags(args.mmu_flags)
     windows = mmu.parse_windows(args.mmu_windows)
-    reader = open_input_trace(args.trace)
-    with progress_of(args.trace, "analysing") as advance:
-        a = analyse(
-            reader,
-            show_capture=args.show_capture,
-            mmu_flags=None if args.goroutine is not None else flags,
-            progress=advance,
-        )
-    timeline = a.timeline
-    if timeline is None:  # analyse() builds it unless told not to
-        return 1
+    mmu_flags = None if args.goroutine is not None else flags
+    # The ingested tables hold the default MMU flags' utilization and leave out capture's goroutines.
+    if not args.show_capture and mmu_flags in (None, mmu.DEFAULT_FLAGS):
+        found = ingested_trace(args.trace)
+        summary, timeline, source = found.summary(), found.timeline(), found
+        utilization = None if mmu_flags is None else found.utilization(mmu_flags)
+    else:
+        # Capture's own goroutines, or other MMU flags: a pass of its own.
+        reader = open_input_trace(args.trace)
+        with progress_of(args.trace, "analysing") as advance:
+            a = analyse(reader, show_capture=args.show_capture, mmu_flags=mmu_flags, progress=advance)
+        if a.timeline is None:  # analyse() builds it unless told not to
+            return 1
+        summary, timeline, utilization, source = a.summary, a.timeline, a.utilization, reader
     data = metrics.compute(
-        a.summary,
+        summary,
         timeline,
         goroutine=args.goroutine,
-        utilization=a.utilization,
+        utilization=utilization,
         mmu_flags=flags,
         mmu_windows=windows,
     )
@@ -90,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         _print(data)
-    return finish(reader, args, f"the metrics cover the {reader.events_read} events before it")
+    return finish(source, args, f"the metrics cover the {source.events_read} events before it")
 
 
 def _ms(ns: int) -> str:

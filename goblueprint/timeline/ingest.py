@@ -7,9 +7,11 @@ The first analysis of a trace makes one pass and stores what every view reads:
   generation, so DuckDB reads them where they lie;
 * the ``Timeline`` itself (its frames and strings under ``timeline/``), so the
   timeline page and the Perfetto/Chrome exports start without a pass;
-* the stays of every pprof type (``profile_stays.parquet``: which goroutine sat
-  runnable, blocked or in a syscall, when, from which stack), so ``trace pprof``
-  of any type is a group-by over them;
+* under ``views/``, what pprof and metrics read: the stays of every pprof type
+  (which goroutine sat runnable, blocked or in a syscall, when, from which stack),
+  so ``trace pprof`` of any type is a group-by over them; Go's goroutine summary
+  and the mutator utilization of the default MMU flags, so ``trace metrics`` makes
+  no pass (other MMU flags make their own);
 * ``manifest.json``, written last: the trace's size and content hash, the code
   that made the tables (a hash of the reader's and the timeline's sources), the
   trace's version and time range, how many events were read and, for a trace that
@@ -44,15 +46,23 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from goblueprint.errors import GoblueprintError, TraceError
+from goblueprint.timeline.mmu import DEFAULT_FLAGS
 from goblueprint.timeline.model import Timeline
+from goblueprint.timeline.summary_tables import summary_frames, summary_of, utilization_frame, utilization_of
 from goblueprint.trace.progress import STAGE_LINE_BYTES
 
 if TYPE_CHECKING:
+    from goblueprint.timeline.mmu import Series
     from goblueprint.timeline.pprof import StayTables
+    from goblueprint.timeline.summary import Summary
 
 MANIFEST = "manifest.json"
 TIMELINE_DIR = "timeline"
-STAYS = "profile_stays.parquet"  # every pprof type's stays (pprof.STAYS_SCHEMA), not an SQL table
+# What pprof and metrics read, not SQL tables: every pprof type's stays (pprof.STAYS_SCHEMA),
+# the mutator utilization of the default MMU flags and Go's goroutine summary (summary_tables).
+VIEWS_DIR = "views"
+STAYS = "profile_stays"
+UTILIZATION = "utilization"
 _TIMELINE_FRAMES = ("spans", "flows", "counters", "instants", "lanes", "stack_frames")
 _READ_BLOCK = 1 << 22
 # Traces from this size on take seconds to ingest: say so on stderr, terminal or not.
@@ -124,7 +134,7 @@ class Ingested:
         d = self.path / TIMELINE_DIR
         meta = self.manifest["profiles"]
         return StayTables(
-            stays=pl.read_parquet(self.path / STAYS),
+            stays=pl.read_parquet(self.path / VIEWS_DIR / f"{STAYS}.parquet"),
             goroutines=pl.read_parquet(
                 self.path / "goroutines.parquet", columns=["id", "start_time", "end_time"]
             ),
@@ -132,6 +142,22 @@ class Ingested:
             strings=pl.read_parquet(d / "strings.parquet")["s"].to_list(),
             trace_end=meta["trace_end"],
             valid_events=meta["valid_events"],
+        )
+
+    def summary(self) -> Summary:
+        """Go's goroutine summary of the trace, as the pass made it (summary_tables)."""
+        d = self.path / VIEWS_DIR
+        frames = {n: pl.read_parquet(d / f"summary_{n}.parquet") for n in ("goroutines", "regions", "tasks")}
+        meta = self.manifest["summary"]
+        return summary_of(frames, meta["start_time"], meta["end_time"])
+
+    def utilization(self, flags: int) -> list[Series]:
+        """The mutator utilization functions for the MMU FLAGS (only the default ones are stored)."""
+        meta = self.manifest["utilization"]
+        if flags != meta["flags"]:
+            raise GoblueprintError(f"the ingested tables hold the MMU of flags {meta['flags']}, not {flags}")
+        return utilization_of(
+            pl.read_parquet(self.path / VIEWS_DIR / f"{UTILIZATION}.parquet"), meta["series"]
         )
 
     def timeline(self) -> Timeline:
@@ -249,7 +275,7 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
 
     reader = open_trace(src, partial=True)
     with reader:
-        tables, tl, result, profiles = tables_pass(reader, progress, profiles=True)
+        tables, tl, result, summary, profiles, utilization = tables_pass(reader, progress, views=True)
     out.mkdir(parents=True)
     files: dict[str, Path] = {}
     for name, df in tables.items():
@@ -267,8 +293,17 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
         path = tdir / f"{name}.parquet"
         getattr(tl, name).write_parquet(path)
         files[f"{TIMELINE_DIR}/{name}.parquet"] = path
-    profiles.stays.write_parquet(out / STAYS)
-    files[STAYS] = out / STAYS
+    vdir = out / VIEWS_DIR
+    vdir.mkdir()
+    view_frames = {
+        STAYS: profiles.stays,
+        UTILIZATION: utilization_frame(utilization),
+        **{f"summary_{name}": df for name, df in summary_frames(summary).items()},
+    }
+    for name, df in view_frames.items():
+        path = vdir / f"{name}.parquet"
+        df.write_parquet(path)
+        files[f"{VIEWS_DIR}/{name}.parquet"] = path
     error = result.error
     manifest = {
         "content": key,
@@ -282,6 +317,8 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
         "tables": {name: tables[name].height for name in sorted(tables)},
         "timeline": {"start_ns": tl.start_ns, "end_ns": tl.end_ns, "go_version": tl.go_version},
         "profiles": {"trace_end": profiles.trace_end, "valid_events": profiles.valid_events},
+        "summary": {"start_time": summary.start_time, "end_time": summary.end_time},
+        "utilization": {"flags": DEFAULT_FLAGS, "series": len(utilization)},
         "files": {
             rel: {"bytes": p.stat().st_size, "blake2b": content_hash(p)} for rel, p in sorted(files.items())
         },

@@ -260,7 +260,9 @@ class TablesPass(NamedTuple):
     tables: dict[str, pl.DataFrame]  # by name, in name order
     timeline: Timeline
     result: Any  # source.PassResult: the trace's error, version, valid events
-    profiles: Any  # pprof.StayTables of every profile type, if asked for
+    summary: Summary
+    profiles: Any  # pprof.StayTables of every profile type, if views asked for them
+    utilization: Any  # list[mmu.Series] of mmu.DEFAULT_FLAGS, if views asked for them
 
 
 def tables_pass(
@@ -269,11 +271,13 @@ def tables_pass(
     *,
     events: bool = True,
     show_capture: bool = False,
-    profiles: bool = False,
+    views: bool = False,
 ) -> TablesPass:
-    """``trace_tables``, with the Timeline they come from, the pass's result (error, version)
-    and, with PROFILES, the stays every pprof type is made from."""
+    """``trace_tables``, with the Timeline they come from, the pass's result (error, version),
+    the goroutine summary and, with VIEWS, what pprof and metrics read: the stays of every
+    pprof type and the mutator utilization of the default MMU flags."""
     from goblueprint.timeline.builder import TimelineBuilder
+    from goblueprint.timeline.mmu import DEFAULT_FLAGS, UtilCollector
     from goblueprint.timeline.pprof import PROFILE_TYPES, StayCollector, StayTables, stays_frame
     from goblueprint.timeline.source import run_pass
     from goblueprint.timeline.summary import Summarizer
@@ -284,9 +288,10 @@ def tables_pass(
     rows = EventRows(builder.stack_id) if events else None
     if rows is not None:
         consumers.append(rows)
-    stays = StayCollector(PROFILE_TYPES) if profiles else None
-    if stays is not None:
-        consumers.append(stays)
+    stays = StayCollector(PROFILE_TYPES) if views else None
+    util = UtilCollector(DEFAULT_FLAGS) if views else None
+    if stays is not None and util is not None:
+        consumers += [stays, util]
     result = run_pass(source, consumers, progress)
     # The stays' stacks are interned before finish(), so the timeline's stack frames hold them.
     stays_table = (
@@ -304,7 +309,8 @@ def tables_pass(
     stay_tables = None
     if stays_table is not None:
         stay_tables = StayTables.of_pass(stays_table, summary, tl, result)
-    return TablesPass(dict(sorted(out.items())), tl, result, stay_tables)
+    utilization = util.finish() if util is not None else None
+    return TablesPass(dict(sorted(out.items())), tl, result, summary, stay_tables, utilization)
 
 
 def write_parquet(

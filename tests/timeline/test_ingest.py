@@ -54,7 +54,7 @@ def count_passes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 def test_stored_tables_and_timeline_equal_one_pass(trace: Path, cache: Path) -> None:
     found = ingest(trace)
-    tables, tl, result, profiles = tables_pass(trace, profiles=True)
+    tables, tl, result, _, profiles, _ = tables_pass(trace, views=True)
     stored = found.frames()
     assert sorted(stored) == sorted(tables)
     for name, df in tables.items():
@@ -117,6 +117,52 @@ def test_found_by_content_and_made_once(
     other = gc_trace("1.27")
     assert ingest(other).path != first.path
     assert passes == [trace, other]
+
+
+def test_summary_tables_give_back_the_summary(trace: Path) -> None:
+    from dataclasses import fields
+
+    from goblueprint.timeline.analysis import analyse
+    from goblueprint.timeline.summary_tables import summary_frames, summary_of
+
+    summary = analyse(trace, timeline=False).summary
+    assert summary.tasks and any(g.regions for g in summary.goroutines.values())
+    back = summary_of(summary_frames(summary), summary.start_time, summary.end_time)
+    assert (back.start_time, back.end_time) == (summary.start_time, summary.end_time)
+    assert list(back.goroutines) == list(summary.goroutines)
+    for gid, g in summary.goroutines.items():
+        for f in fields(g):
+            if f.name != "pending":  # the pass's working state, not part of the result
+                assert getattr(back.goroutines[gid], f.name) == getattr(g, f.name), (gid, f.name)
+    for tid, t in summary.tasks.items():
+        got = back.tasks[tid]
+        assert (got.name, got.parent, got.children, got.start_time, got.end_time, got.logs, got.goroutines) == (
+            t.name, t.parent, t.children, t.start_time, t.end_time, t.logs, t.goroutines,
+        )  # fmt: skip
+
+
+def test_metrics_read_the_stored_summary_and_utilization(
+    trace: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from goblueprint.timeline import metrics, mmu
+    from goblueprint.timeline.analysis import analyse
+
+    a = analyse(trace, mmu_flags=mmu.DEFAULT_FLAGS)
+    assert a.timeline is not None and a.utilization
+    want = json.loads(json.dumps(metrics.compute(a.summary, a.timeline, utilization=a.utilization)))
+    passes = count_passes(monkeypatch)
+    for run in ("first", "second"):
+        assert main(["trace", "metrics", "--json", str(trace)]) == 0
+        assert json.loads(capsys.readouterr().out) == want, run
+    assert passes == [trace]  # the second run read the stored tables
+    # Other MMU flags than the stored ones are a pass of their own, not a wrong answer.
+    other = mmu.parse_flags("stw,perproc")
+    b = analyse(trace, mmu_flags=other)
+    assert main(["trace", "metrics", "--json", "--mmu-flags", "stw,perproc", str(trace)]) == 0
+    got = json.loads(capsys.readouterr().out)["mmu"]
+    assert b.utilization is not None
+    assert got == json.loads(json.dumps(mmu.summary(b.utilization, other, mmu.DEFAULT_WINDOWS)))
+    assert passes == [trace]
 
 
 @pytest.mark.parametrize(
