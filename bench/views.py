@@ -49,7 +49,7 @@ PYTHON = (sys.executable, "-P", "-m")
 VIEWS = ("stats", "pprof", "metrics", "ingest", "timeline", "perfetto", "parquet", "sql")
 # Views that read the ingested tables: timed on a first run (no tables yet, the view
 # ingests) and on a second one (the tables from the cache).
-INGESTED = ("ingest", "pprof", "timeline", "perfetto", "parquet", "sql")
+INGESTED = ("ingest", "pprof", "metrics", "timeline", "perfetto", "parquet", "sql")
 
 
 def our_command(view: str, trace: Path, out: Path) -> list[str]:

@@ -127,14 +127,18 @@ class Ingested:
     def frames(self, names: tuple[str, ...] | None = None) -> dict[str, pl.DataFrame]:
         return {n: pl.read_parquet(p) for n, p in self.table_files().items() if names is None or n in names}
 
-    def profiles(self) -> StayTables:
-        """What every ``trace pprof`` type is made from, read back as the pass made it."""
+    def profiles(self, types: tuple[str, ...] | None = None) -> StayTables:
+        """What ``trace pprof`` is made from, read back as the pass made it: the stays of TYPES
+        (default: every type; the file is in type order, so a type's rows are read alone)."""
         from goblueprint.timeline.pprof import StayTables
 
         d = self.path / TIMELINE_DIR
         meta = self.manifest["profiles"]
+        stays = pl.scan_parquet(self.path / VIEWS_DIR / f"{STAYS}.parquet")
+        if types is not None:
+            stays = stays.filter(pl.col("type").is_in(types))
         return StayTables(
-            stays=pl.read_parquet(self.path / VIEWS_DIR / f"{STAYS}.parquet"),
+            stays=stays.collect(),
             goroutines=pl.read_parquet(
                 self.path / "goroutines.parquet", columns=["id", "start_time", "end_time"]
             ),
@@ -302,7 +306,7 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
     }
     for name, df in view_frames.items():
         path = vdir / f"{name}.parquet"
-        df.write_parquet(path)
+        df.write_parquet(path, statistics=True)  # statistics: a pprof type's row groups read alone
         files[f"{VIEWS_DIR}/{name}.parquet"] = path
     error = result.error
     manifest = {
