@@ -13,7 +13,7 @@ from goblueprint.lab.records import Dump
 from goblueprint.lab.transitions import state_names
 
 # Go's internal/trace GoState values (goblueprint's store keeps them as they are).
-TRACE_RUNNABLE, TRACE_RUNNING, TRACE_SYSCALL = 2, 3, 5
+TRACE_UNDETERMINED, TRACE_RUNNABLE, TRACE_RUNNING, TRACE_SYSCALL = 0, 2, 3, 5
 TRACE_GOROUTINE = 1  # resource_kind of goroutine transitions
 
 
@@ -59,10 +59,16 @@ def goroutine_starts(trace: Path, table: dict[str, Any], dump: Dump, facts: dict
     from goblueprint.trace.store import events_frame
 
     events = events_frame(str(trace))
-    lo, hi = int(events["time"].min()), int(events["time"].max())
     moves = events.filter(
         (pl.col("kind") == "STATE_TRANSITION") & (pl.col("resource_kind") == TRACE_GOROUTINE)
     )
+    # The span in which the tracer recorded transitions: from its first to its last real one.
+    # Not to the trace's last event: stopping a trace writes a closing generation of status
+    # events (old state Undetermined) well after tracing stopped, and in between the runtime
+    # goes on (the trace reader, readied over and over to drain the buffers, ran 2253 times
+    # there on a loaded machine) with nothing traced.
+    real = moves.filter(pl.col("old_state") != TRACE_UNDETERMINED)["time"]
+    lo, hi = (int(real.min()), int(real.max())) if real.len() else (0, -1)
 
     def traced(old: int, new: int) -> int:
         return moves.filter((pl.col("old_state") == old) & (pl.col("new_state") == new)).height
