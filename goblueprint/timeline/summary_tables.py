@@ -28,12 +28,13 @@ GOROUTINES_SCHEMA = {
     "start_time": pl.Int64, "end_time": pl.Int64, **_STATS_SCHEMA,
 }  # fmt: skip
 # start_time/end_time null: the region began before the trace or had not ended (Go's nil).
+# Task ids are the wire's uint64s, any value up to NoTask (2**64 - 1): kept as they are.
 REGIONS_SCHEMA = {
-    "g": pl.Int64, "task": pl.Int64, "name": pl.String, "start_time": pl.Int64, "end_time": pl.Int64,
+    "g": pl.Int64, "task": pl.UInt64, "name": pl.String, "start_time": pl.Int64, "end_time": pl.Int64,
     **_STATS_SCHEMA,
 }  # fmt: skip
 TASKS_SCHEMA = {
-    "id": pl.Int64, "name": pl.String, "parent": pl.Int64, "children": pl.List(pl.Int64),
+    "id": pl.UInt64, "name": pl.String, "parent": pl.UInt64, "children": pl.List(pl.UInt64),
     "start_time": pl.Int64, "end_time": pl.Int64, "logs": pl.Int64, "goroutines": pl.List(pl.Int64),
 }  # fmt: skip
 UTILIZATION_SCHEMA = {"series": pl.UInt32, "time": pl.Int64, "util": pl.Float64}

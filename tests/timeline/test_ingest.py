@@ -141,6 +141,20 @@ def test_summary_tables_give_back_the_summary(trace: Path) -> None:
         )  # fmt: skip
 
 
+def test_summary_tables_keep_any_task_id() -> None:
+    """Task ids are uint64s from the wire: NoTask and ids above 2**63 come back unchanged."""
+    from goblueprint.timeline.summary import GoroutineSummary, RegionSummary, Summary, TaskSummary
+    from goblueprint.timeline.summary_tables import summary_frames, summary_of
+
+    huge, no_task = 2**63 + 5, 2**64 - 1
+    g = GoroutineSummary(id=7, name="main.f", pc=2**64 - 8, regions=[RegionSummary(huge, "r", None, 9)])
+    tasks = {huge: TaskSummary(huge, "t", parent=no_task, children=[2**64 - 2], goroutines={7, -1})}
+    back = summary_of(summary_frames(Summary({7: g}, tasks, 1, 10)), 1, 10)
+    assert back.goroutines[7].regions[0].task == huge and back.goroutines[7].pc == 2**64 - 8
+    t = back.tasks[huge]
+    assert (t.id, t.parent, t.children, t.goroutines) == (huge, no_task, [2**64 - 2], {7, -1})
+
+
 def test_metrics_read_the_stored_summary_and_utilization(
     trace: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
