@@ -52,11 +52,11 @@ def analyse(
         consumers.append(util)
     result = run_pass(source, consumers, progress)
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
-    stays_table = None
-    # Stays name their stacks by the timeline's ids; without a timeline, a builder that sees no
-    # event interns them.  Before finish(): the stack frames it returns must hold them all.
-    interner = builder if builder is not None else TimelineBuilder()
+    stays_table = interner = None
     if stays is not None:
+        # Stays name their stacks by the timeline's ids; without a timeline, a builder that sees
+        # no event interns them.  Before finish(): the stack frames it returns must hold them all.
+        interner = builder if builder is not None else TimelineBuilder()
         result.marks.stays(stays, show=show_capture)
         stays_table = stays_frame(stays, interner.stack_id)
     tl = builder.finish(result.last_time) if builder is not None else None
@@ -64,7 +64,7 @@ def analyse(
         tl.go_version = result.go_version
         result.marks.timeline(tl, show=show_capture)
     profiles = None
-    if stays_table is not None:
+    if stays_table is not None and interner is not None:
         stacks = tl if tl is not None else interner.finish(result.last_time)
         profiles = StayTables.of_pass(stays_table, summary, stacks, result)
     return Analysis(summary, tl, stays, result, util.finish() if util is not None else None, profiles)
