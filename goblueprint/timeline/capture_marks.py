@@ -27,9 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import polars as pl
 
-from goblueprint.timeline._api import R_GOROUTINE, is_system_goroutine
+from goblueprint.timeline._api import G_NOT_EXIST, R_GOROUTINE, is_system_goroutine
 
 CAPTURE_FILE_MARK = "goblueprint_capture"
 MAIN_GOROUTINE = 1
@@ -45,21 +46,33 @@ def _has_capture_frame(stack: Any) -> bool:
 
 
 class CaptureMarker:
-    """Fed by the single pass (``source.run_pass``) with each goroutine creation.
+    """Fed by the single pass (``source.run_pass``) with each chunk's columns.
 
-    Only creations are looked at (their two stacks), so the cost is per
-    goroutine, not per event.
+    Only creations are looked at (their two stacks), and each stack once, so the
+    cost is per goroutine and stack, not per event.
     """
 
     def __init__(self) -> None:
         self.goroutines: set[int] = set()
+        self._stack_marked: dict[int, bool] = {0: False}
 
-    def created(self, ev: Any, st: Any) -> None:
-        """A state transition out of NotExist: a goroutine (or P, M) came to be."""
-        if st.resource.kind != R_GOROUTINE:
+    def _marked(self, stack: int, interner: Any) -> bool:
+        found = self._stack_marked.get(stack)
+        if found is None:
+            frames = interner.stacks[stack]
+            found = self._stack_marked[stack] = any(is_capture_frame(f.file) for f in frames)
+        return found
+
+    def columns(self, cols: dict[str, np.ndarray], interner: Any) -> None:
+        created = np.flatnonzero((cols["resource_kind"] == R_GOROUTINE) & (cols["old_state"] == G_NOT_EXIST))
+        if not len(created):
             return
-        if _has_capture_frame(st.stack) or _has_capture_frame(ev.stack):
-            self.goroutines.add(st.resource.id)
+        ids = cols["resource_id"][created].tolist()
+        starts = cols["transition_stack"][created].tolist()  # the new goroutine's start stack
+        creators = cols["stack"][created].tolist()  # the creator's stack at the go statement
+        for gid, start, creator in zip(ids, starts, creators, strict=True):
+            if self._marked(start, interner) or self._marked(creator, interner):
+                self.goroutines.add(gid)
 
     def marks(self) -> CaptureMarks:
         return CaptureMarks(frozenset(self.goroutines))

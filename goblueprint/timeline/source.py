@@ -1,10 +1,12 @@
 """Where events come from, and one pass that feeds them to several consumers.
 
-A consumer has ``event(ev)`` and ``step(ev, kind, st)`` (the same, with the
-event's kind as an int and its state transition, or None, computed once per
-pass: the Event API computes them afresh on each call); everything that needs the event stream (the
-timeline builder, Go's summarizer, the pprof stay collector) runs in the same
-pass so a large trace is decoded once.
+Everything that needs the event stream (the timeline builder, Go's summarizer,
+the pprof stay collector, the SQL tables) runs in the same pass, so a large
+trace is decoded once.  The pass goes chunk by chunk over the reader's columns
+(at most 32768 events, never across a generation; each Sync alone): a columnar
+consumer has ``columns(cols, interner)`` and does its per-event work in a
+compiled kernel; a consumer with ``step(ev, kind, st)`` (the event's kind as an
+int and its state transition, or None, computed once per pass) is fed Events.
 """
 
 from __future__ import annotations
@@ -12,15 +14,18 @@ from __future__ import annotations
 import errno
 import gc
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from goblueprint.errors import PathError, TraceError
-from goblueprint.timeline._api import G_NOT_EXIST, K_STATE, K_SYNC
+from goblueprint.timeline._api import K_STATE, K_SYNC
 from goblueprint.timeline.capture_marks import CaptureMarker, CaptureMarks
 from goblueprint.trace.events import KIND_OF
+from goblueprint.trace.store import Interner, chunk_columns, chunks_of
 
 # Event kind per wire type as plain ints: the reader's Event gives its kind through a
 # property returning an IntEnum member; the pass reads the slots directly instead.
@@ -54,6 +59,8 @@ class PassResult:
     go_version: str = ""  # trace format version, "1.22" ... (from the reader's header), "" if unknown
     # What goblueprint capture added to the program: every view leaves it out through these.
     marks: CaptureMarks = field(default_factory=CaptureMarks)
+    # The pass's strings and stacks: the ids in every consumer's columns name entries of it.
+    interner: Interner = field(default_factory=Interner)
 
 
 def run_pass(
@@ -63,47 +70,52 @@ def run_pass(
 ) -> PassResult:
     """Feed every event to every consumer.
 
+    The reader's column chunks are the unit: a consumer with ``columns(cols, interner)``
+    gets each chunk's store columns (``goblueprint.trace.store.chunk_columns``: strings and
+    stacks are ids of the pass's Interner); one with only ``step(ev, kind, st)`` gets each
+    event as an Event, and Events are made only while such a consumer takes part.
+
     A trace that breaks part-way is handled as ``go tool trace`` does: the events
     before the error are kept, the error is returned, and ``valid_events`` counts
     the events up to the last Sync (the last complete generation).  If it breaks
     before any event, the error is raised.
     """
-    feeds = [c.step for c in consumers]
-    # Not one more consumer: it would cost a call per event; it needs goroutine creations only.
-    marker = CaptureMarker()
-    kinds = _KIND_INT
+    by_columns = [c.columns for c in consumers if hasattr(c, "columns")]
+    by_events = [c.step for c in consumers if not hasattr(c, "columns")]
+    interner = Interner()
+    marker = CaptureMarker()  # needs goroutine creations only: per chunk, from the columns
     n = 0
     valid = 0
     first = last = valid_last = 0
     error: TraceError | None = None
     opened = open_events(source)
     version = getattr(opened, "version", None)
-    events: Iterator[Any] = iter(opened)
-    # The pass allocates millions of small objects and makes no cycles worth collecting;
-    # the cyclic GC would rescan all live ones again and again (quadratic on big traces).
+    # An Event-by-Event pass allocates millions of small objects and makes no cycles worth
+    # collecting; the cyclic GC would rescan all live ones again and again.
     gc_was_enabled = gc.isenabled()
-    gc.disable()
+    if by_events:
+        gc.disable()
     try:
-        for ev in events:
-            try:  # the reader's Event
-                t = ev.ts
-                kind = kinds[ev.typ]
-            except AttributeError:  # any other object with the Event API
-                t = ev.time
-                kind = int(ev.kind)
+        for chunk in chunks_of(opened):
+            size = len(chunk)
+            if not size:
+                continue
+            cols = chunk_columns(chunk, interner)
+            for feed in by_columns:
+                feed(cols, interner)
+            if by_events:
+                _feed_events(chunk, by_events)
+            marker.columns(cols, interner)
             if n == 0:
-                first = t
-            last = t
-            n += 1
-            st = ev.state_transition() if kind == K_STATE else None
-            for feed in feeds:
-                feed(ev, kind, st)
-            if st is not None and st.old == G_NOT_EXIST:
-                marker.created(ev, st)
-            if kind == K_SYNC:
-                valid = n
-                valid_last = t
-            if progress is not None and n & 0xFFFF == 0:
+                first = int(cols["time"][0])
+            last = int(cols["time"][-1])
+            syncs = np.flatnonzero(cols["kind"] == K_SYNC)
+            if len(syncs):
+                valid = n + int(syncs[-1]) + 1
+                valid_last = int(cols["time"][syncs[-1]])
+            before = n
+            n += size
+            if progress is not None and n >> 16 != before >> 16:
                 progress(n)
     except TraceError as exc:
         if getattr(opened, "partial", False):
@@ -124,4 +136,13 @@ def run_pass(
             offset=error.offset, generation=error.generation, m=error.m,
         ) from error  # fmt: skip
     go_version = f"1.{version}" if isinstance(version, int) else ""
-    return PassResult(n, valid, first, last, valid_last, error, go_version, marker.marks())
+    return PassResult(n, valid, first, last, valid_last, error, go_version, marker.marks(), interner)
+
+
+def _feed_events(chunk: Any, feeds: list[Callable[[Any, int, Any], None]]) -> None:
+    kinds = _KIND_INT
+    for ev in chunk.events():
+        kind = kinds[ev.typ]
+        st = ev.state_transition() if kind == K_STATE else None
+        for feed in feeds:
+            feed(ev, kind, st)

@@ -312,7 +312,7 @@ def _empty(n: int) -> dict[str, np.ndarray]:
     return cols
 
 
-def _chunk_columns(chunk: Chunk, it: Interner) -> dict[str, np.ndarray]:
+def chunk_columns(chunk: Chunk, it: Interner) -> dict[str, np.ndarray]:
     """The store's columns (all but generation) of one chunk, one numpy pass per wire type."""
     typ = chunk.typ
     n = len(typ)
@@ -415,13 +415,17 @@ def _chunk_columns(chunk: Chunk, it: Interner) -> dict[str, np.ndarray]:
     return cols
 
 
-def _chunks_of_events(events: Iterable) -> Iterator[Chunk]:
-    """Plain Events grouped into Chunks (runs of one table), so they take the columnar path too.
+def chunks_of(events: Iterable) -> Iterator[Chunk]:
+    """The column chunks of a Reader, or of plain reader Events grouped into Chunks (runs of one
+    table, a Sync alone), so every source takes the columnar path.
 
     A TraceError from EVENTS comes after the chunk of the events read before it.
     """
-    from goblueprint.trace.reader import Chunk
+    from goblueprint.trace.reader import CHUNK_EVENTS, Chunk
 
+    if hasattr(events, "chunks"):
+        yield from events.chunks()
+        return
     rows: list[tuple] = []
     table = None
 
@@ -436,12 +440,15 @@ def _chunks_of_events(events: Iterable) -> Iterator[Chunk]:
 
     try:
         for ev in events:
-            if ev.table is not table or len(rows) >= 1 << 16:
-                if rows:
-                    yield flush()
-                    rows = []
-                table = ev.table
+            sync = ev.typ == EV_SYNC_EVENT
+            if rows and (sync or ev.table is not table or len(rows) >= CHUNK_EVENTS):
+                yield flush()
+                rows = []
+            table = ev.table
             rows.append((ev.g, ev.p, ev.m, ev.typ, ev.ts, ev.args))
+            if sync:
+                yield flush()
+                rows = []
     except TraceError:
         if rows:
             yield flush()
@@ -469,7 +476,7 @@ def iter_generations(events, interner: Interner | None = None) -> Iterator[Gener
     events before failing), so callers that want the partial trace keep it.
     """
     it = Interner() if interner is None else interner
-    chunks = events.chunks() if hasattr(events, "chunks") else _chunks_of_events(events)
+    chunks = chunks_of(events)
     parts: list[dict[str, np.ndarray]] = []  # the current generation's pieces
     # The last finished generation is held back until the next one proves to be more
     # than the lone Sync Go emits at the very end, which then joins it instead.
@@ -480,7 +487,7 @@ def iter_generations(events, interner: Interner | None = None) -> Iterator[Gener
         for chunk in chunks:
             if not len(chunk):
                 continue
-            cols = _chunk_columns(chunk, it)
+            cols = chunk_columns(chunk, it)
             start = 0
             # A new generation starts at each Sync that follows events.
             for s in np.flatnonzero(chunk.typ == EV_SYNC_EVENT).tolist():

@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from goblueprint.timeline.builder import TimelineBuilder, build
+from goblueprint.timeline.builder import build
 from goblueprint.timeline.model import Timeline
-from goblueprint.timeline.source import run_pass
 
 GOLDEN_DIR = Path(__file__).parent / "golden_builder"
 GOLDEN = GOLDEN_DIR / "golden.json"
@@ -74,37 +73,6 @@ def _assert_same(new: Timeline, old: Timeline) -> None:
         a, b = getattr(new, name), getattr(old, name)
         assert a.schema == b.schema, name
         assert a.equals(b), name
-
-
-class _GenericEvent:
-    """A reader Event seen only through the public Event API (no ts/g/p/m/typ slots), as a
-    consumer may receive events from elsewhere: run_pass and the builder must take those too."""
-
-    __slots__ = ("_ev",)
-    _HIDDEN = frozenset(("ts", "g", "p", "m", "typ", "args", "table"))
-
-    def __init__(self, ev: Any) -> None:
-        self._ev = ev
-
-    def __getattr__(self, name: str) -> Any:
-        if name in self._HIDDEN:
-            raise AttributeError(name)
-        return getattr(self._ev, name)
-
-
-def test_generic_event_api_gives_the_same_timeline() -> None:
-    from goblueprint.trace.reader import Reader
-
-    data = lzma.decompress((GOLDEN_DIR / "sched-go1.22.trace.xz").read_bytes())
-    generic = [_GenericEvent(ev) for ev in Reader(data)]
-    assert generic and not hasattr(generic[0], "ts")
-    fed, stepped = TimelineBuilder(), TimelineBuilder()
-    result = run_pass(generic, [fed])
-    for ev in generic:
-        stepped.event(ev)
-    direct = build(data)
-    for tl in (fed.finish(result.last_time), stepped.finish()):
-        _assert_same(tl, direct)
 
 
 @pytest.mark.parametrize("chunks", [1, 7])
