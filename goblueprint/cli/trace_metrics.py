@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     # The ingested tables hold the default MMU flags' utilization and leave out capture's goroutines.
     if not args.show_capture and mmu_flags in (None, mmu.DEFAULT_FLAGS):
         found = ingested_trace(args.trace)
-        summary, timeline, source = found.summary(), found.timeline(), found
+        summary, source = found.summary(), found
+        timeline = found.timeline(lanes=metrics.SPAN_LANES, tables=metrics.TABLES)
         utilization = None if mmu_flags is None else found.utilization(mmu_flags)
     else:
         # Capture's own goroutines, or other MMU flags: a pass of its own.

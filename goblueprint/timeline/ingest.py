@@ -37,7 +37,7 @@ import itertools
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -47,7 +47,7 @@ import polars as pl
 
 from goblueprint.errors import GoblueprintError, TraceError
 from goblueprint.timeline.mmu import DEFAULT_FLAGS
-from goblueprint.timeline.model import Timeline
+from goblueprint.timeline.model import Timeline, empty_frame
 from goblueprint.timeline.summary_tables import summary_frames, summary_of, utilization_frame, utilization_of
 from goblueprint.trace.progress import STAGE_LINE_BYTES
 
@@ -164,18 +164,33 @@ class Ingested:
             pl.read_parquet(self.path / VIEWS_DIR / f"{UTILIZATION}.parquet"), meta["series"]
         )
 
-    def timeline(self) -> Timeline:
-        """The trace's Timeline, read back exactly as the pass built it."""
+    def timeline(
+        self, *, lanes: Iterable[int] | None = None, tables: Iterable[str] | None = None
+    ) -> Timeline:
+        """The trace's Timeline, read back exactly as the pass built it.
+
+        A view that needs a part only says which: LANES keeps the spans and lanes of those lane
+        kinds (the spans are sorted by lane kind, so the Parquet statistics skip the rest
+        unread), TABLES names the tables to read (the others come back empty).
+        """
         d = self.path / TIMELINE_DIR
         meta = self.manifest["timeline"]
         strings = pl.read_parquet(d / "strings.parquet")["s"].to_list()
+        wanted = set(_TIMELINE_FRAMES if tables is None else tables)
+        kinds = None if lanes is None else sorted(int(k) for k in lanes)
+        frames = {}
+        for name in _TIMELINE_FRAMES:
+            if name not in wanted:
+                frames[name] = empty_frame(name)
+                continue
+            frame = pl.scan_parquet(d / f"{name}.parquet")
+            if kinds is not None and name in ("spans", "lanes"):
+                frame = frame.filter(pl.col("lane_kind").is_in(kinds))
+            frames[name] = frame.collect()
         return Timeline(
-            start_ns=meta["start_ns"],
-            end_ns=meta["end_ns"],
-            strings=strings,
-            go_version=meta["go_version"],
-            **{name: pl.read_parquet(d / f"{name}.parquet") for name in _TIMELINE_FRAMES},
-        )
+            start_ns=meta["start_ns"], end_ns=meta["end_ns"], strings=strings, go_version=meta["go_version"],
+            **frames,
+        )  # fmt: skip
 
 
 def ingest(

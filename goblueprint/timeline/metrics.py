@@ -33,6 +33,12 @@ from goblueprint.timeline.mmu import DEFAULT_FLAGS, DEFAULT_WINDOWS, Series
 from goblueprint.timeline.model import LaneKind, State, Timeline
 from goblueprint.timeline.summary import GoroutineSummary, Summary
 
+# The lanes whose spans compute() reads (Ps, stop-the-world, GC phases); it reads no
+# goroutine, thread, region or task span, which are most of a trace's.
+SPAN_LANES = (LaneKind.P, LaneKind.STW, LaneKind.GC, LaneKind.GRANGE, LaneKind.PRANGE)
+# The Timeline tables compute() reads.
+TABLES = ("spans", "flows")
+
 ASSIST = "GC mark assist"
 SWEEP = "GC incremental sweep"
 
