@@ -1,33 +1,39 @@
-"""The thread wake-up delays a real trace measured: from when the runtime woke an M to its ProcStart.
+"""The thread wake-up delays a trace shows: from when the runtime woke an M to its ProcStart.
 
-Go 1.27 wakes a parked thread for an idle P when it readies work while a P is idle and no
-M spins: ``ready`` and ``newproc`` end in ``wakep``, and so does ``goschedImpl``;
-``injectglist`` starts an M per idle P. ``wakep`` takes the P off the idle list at once
-(``pidlegetSpinning``: the top of the stack, the P that went idle last) and hands it to
-the thread (``startm``, ``notewakeup``), but the trace records no event for either: the
-P stays idle in the trace until the woken thread runs and calls ``acquirep``, which
-emits ProcStart. The two ends are in the trace, though: the readying (a G unblocked,
-created or put back runnable: its flow's ``from_time``) and that ProcStart. So for each
-idle span of a P that a thread ends by starting it, the delay is from the first readying
-in the span at which this P was the one wakep takes — idle, and no other P went idle
-after it — to the span's end.
+Go 1.27 wakes a parked thread when it readies work while a P is idle and no M spins:
+``ready`` and ``newproc`` end in ``wakep``, which takes the top P of the idle stack (the
+P that went idle last, ``pidlegetSpinning``) and hands it to a thread (``startm``,
+``notewakeup``). Neither call is traced: the P stays idle in the trace until the woken
+thread runs ``acquirep``, which emits ProcStart. Both ends are in the trace, though: the
+readying (a G unblocked or created: its flow's ``from_time``) and that ProcStart. So for
+each idle span of a P that a thread ends by starting it, the wake-up runs from the first
+readying in the span at which this P was the one wakep takes (idle, and no other P went
+idle after it) to the span's end — one at a time, as the woken thread counts as spinning
+until it runs and wakep wakes nobody meanwhile.
 
-A span gives no delay when it ends in a stop-the-world or the trace's end, when a thread
-back from a syscall takes the P (``exitsyscall``: ProcStart with the G's syscall end;
-nobody woke it), when nothing was readied during it (an M parked in netpoll woke for a
-timer or the network; when it should have woken is not in the trace, and a replayed
-wait's length already holds that lateness), when a stop-the-world falls between the
-readying and the start (the P was stopped, not slow), or when its P was beyond
-GOMAXPROCS.
+Left out, so that what is measured errs short, never long:
 
-What the trace cannot say errs short, not long: if a thread woken for a timer had taken
-the P before the readying (the P looks idle all along), the delay counts from the
-readying, not from the timer; and with more than two Ps, a readying while another wake-up
-is pending (``nmspinning`` ≠ 0: wakep wakes nobody) is still taken as a wake-up's start
-for the P on top, which ends no later than the pending one would.
+* a G findRunnable readies and runs itself, with no wakep: netpoll's first G
+  (``list.pop()``; the rest of its batch goes through injectglist, which starts Ms) and a
+  GC mark worker — an unblock by no G of a network or "system goroutine wait", on a P
+  whose next G is that one;
+* ``runtime.Gosched`` and preemption: ``goschedImpl`` ends in wakep too, but the model
+  does not (yet), and on its timeline they read as wake-ups 100 ms long;
+* a span a thread back from a syscall ends (``exitsyscall``'s ProcStart with the G's
+  syscall end: nobody woke it), one nothing was readied in (an M parked in netpoll woke for
+  a timer or the network: when it should have woken is not in the trace, and a replayed
+  wait's length already holds that lateness), one that runs to the trace's end, and a P
+  beyond the GOMAXPROCS of its time.
+
+A wake-up a stop-the-world cuts ends at the stop (``stopped``: the thread had not run by
+then, so it took at least that long). What the trace cannot say errs short: a thread
+woken for a timer may have taken the P before the readying (the P looks idle all along),
+and injectglist's several threads at once count as one.
 """
 
 from __future__ import annotations
+
+import heapq
 
 import numpy as np
 import polars as pl
@@ -55,24 +61,39 @@ def wakes(tl: Timeline) -> pl.DataFrame:
     lane, start, end, kind = _idle_spans(tl)
     ready = _readyings(tl)
     stw_start = np.sort(tl.spans.filter(pl.col("lane_kind") == int(LaneKind.STW))["start"].to_numpy())
-    rows: list[tuple[int, int, int, bool]] = []
-    for i in np.flatnonzero(kind != _NOT_WOKEN).tolist():
-        s, e = int(start[i]), int(end[i])
-        a, b = np.searchsorted(ready, [s, e], "left").tolist()
-        if a == b:
-            continue
-        # Ps that went idle during this span are on top of the idle stack while they stay idle:
-        # a readying then wakes one of them, not this P.
-        lo, hi = np.searchsorted(start, [s + 1, e], "left").tolist()
-        on_top = [(int(start[j]), int(end[j])) for j in range(lo, hi) if lane[j] != lane[i]]
-        for k in range(a, b):
+    spans = np.flatnonzero(kind != _NOT_WOKEN).tolist()
+    # Ps that went idle during a span are on top of the idle stack while they stay idle: a
+    # readying then wakes one of them, not the span's P.
+    on_top: dict[int, list[tuple[int, int]]] = {}
+    for i in spans:
+        lo, hi = np.searchsorted(start, [start[i] + 1, end[i]], "left").tolist()
+        on_top[i] = [(int(start[j]), int(end[j])) for j in range(lo, hi) if lane[j] != lane[i]]
+
+    def first(i: int, since: int) -> int:
+        """Index of the first readying at or after SINCE in span I at which its P is on top (-1: none)."""
+        lo, hi = np.searchsorted(ready, [max(int(start[i]), since), int(end[i])], "left").tolist()
+        for k in range(lo, hi):
             t = int(ready[k])
-            if not any(s2 <= t < e2 for s2, e2 in on_top):
-                n = int(np.searchsorted(stw_start, t, "left"))
-                stop = int(stw_start[n]) if n < stw_start.size else e + 1
-                rows.append((int(lane[i]), t, min(e, stop), kind[i] == _STOPPED or stop <= e))
-                break
-    rows.sort(key=lambda r: r[1])
+            if not any(s2 <= t < e2 for s2, e2 in on_top[i]):
+                return k
+        return -1
+
+    # One wake-up pending at a time (the woken thread counts as spinning until it runs, and
+    # wakep wakes nobody while one spins): the readyings of a pending one start no other.
+    heap = [(int(ready[k]), i) for i in spans if (k := first(i, -(1 << 62))) >= 0]
+    heapq.heapify(heap)
+    pending_until = -(1 << 62)
+    rows: list[tuple[int, int, int, bool]] = []
+    while heap:
+        t, i = heapq.heappop(heap)
+        if t < pending_until:
+            if (k := first(i, pending_until)) >= 0:
+                heapq.heappush(heap, (int(ready[k]), i))
+            continue
+        n = int(np.searchsorted(stw_start, t, "left"))
+        stop = int(stw_start[n]) if n < stw_start.size else int(end[i]) + 1
+        pending_until = min(int(end[i]), stop)
+        rows.append((int(lane[i]), t, pending_until, bool(kind[i] == _STOPPED) or stop <= end[i]))
     return pl.DataFrame(rows, schema={"p": pl.Int64, "ready": pl.Int64, "end": pl.Int64, "stopped": pl.Boolean},
                         orient="row")  # fmt: skip
 
@@ -99,8 +120,9 @@ def _readyings(tl: Timeline) -> np.ndarray:
         .select(pl.col("lane_id").alias("from_p"), pl.col("start"), pl.col("g").alias("next_g"))
         .sort("start")
     )
+    # Both sides are sorted by time; polars cannot check that within by-groups.
     f = f.sort("from_time").join_asof(
-        runs, left_on="from_time", right_on="start", by="from_p", strategy="forward"
+        runs, left_on="from_time", right_on="start", by="from_p", strategy="forward", check_sortedness=False
     )
     own = (pl.col("from_g") < 0) & (pl.col("next_g") == pl.col("g")) & pl.col("label").is_in(own_reasons)
     return np.sort(f.filter(~own.fill_null(False))["from_time"].to_numpy().astype(np.int64))
