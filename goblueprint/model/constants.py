@@ -74,6 +74,9 @@ class Costs:
     wake_m_ns: int = 8_000  # futex wake of a parked thread until it runs schedule()
     steal_ns: int = 500  # one stealWork round over the Ps
     exitsyscall_ns: int = 200
+    # Wake-ups of threads for readied work drawn from these instead (e.g. a trace's measured
+    # ones, model.wakeups); empty: wake_m_ns. Not the default: see docs/model.md.
+    wake_m_samples_ns: tuple[int, ...] = ()
 
 
 def from_source(go: str | None = None) -> Constants:

@@ -19,7 +19,8 @@ netpoll, the owner's findRunnable or a thief's last steal round; injectglist;
 stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS.
 
 Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
-wake-up costs the same; the machine's costs are calibrated, not read.
+wake-up costs the same (unless Costs gives samples to draw from); the machine's costs
+are calibrated, not read.
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ class Sim:
         self.procs = procs  # GOMAXPROCS now (procresize changes it); Ps from it up to nalloc are dead
         nalloc = max([procs, *prog.resize.values()])
         self.rng = random.Random(seed)
+        # Its own stream, so drawing wake-ups leaves the steal orders and sysmon's phase as they were.
+        self.wake_rng = random.Random(f"{seed}:wake-up")
         self.coprimes = coprimes(procs)
         self.rec = Recorder(decisions)
         self.now = T_START
@@ -564,6 +567,16 @@ class Sim:
         self.pepoch[p] += 1
         self.push(self.now + delay, EV_SCHED, p, self.pepoch[p])
 
+    def wake_delay(self) -> int:
+        """How long a parked thread woken for readied work takes to run (startm's notewakeup).
+
+        The calibrated constant, or a draw from ``Costs.wake_m_samples_ns`` when given (e.g.
+        the delays a trace measured, model.wakeups). Timers and the network keep the
+        constant: a replayed wait's length already holds that thread's lateness.
+        """
+        d = self.k.wake_m_samples_ns
+        return d[self.wake_rng.randrange(len(d))] if d else self.k.wake_m_ns
+
     def wakep(self) -> None:
         """wakep: one spinning M at a time, and only onto an idle P."""
         if self.nmspinning != 0 or self.npidle == 0 or self.stw_active:
@@ -571,7 +584,7 @@ class Sim:
         p = self.pidleget()
         self.rec.decision(self.now, p, "wakep", f"start a spinning M on P{p}", "work was readied",
                           f"{self.npidle + 1} idle Ps, 0 spinning")  # fmt: skip
-        self.startm(p, True, self.k.wake_m_ns)
+        self.startm(p, True, self.wake_delay())
 
     def wakep_for_global(self) -> None:
         # Start as many Ms as idle Ps can take the global Gs.
@@ -582,7 +595,7 @@ class Sim:
         for _ in range(min(n, self.npidle)):
             if self.stw_active:
                 return
-            self.startm(self.pidleget(), False, self.k.wake_m_ns)
+            self.startm(self.pidleget(), False, self.wake_delay())
 
     # ---- schedule / findRunnable / steal ----------------------------------------------------
 
@@ -811,7 +824,7 @@ class Sim:
 
     def startm_on(self, p: int, spinning: bool) -> None:
         self.pstatus[p] = PS_IDLE
-        self.startm(p, spinning, self.k.wake_m_ns)
+        self.startm(p, spinning, self.wake_delay())
 
     # ---- sysmon -----------------------------------------------------------------------------
 
@@ -945,7 +958,7 @@ class Sim:
             if (self.runq[p] or self.runnext[p] >= 0) and p in self.pidle:
                 self.pidle.remove(p)
                 self.npidle -= 1
-                self.startm(p, False, self.k.wake_m_ns)
+                self.startm(p, False, self.wake_delay())
         self.wakep_for_global()
         self.wakep()
         if self.stw_waiting:

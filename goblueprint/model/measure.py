@@ -13,15 +13,18 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from goblueprint.model import wakeups
 from goblueprint.timeline import metrics
 from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State, Timeline
 
 COMPARED = ("p_utilization", "sched_latency_p50_ns", "sched_latency_p99_ns", "preemptions", "migrations",
-            "goroutines", "wall_ns", "idle_p_while_runnable_ns")  # fmt: skip
+            "goroutines", "wall_ns", "idle_p_while_runnable_ns", "thread_wakeups", "thread_wake_p50_ns",
+            "thread_wake_p90_ns", "thread_wake_max_ns")  # fmt: skip
 
 
 def from_timeline(tl: Timeline, procs: int) -> dict[str, float]:
     lat = metrics.sched_latency(tl)
+    wake = metrics.distribution(wakeups.delays_ns(tl))
     util = [p["utilization"] for p in metrics.proc_utilization(tl) if p["p"] < procs]
     util += [0.0] * (procs - len(util))
     requeue = tl.flows.filter(pl.col("kind") == int(FlowKind.REQUEUE))
@@ -35,6 +38,12 @@ def from_timeline(tl: Timeline, procs: int) -> dict[str, float]:
         "goroutines": tl.lanes.filter(pl.col("lane_kind") == int(LaneKind.G)).height,
         "wall_ns": tl.end_ns - tl.start_ns,
         "idle_p_while_runnable_ns": idle_p_while_runnable(tl),
+        # The machine's thread wake-ups as the trace shows them (model.wakeups); in the model,
+        # the wake-up cost it is given (lower where a wake is hidden, as in a trace).
+        "thread_wakeups": wake["count"],
+        "thread_wake_p50_ns": wake["p50"],
+        "thread_wake_p90_ns": wake["p90"],
+        "thread_wake_max_ns": wake["max"],
     }
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from goblueprint.model import api, engine, measure, policies, replay
 from goblueprint.model import program as P
-from goblueprint.model.constants import Constants
+from goblueprint.model.constants import Constants, Costs
 from goblueprint.timeline.analysis import analyse
 from goblueprint.timeline.model import LaneKind, State
 
@@ -97,6 +97,10 @@ def test_replay_metrics_within_the_stated_tolerance(
     assert 0.5 <= sim["preemptions"] / max(1, real["preemptions"]) <= 2
     assert abs(sim["wall_ns"] - real["wall_ns"]) <= 0.05 * real["wall_ns"]
     assert real["migrations"] <= sim["migrations"] <= 7 * real["migrations"]
+    # Thread wake-ups read the same way from both: the trace's run from microseconds to
+    # milliseconds; the model's cost the one constant it is given, and never read longer.
+    assert real["thread_wakeups"] > 0 and sim["thread_wakeups"] > 0
+    assert sim["thread_wake_max_ns"] <= Costs().wake_m_ns < real["thread_wake_max_ns"]
 
 
 def test_compare_command_json(

@@ -1,0 +1,81 @@
+"""Thread wake-up delays measured from a timeline, checked where the truth is known: the model's own.
+
+The model records a replayed trace the way the runtime does (a woken thread's P stays idle
+until the thread runs), and it knows when each thread it woke was started and ran. So
+model.wakeups, run on the model's timeline, must find the delays the model drew — exactly
+when nothing hides the wake-up, and never longer than the thread's own (see the module's
+docstring for what the trace cannot say).
+"""
+
+from __future__ import annotations
+
+import lzma
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from goblueprint.model import engine, policies, replay, wakeups, workload
+from goblueprint.model.constants import Constants, Costs
+from goblueprint.timeline.analysis import analyse
+
+GOLDEN = Path(__file__).resolve().parent.parent / "timeline" / "golden_builder"
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "model-examples" / "workers.toml"
+DRAWN = (8_000, 300_000, 2_000_000)  # distinct from each other and from the constant's use
+
+
+def _spied(sim: engine.Sim) -> list[tuple[int, int, int]]:
+    """(P, when startm woke a thread for it, when that thread runs) for every thread startm wakes."""
+    starts: list[tuple[int, int, int]] = []
+    startm: Callable[..., None] = sim.startm
+
+    def spy(p: int, spinning: bool, delay: int, woken: bool = True) -> None:
+        if woken:
+            starts.append((p, sim.now, sim.now + delay))
+        startm(p, spinning, delay, woken)
+
+    sim.startm = spy  # type: ignore[method-assign]
+    return starts
+
+
+@pytest.mark.slow
+def test_the_model_s_wake_ups_measured_from_its_timeline_are_its_own(
+    consts: Constants, tmp_path: Path
+) -> None:
+    trace = tmp_path / "sched.trace"
+    trace.write_bytes(lzma.decompress((GOLDEN / "sched-go1.27.trace.xz").read_bytes()))
+    prog = replay.from_timeline(analyse(str(trace)).timeline)
+    sim = engine.Sim(prog, consts, policies.resolve([]), prog.procs, 1, decisions=False,
+                     costs=Costs(wake_m_samples_ns=DRAWN))  # fmt: skip
+    starts = _spied(sim)
+    sim.run()
+    measured = wakeups.wakes(sim.rec.timeline(engine.T_START, sim.end, prog.procs))
+    assert measured.height > 20
+    exact = 0
+    for p, ready, end, stopped in measured.iter_rows():
+        # The thread last woken for P before the readying (a stop-the-world drops an earlier one).
+        woke, runs = max((w, r) for q, w, r in starts if q == p and w <= ready <= r)
+        if stopped:
+            assert runs >= end  # cut by a stop-the-world: at least that long
+        else:
+            assert runs == end  # it ends where that thread ran, never later
+        exact += woke == ready
+    assert exact > measured.height / 2
+    # The draws reached the timeline: wake-ups of each drawn length were measured whole.
+    delays = set((measured["end"] - measured["ready"]).to_list())
+    assert set(DRAWN) <= delays
+
+
+def test_wake_up_samples_are_drawn_from_the_seed_alone(consts: Constants) -> None:
+    prog = workload.load(EXAMPLE)
+
+    def run(seed: int, costs: Costs) -> pl.DataFrame:
+        sim = engine.Sim(prog, consts, policies.resolve([]), 4, seed, decisions=False, costs=costs)
+        sim.run()
+        return sim.rec.timeline(engine.T_START, sim.end, 4).spans
+
+    sampled = Costs(wake_m_samples_ns=DRAWN)
+    assert run(1, sampled).equals(run(1, sampled))
+    assert not run(1, sampled).equals(run(1, Costs()))
+    assert not run(1, sampled).equals(run(2, sampled))
