@@ -26,7 +26,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from goblueprint.errors import PathError
 from goblueprint.timeline._api import (
@@ -51,20 +53,51 @@ from goblueprint.timeline.summary import Summary
 
 _KIND_NAMES = [k.name for k in sorted(EventKind, key=int)]
 _RESOURCE_NAMES = [k.name for k in sorted(ResourceKind, key=int)]
-_GO_STATES = [k.name for k in sorted(GoState, key=int)]
-_PROC_STATES = [k.name for k in sorted(ProcState, key=int)]
+# Old/new state names of both resource kinds in one list: a GoState's name at its value,
+# a ProcState's after the GoStates (see _state_names).
+_STATE_NAMES = [k.name for k in sorted(GoState, key=int)] + [k.name for k in sorted(ProcState, key=int)]
+_N_GO_STATES = len(GoState)
 _R_PROC = int(ResourceKind.PROC)
 _MAX_I64 = 2**63 - 1
-_EVENT_CHUNK = 1 << 19  # events kept as Python lists before they are packed into a DataFrame chunk
+_EVENT_CHUNK = 1 << 19  # rows kept as numpy chunks before they are packed into a DataFrame chunk
 
 
-def _i64(v: int) -> int:
-    # Task ids are uint64; NoTask and other huge ids become -1 in an Int64 column.
-    return -1 if v > _MAX_I64 else v
+def _kinds_lut(*kinds: int) -> np.ndarray:
+    lut = np.zeros(256, bool)
+    lut[list(kinds)] = True
+    return lut
+
+
+_RANGES = (K_RANGE_BEGIN, K_RANGE_ACTIVE, K_RANGE_END)
+_TASKS_REGIONS_LOG = (K_TASK_BEGIN, K_TASK_END, K_REGION_BEGIN, K_REGION_END, K_LOG)
+# Which fields of the events table apply to which kinds (null elsewhere), as Event's accessors
+# say: a transition's resource and states, a range's or label's scope, a metric's value...
+_HAS_RESOURCE = _kinds_lut(K_STATE, K_LABEL, *_RANGES)
+_HAS_STATES = _kinds_lut(K_STATE)
+_HAS_NAME = _kinds_lut(K_METRIC, K_LABEL, *_RANGES, *_TASKS_REGIONS_LOG)
+_HAS_VALUE = _kinds_lut(K_METRIC)
+_HAS_TASK = _kinds_lut(*_TASKS_REGIONS_LOG)
+_HAS_MESSAGE = _kinds_lut(K_LOG)
+
+
+def _masked(values: np.ndarray, valid: np.ndarray) -> pl.Series:
+    """VALUES as a polars Series with nulls where not VALID (an arrow validity mask, no row work)."""
+    invalid = ~valid
+    return pl.from_arrow(pa.array(values, mask=invalid if invalid.any() else None))  # type: ignore[return-value]
+
+
+def _names(names: pl.Series, ids: np.ndarray, valid: np.ndarray) -> pl.Series:
+    """NAMES gathered at IDS, null where not VALID."""
+    return names.gather(_masked(np.where(valid, ids, 0).astype(np.int64), valid))
 
 
 class EventRows:
-    """Consumer that turns every event into a row of the ``events`` table."""
+    """Columnar consumer that turns every event into a row of the ``events`` table.
+
+    The table is the store's columns with names resolved: ``stack`` is the pass Interner's
+    stack id (the ids the Timeline's ``stacks`` table uses), strings are text, fields that do
+    not apply to an event's kind are null.
+    """
 
     COLUMNS = (
         "seq",
@@ -84,79 +117,75 @@ class EventRows:
         "task",
         "message",
     )
+    # The store columns kept for the table (copied: the pass owns its arrays).
+    _KEPT = ("kind", "time", "goroutine", "proc", "thread", "stack", "resource_kind", "resource_id",
+             "old_state", "new_state", "reason", "name", "value", "task", "message")  # fmt: skip
 
-    def __init__(self, stack_id: Callable[[Any], int]) -> None:
-        self.cols: dict[str, list[Any]] = {c: [] for c in self.COLUMNS}
-        self.stack_id = stack_id
+    def __init__(self) -> None:
+        self.parts: list[dict[str, np.ndarray]] = []
+        self.pending = 0
         self.seq = 0
         self.chunks: list[pl.DataFrame] = []
+        self.strings: list[str] = []
+        self._names = pl.Series("s", [], dtype=pl.String)
 
-    def event(self, ev: Any) -> None:
-        kind = int(ev.kind)
-        self.step(ev, kind, ev.state_transition() if kind == K_STATE else None)
-
-    def step(self, ev: Any, kind: int, st: Any) -> None:
-        c = self.cols
-        rk = rid = old = new = None
-        reason = name = message = None
-        value = None
-        task = None
-        if kind == K_STATE:
-            rk = int(st.resource.kind)
-            rid = st.resource.id
-            names = _PROC_STATES if rk == _R_PROC else _GO_STATES
-            old, new = names[st.old], names[st.new]
-            reason = st.reason
-        elif kind == K_RANGE_BEGIN or kind == K_RANGE_ACTIVE or kind == K_RANGE_END:
-            r = ev.range()
-            name = r.name
-            rk, rid = int(r.scope.kind), r.scope.id
-        elif kind == K_METRIC:
-            metric = ev.metric()
-            name = metric.name
-            v = metric.value
-            value = float(v.uint64() if hasattr(v, "uint64") else v)
-        elif kind == K_TASK_BEGIN or kind == K_TASK_END:
-            t = ev.task()
-            name, task = t.type, _i64(t.id)
-        elif kind == K_REGION_BEGIN or kind == K_REGION_END:
-            r = ev.region()
-            name, task = r.type, _i64(r.task)
-        elif kind == K_LOG:
-            log = ev.log()
-            name, message, task = log.category, log.message, _i64(log.task)
-        elif kind == K_LABEL:
-            label = ev.label()
-            name = label.label
-            rk, rid = int(label.resource.kind), label.resource.id
-        c["seq"].append(self.seq)
-        self.seq += 1
-        c["time"].append(ev.time)
-        c["kind"].append(_KIND_NAMES[kind] if 0 <= kind < len(_KIND_NAMES) else str(kind))
-        c["g"].append(ev.goroutine)
-        c["p"].append(ev.proc)
-        c["m"].append(ev.thread)
-        c["stack"].append(self.stack_id(ev.stack))
-        c["resource_kind"].append(None if rk is None else _RESOURCE_NAMES[rk])
-        c["resource_id"].append(rid)
-        c["old_state"].append(old)
-        c["new_state"].append(new)
-        c["reason"].append(reason)
-        c["name"].append(name)
-        c["value"].append(value)
-        c["task"].append(task)
-        c["message"].append(message)
-        if self.seq % _EVENT_CHUNK == 0:
-            self._flush()  # bounded memory: Python objects cost ~10x the packed columns
+    def columns(self, cols: dict[str, np.ndarray], interner: Any) -> None:
+        self.parts.append({name: cols[name].copy() for name in self._KEPT})
+        self.pending += len(cols["kind"])
+        self.strings = interner.strings
+        if self.pending >= _EVENT_CHUNK:
+            self._flush()  # bounded memory: one DataFrame chunk per ~half a million rows
 
     def _flush(self) -> None:
-        self.chunks.append(pl.DataFrame(self.cols, schema=_EVENTS_SCHEMA))
-        self.cols = {c: [] for c in self.COLUMNS}
+        if not self.parts:
+            return
+        c = {name: np.concatenate([part[name] for part in self.parts]) for name in self._KEPT}
+        self.parts, self.pending = [], 0
+        if len(self._names) != len(self.strings):  # ids only grow: new strings only extend it
+            self._names = pl.Series("s", self.strings, dtype=pl.String)
+        names = self._names
+        n = len(c["kind"])
+        kind = c["kind"]
+        has_resource, has_states, has_name = _HAS_RESOURCE[kind], _HAS_STATES[kind], _HAS_NAME[kind]
+        has_task = _HAS_TASK[kind]
+        rk = c["resource_kind"]
+        state_base = np.where(rk == _R_PROC, _N_GO_STATES, 0)
+        task = c["task"]
+        frame = pl.DataFrame(
+            {
+                "seq": np.arange(self.seq, self.seq + n, dtype=np.int64),
+                "time": c["time"],
+                "kind": _KIND_SERIES.gather(kind.astype(np.int64)),
+                "g": c["goroutine"],
+                "p": c["proc"],
+                "m": c["thread"],
+                "stack": c["stack"].astype(np.uint32),
+                "resource_kind": _names(_RESOURCE_SERIES, rk, has_resource),
+                "resource_id": _masked(c["resource_id"], has_resource),
+                "old_state": _names(_STATE_SERIES, c["old_state"] + state_base, has_states),
+                "new_state": _names(_STATE_SERIES, c["new_state"] + state_base, has_states),
+                "reason": _names(names, c["reason"], has_states),
+                "name": _names(names, c["name"], has_name),
+                "value": _masked(c["value"].astype(np.float64), _HAS_VALUE[kind]),
+                # Task ids are uint64; NoTask and other huge ids become -1 in an Int64 column.
+                "task": _masked(np.where(task > _MAX_I64, -1, task.astype(np.int64)), has_task),
+                "message": _names(names, c["message"], _HAS_MESSAGE[kind]),
+            },
+            schema=_EVENTS_SCHEMA,
+        )
+        self.seq += n
+        self.chunks.append(frame)
 
     def frame(self) -> pl.DataFrame:
         self._flush()
+        if not self.chunks:
+            return pl.DataFrame(schema=_EVENTS_SCHEMA)
         return pl.concat(self.chunks)
 
+
+_KIND_SERIES = pl.Series("kind", _KIND_NAMES, dtype=pl.String)
+_RESOURCE_SERIES = pl.Series("resource_kind", _RESOURCE_NAMES, dtype=pl.String)
+_STATE_SERIES = pl.Series("state", _STATE_NAMES, dtype=pl.String)
 
 _EVENTS_SCHEMA = {
     "seq": pl.Int64, "time": pl.Int64, "kind": pl.String, "g": pl.Int64, "p": pl.Int64, "m": pl.Int64,
@@ -285,7 +314,7 @@ def tables_pass(
     builder = TimelineBuilder()
     summarizer = Summarizer()
     consumers: list[Any] = [summarizer, builder]
-    rows = EventRows(builder.stack_id) if events else None
+    rows = EventRows() if events else None
     if rows is not None:
         consumers.append(rows)
     stays = StayCollector(PROFILE_TYPES) if views else None
