@@ -24,6 +24,7 @@ groups, the SQL tables, the timeline, pprof):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,12 +166,13 @@ class CaptureMarks:
         about_hidden = (pl.col("resource_kind") == "GOROUTINE") & pl.col("resource_id").is_in(hidden)
         return df.filter(~(pl.col("g").is_in(hidden).fill_null(False) | about_hidden.fill_null(False)))
 
-    def stays(self, stays: Any, *, show: bool = False) -> Any:
-        """pprof stays without capture's goroutines nor stacks inside capture's code (in place)."""
-        if show:
+    def stays(self, stays: pl.DataFrame, stacks: Sequence[Any], *, show: bool = False) -> pl.DataFrame:
+        """pprof stays (pprof.STAYS_SCHEMA) without capture's goroutines nor stacks inside
+        capture's code; STACKS are the frames of each stack id (the pass Interner's ``stacks``).
+        Each stack is judged once, and the stays filtered by their columns."""
+        if show or stays.height == 0:
             return stays
-        for name, found in stays.stays.items():
-            stays.stays[name] = [
-                s for s in found if s.g not in self.goroutines and not _has_capture_frame(s.stack)
-            ]
-        return stays
+        used = stays["stack"].unique().to_list()
+        capture = [sid for sid in used if any(is_capture_frame(f.file) for f in stacks[sid])]
+        hidden = sorted(self.goroutines)
+        return stays.filter(~pl.col("g").is_in(hidden) & ~pl.col("stack").is_in(capture))

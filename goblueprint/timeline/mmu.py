@@ -1,6 +1,7 @@
 """Minimum mutator utilization (MMU), as Go's ``internal/trace/gc.go`` defines it.
 
-``UtilCollector`` follows ``MutatorUtilizationV2`` event by event: the mutator
+``UtilCollector`` follows ``MutatorUtilizationV2`` event by event (a compiled loop over
+the pass's columns, util_kernel.py): the mutator
 utilization function is a step function of time (the share of Ps not doing GC
 work: stop-the-world, background mark workers, mark assists, sweeping, as the
 flags select), one function for the whole program or one per P.  It is ported
@@ -29,16 +30,9 @@ import numpy as np
 
 from goblueprint.errors import UsageError
 from goblueprint.timeline._api import (
-    G_RUNNING,
-    G_SYSCALL,
     K_LABEL,
     K_METRIC,
     K_RANGE_ACTIVE,
-    K_RANGE_BEGIN,
-    K_RANGE_END,
-    K_STATE,
-    K_SYNC,
-    NO_GOROUTINE,
     R_GOROUTINE,
 )
 
@@ -85,10 +79,6 @@ def flag_names(flags: int) -> list[str]:
     return [name for name, bit in FLAG_NAMES.items() if flags & bit]
 
 
-def _executing(state: int) -> bool:
-    return state == G_RUNNING or state == G_SYSCALL
-
-
 class Series:
     """One mutator utilization function: utilization ``util[i]`` from ``time[i]`` on."""
 
@@ -98,212 +88,112 @@ class Series:
 
 
 class UtilCollector:
-    """Go's MutatorUtilizationV2 as a pass consumer: ``step`` per event, then ``finish``."""
+    """Go's MutatorUtilizationV2 as a columnar pass consumer (util_kernel), then ``finish``."""
 
     def __init__(self, flags: int = DEFAULT_FLAGS) -> None:
+        from goblueprint.timeline import util_kernel as uk
+        from goblueprint.timeline.goroutine_slots import GoroutineSlots
+
         self.flags = flags
-        self.per_proc = bool(flags & PER_PROC)
-        self.out: list[list[tuple[int, float]]] = []
-        self.stw = 0
-        self.ps_gc: list[int] = []  # perP.gc: > 0 while GC work holds the P
-        self.ps_series: list[int] = []
-        self.gc_ps = 0  # how many Ps have gc > 0: Go recounts them after every event
-        self.in_gc: set[int] = set()
-        self.states: dict[int, int] = {}
-        self.bg_mark: set[int] = set()
-        self.procs: list[tuple[int, int]] = []  # (time, GOMAXPROCS) at each change
-        self.n_sync = 0
-        self.last_time: int | None = None
-        # Per-P mode: Ps whose recorded series may lag their utilization (see _record).
-        self.dirty: set[int] = set()
-        # Go adds a utilization point after every event, which addUtil drops unless it
-        # differs from the series' last one: only after a change (``changed``), or while
-        # a same-time change left the series behind (``behind``), is there work to do.
-        self.changed = False
-        self.behind = False
+        self.state = np.zeros(1, uk.STATE)
+        self.state["flags"][0] = flags
+        self.ps = np.zeros(0, uk.PSTATE)
+        self.gs = np.zeros(0, uk.GSTATE)
+        self.points = np.zeros(0, uk.POINT)
+        self.last = np.zeros(0, np.int64)
+        self.procs = np.zeros(0, uk.PROCS)
+        self.slots = GoroutineSlots()
+        self.bits = np.zeros(0, np.int8)  # what each string id means to the loop (util_kernel.S_*)
 
-    # Go's handleSTW / handleSweep / handleMarkAssist.
-    def _is_stw(self, name: str) -> bool:
-        return bool(self.flags & STW) and name.startswith("stop-the-world") and "GC" in name
+    def _string_bits(self, strings: list[str]) -> None:
+        """Each new string's meaning, decided once per string (Go's handleSTW/Sweep/MarkAssist)."""
+        from goblueprint.timeline import util_kernel as uk
 
-    def _is_sweep(self, name: str) -> bool:
-        return bool(self.flags & SWEEP) and name == "GC incremental sweep"
-
-    def _is_assist(self, name: str) -> bool:
-        return bool(self.flags & ASSIST) and name == "GC mark assist"
-
-    def _gc_add(self, p: int, delta: int) -> None:
-        if not 0 <= p < len(self.ps_gc):
-            # Go would index out of range (and panic); such an event carries no P to charge.
+        have = len(self.bits)
+        if have == len(strings):
             return
-        before = self.ps_gc[p]
-        after = self.ps_gc[p] = before + delta
-        if (before > 0) != (after > 0):
-            self.gc_ps += 1 if after > 0 else -1
-            self.dirty.add(p)
-            self.changed = True
+        new = np.zeros(len(strings) - have, np.int8)
+        for i, name in enumerate(strings[have:]):
+            b = 0
+            if name.startswith("stop-the-world") and "GC" in name:
+                b |= uk.S_STW
+            if name == "GC incremental sweep":
+                b |= uk.S_SWEEP
+            if name == "GC mark assist":
+                b |= uk.S_ASSIST
+            if name.startswith("GC ") and name != "GC (idle)":
+                b |= uk.S_BG_LABEL
+            if name == "GC (dedicated)":
+                b |= uk.S_DEDICATED
+            if name == GOMAXPROCS_METRIC:
+                b |= uk.S_GOMAXPROCS
+            new[i] = b
+        self.bits = np.concatenate([self.bits, new])
 
-    def event(self, ev: Any) -> None:
-        kind = int(ev.kind)
-        self.step(ev, kind, ev.state_transition() if kind == K_STATE else None)
+    def _room(self, procs: int) -> None:
+        """Buffers with room for PROCS Ps and for what one more row can add (util_kernel)."""
+        from goblueprint.timeline.goroutine_slots import grown
 
-    def step(self, ev: Any, kind: int, st: Any) -> None:
-        t = ev.time
-        self.last_time = t
-        if kind == K_STATE:  # most events: kept short
-            if not self.ps_gc:
-                return
-            res = st.resource
-            if res.kind == R_GOROUTINE:
-                g = res.id
-                if g in self.in_gc or g in self.bg_mark:
-                    was, now = _executing(st.old), _executing(st.new)
-                    if not was and now:
-                        self._gc_add(ev.proc, 1)
-                    elif was and not now:
-                        self._gc_add(ev.proc, -1)
-                self.states[g] = st.new
-            if self.changed or self.behind:
-                self._record(t, self.stw)
-            return
-        if kind == K_SYNC:
-            self.n_sync = ev.sync().n
-        elif kind == K_METRIC:
-            m = ev.metric()
-            if m.name == GOMAXPROCS_METRIC:
-                value = m.value
-                self._gomaxprocs(t, int(value.uint64() if hasattr(value, "uint64") else value))
-        if not self.ps_gc:
-            # Nothing is tracked until GOMAXPROCS is known (Go skips these events too).
-            return
-        stw_before = self.stw
-        if kind == K_RANGE_ACTIVE or kind == K_RANGE_BEGIN:
-            r = ev.range()
-            if kind == K_RANGE_ACTIVE:
-                if self.n_sync > 1:
-                    # After a full generation an active range is one already tracked.
-                    if self.changed or self.behind:
-                        self._record(t, stw_before)
-                    return
-                self._active_fixup(ev, r.name)
-            if self._is_stw(r.name):
-                self.stw += 1
-            elif self._is_sweep(r.name):
-                self._gc_add(ev.proc, 1)
-            elif self._is_assist(r.name):
-                self._gc_add(ev.proc, 1)
-                if r.scope.kind == R_GOROUTINE and r.scope.id != NO_GOROUTINE:
-                    self.in_gc.add(r.scope.id)
-        elif kind == K_RANGE_END:
-            r = ev.range()
-            if self._is_stw(r.name):
-                self.stw -= 1
-            elif self._is_sweep(r.name):
-                self._gc_add(ev.proc, -1)
-            elif self._is_assist(r.name):
-                self._gc_add(ev.proc, -1)
-                if r.scope.kind == R_GOROUTINE and r.scope.id != NO_GOROUTINE:
-                    self.in_gc.discard(r.scope.id)
-        elif kind == K_LABEL:
-            label = ev.label().label
-            if self.flags & BACKGROUND and label.startswith("GC ") and label != "GC (idle)":
-                # Per-P, dedicated workers do not count: they kick everything else off
-                # their P, so they add no latency to any goroutine (Go's reasoning).
-                if not (self.per_proc and label == "GC (dedicated)"):
-                    self.bg_mark.add(ev.goroutine)
-                    self._gc_add(ev.proc, 1)
-        if self.stw != stw_before:
-            self.changed = True
-        if self.changed or self.behind:
-            self._record(t, stw_before)
+        st = self.state[0]  # a view: read at the time of the call
+        self.ps = grown(self.ps, procs)
+        cap_p = len(self.ps)
+        self.points = grown(self.points, int(st["n_points"]) + 3 * cap_p + 4)
+        self.last = grown(self.last, int(st["n_series"]) + cap_p + 1, -1)
+        self.procs = grown(self.procs, int(st["n_procs"]) + 1)
 
-    def _gomaxprocs(self, t: int, n: int) -> None:
-        if len(self.ps_gc) > n:
-            if self.per_proc:
-                for series in self.ps_series[n:]:
-                    _add_util(self.out[series], t, 0.0)
-            self.gc_ps -= sum(1 for gc in self.ps_gc[n:] if gc > 0)
-            del self.ps_gc[n:], self.ps_series[n:]
-            self.dirty = {p for p in self.dirty if p < n}
-        while len(self.ps_gc) < n:
-            series = 0
-            if self.per_proc or not self.out:
-                series = len(self.out)
-                self.out.append([(t, 1.0)])
-            self.ps_gc.append(0)
-            self.ps_series.append(series)
-            self.dirty.add(len(self.ps_gc) - 1)
-        if not self.procs or n != self.procs[-1][1]:
-            self.procs.append((t, n))
-        self.changed = True
+    def columns(self, cols: dict[str, np.ndarray], interner: Any) -> None:
+        from goblueprint.timeline import util_kernel as uk
+        from goblueprint.timeline.goroutine_slots import grown
 
-    def _active_fixup(self, ev: Any, name: str) -> None:
-        # A range found active at the start: it held its P since the trace began.
-        if self._is_assist(name):
-            if not _executing(self.states.get(ev.goroutine, 0)):
-                return  # an assist whose goroutine is not running costs its P nothing
-        elif not self._is_sweep(name):
+        kind = cols["kind"]
+        n = len(kind)
+        if not n:
             return
-        if self.per_proc:
-            return
-        util, procs = self.out[0], self.procs
-        mi = pi = 0
-        while mi < len(util):
-            if pi < len(procs) - 1 and procs[pi + 1][0] < util[mi][0]:
-                pi += 1
-                continue
-            time, u = util[mi]
-            u -= 1.0 / procs[pi][1]
-            util[mi] = (time, 0.0 if u < 0 else u)
-            mi += 1
-        self.changed = True  # the series' last value moved
-
-    def _record(self, t: int, stw_before: int) -> None:
-        self.changed = False
-        if not self.per_proc:
-            n = len(self.ps_gc)
-            gc_ps = n if self.stw > 0 else self.gc_ps
-            util = 1 - gc_ps / n
-            series = self.out[0]
-            _add_util(series, t, util)
-            self.behind = series[-1][1] != util
-            return
-        if (self.stw > 0) != (stw_before > 0):
-            self.dirty.update(range(len(self.ps_gc)))
-        # Go adds every P's point after every event; only a P whose recorded series
-        # ends on another value than its utilization can change (addUtil drops the rest).
-        stw = self.stw > 0
-        for p in sorted(self.dirty):
-            util = 0.0 if stw or self.ps_gc[p] > 0 else 1.0
-            series = self.out[self.ps_series[p]]
-            _add_util(series, t, util)
-            if series[-1][1] == util:
-                self.dirty.discard(p)
-        self.behind = bool(self.dirty)
+        self._string_bits(interner.strings)
+        rkind, rid, name = cols["resource_kind"], cols["resource_id"], cols["name"]
+        # Goroutine slots where the loop may index its per-goroutine state: a resource that is a
+        # goroutine, and the event's goroutine of labels and active ranges.
+        rslot = np.full(n, -1, np.int64)
+        gslot = np.full(n, -1, np.int64)
+        at_r = np.flatnonzero(rkind == R_GOROUTINE)
+        at_g = np.flatnonzero((kind == K_LABEL) | (kind == K_RANGE_ACTIVE))
+        slots = self.slots.slots(np.concatenate([rid[at_r], cols["goroutine"][at_g]]))
+        rslot[at_r] = slots[: len(at_r)]
+        gslot[at_g] = slots[len(at_r) :]
+        self.gs = grown(self.gs, self.slots.count)
+        # GOMAXPROCS values of this chunk: the per-P table is made big enough for them first.
+        metric = np.flatnonzero(kind == K_METRIC)
+        gomaxprocs = metric[(self.bits[name[metric]] & uk.S_GOMAXPROCS) != 0]
+        procs = int(cols["value"][gomaxprocs].astype(np.int64).max()) if len(gomaxprocs) else 0
+        args = (kind, cols["time"], cols["proc"], rkind, rid, rslot, gslot, cols["old_state"],
+                cols["new_state"], name, cols["value"], self.bits)  # fmt: skip
+        row = 0
+        while row < n:
+            self._room(procs)
+            _, row = uk.utilization_rows(*args, self.state, self.ps, self.gs, self.points, self.last,
+                                         self.procs, row, False)  # fmt: skip
 
     def finish(self) -> list[Series]:
         """The utilization functions; each ends with utilization 0 at the last event."""
-        if self.last_time is None:
+        from goblueprint.timeline import util_kernel as uk
+
+        st = self.state[0]
+        if not st["seen"]:
             return []
-        for series in self.ps_series:
-            _add_util(self.out[series], self.last_time, 0.0)
+        self._room(0)
+        no_rows = np.zeros(0, np.int64)
+        e8, u8 = np.zeros(0, np.int8), np.zeros(0, np.uint8)
+        uk.utilization_rows(u8, no_rows, no_rows, u8, no_rows, no_rows, no_rows, e8, e8,
+                            np.zeros(0, np.int32), np.zeros(0, np.uint64), self.bits, self.state, self.ps,
+                            self.gs, self.points, self.last, self.procs, 0, True)  # fmt: skip
+        points = self.points[: int(st["n_points"])]
+        order = np.argsort(points["series"], kind="stable")
+        points = points[order]
+        bounds = np.searchsorted(points["series"], np.arange(int(st["n_series"]) + 1))
         return [
-            Series(np.array([p[0] for p in s], dtype=np.int64), np.array([p[1] for p in s], dtype=np.float64))
-            for s in self.out
+            Series(points["time"][lo:hi].copy(), points["util"][lo:hi].copy())
+            for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
         ]
-
-
-def _add_util(util: list[tuple[int, float]], t: int, u: float) -> None:
-    """Go's addUtil: drop a repeat, keep the lowest of changes at one timestamp."""
-    if util:
-        last_t, last_u = util[-1]
-        if u == last_u:
-            return
-        if t == last_t:
-            if u < last_u:
-                util[-1] = (t, u)
-            return
-    util.append((t, u))
 
 
 # -- Go's MMUCurve (gc.go), ported step for step (see the module docstring); the band

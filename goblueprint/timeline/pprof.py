@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 
 from goblueprint.errors import TraceError
@@ -43,49 +44,79 @@ PROFILE_TYPES: dict[str, tuple[int, Callable[[str], bool]]] = {
 }
 
 
-@dataclass
-class Stay:
-    """One stay of a goroutine in a profiled state (before life-interval clipping)."""
-
-    g: int
-    start: int
-    end: int
-    stack: Any  # the Event API Stack of the event that entered the state
-    end_seq: int  # 1-based index of the event that ended the stay
-
-
 class StayCollector:
-    """Streams state transitions and collects stays for the chosen profile types."""
+    """Columnar consumer collecting the stays of the chosen profile types (stay_kernel).
+
+    Its result, ``frame()``, names stacks by the pass Interner's stack ids.
+    """
 
     def __init__(self, types: Iterable[str]) -> None:
-        self.types = {t: PROFILE_TYPES[t] for t in types}
-        self.tracking: dict[str, dict[int, tuple[int, Any]]] = {t: {} for t in self.types}
-        self.stays: dict[str, list[Stay]] = {t: [] for t in self.types}
-        self.seq = 0
+        from goblueprint.timeline.goroutine_slots import GoroutineSlots
+        from goblueprint.timeline.stay_kernel import STAY, TRACK
 
-    def event(self, ev: Any) -> None:
-        kind = int(ev.kind)
-        self.step(ev, kind, ev.state_transition() if kind == K_STATE else None)
+        self.names = sorted({t: PROFILE_TYPES[t] for t in types})  # type index = name order
+        self.type_state = np.array([PROFILE_TYPES[t][0] for t in self.names], np.int8)
+        self.starts = np.zeros((len(self.names), 0), np.bool_)  # [type, reason string id]
+        self.slots = GoroutineSlots()
+        self.track = np.zeros((len(self.names), 0), TRACK)
+        self.out = np.zeros(0, STAY)
+        self.n = 0
+        self.seq = 0  # events seen
 
-    def step(self, ev: Any, kind: int, st: Any) -> None:
-        self.seq += 1
-        if kind != K_STATE:
+    def _reasons(self, strings: list[str]) -> None:
+        """Which reasons open a stay of each type: decided once per string."""
+        have = self.starts.shape[1]
+        if have == len(strings):
             return
-        if st.resource.kind != R_GOROUTINE:
+        new = np.array(
+            [[PROFILE_TYPES[t][1](s) for s in strings[have:]] for t in self.names], np.bool_
+        ).reshape(len(self.names), -1)
+        self.starts = np.concatenate([self.starts, new], axis=1)
+
+    def columns(self, cols: dict[str, np.ndarray], interner: Any) -> None:
+        from goblueprint.timeline.goroutine_slots import grown
+        from goblueprint.timeline.stay_kernel import collect_stays
+
+        kind = cols["kind"]
+        base = self.seq
+        self.seq += len(kind)
+        rows = np.flatnonzero((kind == K_STATE) & (cols["resource_kind"] == R_GOROUTINE))
+        if not len(rows) or not self.names:
             return
-        gid = st.resource.id
-        new = st.new
-        for name, (state, track_reason) in self.types.items():
-            tracking = self.tracking[name]
-            start = tracking.get(gid)
-            if start is None:
-                if new == state and track_reason(st.reason):
-                    tracking[gid] = (ev.time, ev.stack)
-                continue
-            if new == state:
-                continue
-            del tracking[gid]
-            self.stays[name].append(Stay(gid, start[0], ev.time, start[1], self.seq))
+        self._reasons(interner.strings)
+        g = cols["resource_id"][rows]
+        slot = self.slots.slots(g)
+        if self.track.shape[1] < self.slots.count:
+            track = np.zeros(
+                (len(self.names), max(self.slots.count, 2 * self.track.shape[1])), self.track.dtype
+            )
+            track[:, : self.track.shape[1]] = self.track
+            self.track = track
+        args = (slot, g, cols["new_state"][rows], cols["reason"][rows], cols["time"][rows],
+                cols["stack"][rows], rows + (base + 1), self.type_state, self.starts, self.track)  # fmt: skip
+        done = 0
+        while done < len(rows):
+            # Room for the stays of a few rows at least; grown (doubling) when full.
+            self.out = grown(self.out, self.n + len(self.names) * 64)
+            self.n, done = collect_stays(*args, self.out, self.n, done)
+
+    def frame(self) -> pl.DataFrame:
+        """The stays as STAYS_SCHEMA rows, types in name order, each in collection order."""
+        out = self.out[: self.n]
+        order = np.argsort(out["type"], kind="stable")
+        out = out[order]
+        names = pl.Series("type", self.names, dtype=pl.String)
+        return pl.DataFrame(
+            {
+                "type": names.gather(out["type"].astype(np.int64)),
+                "g": out["g"],
+                "start": out["start"],
+                "end": out["end"],
+                "stack": out["stack"].astype(np.uint32),
+                "end_seq": out["end_seq"],
+            },
+            schema=STAYS_SCHEMA,
+        )
 
 
 @dataclass
@@ -96,27 +127,12 @@ class ProfileRecord:
 
 
 # The stays of every profile type as one table: what ingest stores and every profile reads.
-# ``stack`` is a stack id of the Timeline's stack_frames; ``end_seq`` the 1-based index of the
+# ``stack`` is a stack id of the Timeline's stack_frames (the pass Interner's); ``end_seq`` the 1-based index of the
 # event that ended the stay (a partial trace's profile drops stays past its last generation).
 STAYS_SCHEMA = {
     "type": pl.String, "g": pl.Int64, "start": pl.Int64, "end": pl.Int64,
     "stack": pl.UInt32, "end_seq": pl.Int64,
 }  # fmt: skip
-
-
-def stays_frame(stays: StayCollector, stack_id: Callable[[Any], int]) -> pl.DataFrame:
-    """The collector's stays as STAYS_SCHEMA rows, types in name order, each in collection order;
-    STACK_ID maps an event's stack to its id (the timeline builder's interner)."""
-    cols: dict[str, list[Any]] = {name: [] for name in STAYS_SCHEMA}
-    for name in sorted(stays.stays):
-        for stay in stays.stays[name]:
-            cols["type"].append(name)
-            cols["g"].append(stay.g)
-            cols["start"].append(stay.start)
-            cols["end"].append(stay.end)
-            cols["stack"].append(stack_id(stay.stack))
-            cols["end_seq"].append(stay.end_seq)
-    return pl.DataFrame(cols, schema=STAYS_SCHEMA)
 
 
 def records(
