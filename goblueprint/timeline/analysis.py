@@ -13,16 +13,16 @@ from typing import Any
 from goblueprint.timeline.builder import TimelineBuilder
 from goblueprint.timeline.mmu import Series, UtilCollector
 from goblueprint.timeline.model import Timeline
-from goblueprint.timeline.pprof import StayCollector, StayTables, stays_frame
+from goblueprint.timeline.pprof import StayCollector, StayTables, interned_stack_frames
 from goblueprint.timeline.source import PassResult, run_pass
 from goblueprint.timeline.summary import Summarizer, Summary
+from goblueprint.timeline.tables import timeline_stack_ids, with_timeline_stacks
 
 
 @dataclass
 class Analysis:
     summary: Summary
     timeline: Timeline | None
-    stays: StayCollector | None
     result: PassResult
     utilization: list[Series] | None = None  # Go's mutator utilization functions, if asked
     profiles: StayTables | None = None  # the stays of the pprof types asked for, as tables
@@ -52,19 +52,22 @@ def analyse(
         consumers.append(util)
     result = run_pass(source, consumers, progress)
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
-    stays_table = interner = None
-    if stays is not None:
-        # Stays name their stacks by the timeline's ids; without a timeline, a builder that sees
-        # no event interns them.  Before finish(): the stack frames it returns must hold them all.
-        interner = builder if builder is not None else TimelineBuilder()
-        result.marks.stays(stays, show=show_capture)
-        stays_table = stays_frame(stays, interner.stack_id)
+    stacks = result.interner.stacks
+    stays_table = result.marks.stays(stays.frame(), stacks, show=show_capture) if stays is not None else None
+    lut = None
+    if stays_table is not None and builder is not None:
+        # Stays name the Timeline's stacks: interned in it before finish() makes its stack frames.
+        lut = timeline_stack_ids(builder, stacks, stays_table["stack"].unique().to_numpy())
     tl = builder.finish(result.last_time) if builder is not None else None
     if tl is not None:
         tl.go_version = result.go_version
         result.marks.timeline(tl, show=show_capture)
     profiles = None
-    if stays_table is not None and interner is not None:
-        stacks = tl if tl is not None else interner.finish(result.last_time)
-        profiles = StayTables.of_pass(stays_table, summary, stacks, result)
-    return Analysis(summary, tl, stays, result, util.finish() if util is not None else None, profiles)
+    if stays_table is not None:
+        if tl is not None and lut is not None:
+            stays_table = with_timeline_stacks(stays_table, lut)
+            stack_frames, strings = tl.stack_frames, tl.strings
+        else:
+            stack_frames, strings = interned_stack_frames(stacks, stays_table["stack"].unique().to_list())
+        profiles = StayTables.of_pass(stays_table, summary, stack_frames, strings, result)
+    return Analysis(summary, tl, result, util.finish() if util is not None else None, profiles)

@@ -23,6 +23,7 @@ import polars as pl
 
 from goblueprint.errors import TraceError
 from goblueprint.timeline._api import G_RUNNABLE, G_SYSCALL, G_WAITING, K_STATE, R_GOROUTINE
+from goblueprint.timeline.model import frame as model_frame
 from goblueprint.trace.events import StackFrame
 
 if TYPE_CHECKING:
@@ -217,13 +218,21 @@ class StayTables:
     valid_events: int | None  # events of the complete generations, if the trace broke
 
     @classmethod
-    def of_pass(cls, stays: pl.DataFrame, summary: Summary, stacks: Any, result: Any) -> StayTables:
-        """From one pass: its stays table, Summary, Timeline (for its stacks) and PassResult."""
+    def of_pass(
+        cls,
+        stays: pl.DataFrame,
+        summary: Summary,
+        stack_frames: pl.DataFrame,
+        strings: list[str],
+        result: Any,
+    ) -> StayTables:
+        """From one pass: its stays table, Summary, the stacks the stays name (a Timeline's
+        stack_frames and strings, or interned_stack_frames') and PassResult."""
         return cls(
             stays,
             lives_frame(summary),
-            stacks.stack_frames,
-            stacks.strings,
+            stack_frames,
+            strings,
             result.valid_last_time,
             result.valid_events if result.error is not None else None,
         )
@@ -250,6 +259,24 @@ def lives_frame(summary: Summary) -> pl.DataFrame:
         },
         schema={"id": pl.Int64, "start_time": pl.Int64, "end_time": pl.Int64},
     )
+
+
+def interned_stack_frames(
+    stacks: list[tuple[StackFrame, ...]], ids: Iterable[int]
+) -> tuple[pl.DataFrame, list[str]]:
+    """The stacks IDS of a pass Interner as a Timeline's ``stack_frames`` (ids kept) and its strings:
+    what the stays name when no Timeline is made."""
+    strings: dict[str, int] = {}
+    cols: dict[str, list[int]] = {k: [] for k in ("stack", "depth", "pc", "func", "file", "line")}
+    for sid in sorted(set(ids) - {0}):
+        for depth, f in enumerate(stacks[sid]):
+            cols["stack"].append(sid)
+            cols["depth"].append(depth)
+            cols["pc"].append(f.pc)
+            cols["func"].append(strings.setdefault(f.func, len(strings)))
+            cols["file"].append(strings.setdefault(f.file, len(strings)))
+            cols["line"].append(f.line)
+    return model_frame("stack_frames", cols), list(strings)
 
 
 def _frames_by_stack(

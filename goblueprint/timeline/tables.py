@@ -307,7 +307,7 @@ def tables_pass(
     pprof type and the mutator utilization of the default MMU flags."""
     from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.timeline.mmu import DEFAULT_FLAGS, UtilCollector
-    from goblueprint.timeline.pprof import PROFILE_TYPES, StayCollector, StayTables, stays_frame
+    from goblueprint.timeline.pprof import PROFILE_TYPES, StayCollector, StayTables
     from goblueprint.timeline.source import run_pass
     from goblueprint.timeline.summary import Summarizer
 
@@ -322,24 +322,59 @@ def tables_pass(
     if stays is not None and util is not None:
         consumers += [stays, util]
     result = run_pass(source, consumers, progress)
-    # The stays' stacks are interned before finish(), so the timeline's stack frames hold them.
-    stays_table = (
-        stays_frame(result.marks.stays(stays, show=show_capture), builder.stack_id)
-        if stays is not None
-        else None
-    )
+    stacks = result.interner.stacks
+    events_table = rows.frame() if rows is not None else None
+    stays_table = result.marks.stays(stays.frame(), stacks, show=show_capture) if stays is not None else None
+    # The tables name the Timeline's stacks: theirs are interned in it before finish().
+    named = [t["stack"] for t in (events_table, stays_table) if t is not None]
+    lut = timeline_stack_ids(builder, stacks, pl.concat(named).unique().to_numpy() if named else None)
     tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
     tl.go_version = result.go_version
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
     out = {"goroutines": goroutines_frame(summary)}
-    if rows is not None:
-        out["events"] = result.marks.events(rows.frame(), show=show_capture)
+    if events_table is not None:
+        out["events"] = result.marks.events(with_timeline_stacks(events_table, lut), show=show_capture)
     out.update(timeline_tables(tl))
     stay_tables = None
     if stays_table is not None:
-        stay_tables = StayTables.of_pass(stays_table, summary, tl, result)
+        stays_table = with_timeline_stacks(stays_table, lut)
+        stay_tables = StayTables.of_pass(stays_table, summary, tl.stack_frames, tl.strings, result)
     utilization = util.finish() if util is not None else None
     return TablesPass(dict(sorted(out.items())), tl, result, summary, stay_tables, utilization)
+
+
+class _Frames:
+    """Interned frames as the Event API's Stack (frames() and truthiness), as stack_id takes."""
+
+    __slots__ = ("_frames",)
+
+    def __init__(self, frames: tuple[Any, ...]) -> None:
+        self._frames = frames
+
+    def frames(self) -> tuple[Any, ...]:
+        return self._frames
+
+    def __bool__(self) -> bool:
+        return bool(self._frames)
+
+
+def timeline_stack_ids(builder: Any, stacks: list[tuple[Any, ...]], ids: np.ndarray | None) -> np.ndarray:
+    """Pass Interner stack id -> the Timeline's (uint32), for IDS (others 0): each stack is
+    interned in BUILDER once, so its frames are in the Timeline finish() makes afterwards."""
+    if ids is None or not len(ids):
+        return np.zeros(1, np.uint32)
+    ids = np.unique(ids)
+    lut = np.zeros(int(ids[-1]) + 1, np.uint32)
+    for sid in ids.tolist():
+        if sid:
+            lut[sid] = builder.stack_id(_Frames(stacks[sid]))
+    return lut
+
+
+def with_timeline_stacks(table: pl.DataFrame, lut: np.ndarray) -> pl.DataFrame:
+    """TABLE with its ``stack`` column (pass Interner ids) mapped through LUT (timeline_stack_ids)."""
+    mapped = lut[table["stack"].to_numpy().astype(np.int64)] if table.height else np.zeros(0, np.uint32)
+    return table.with_columns(pl.Series("stack", mapped, dtype=pl.UInt32))
 
 
 def write_parquet(

@@ -28,7 +28,6 @@ from goblueprint.timeline._api import (
 )
 from goblueprint.timeline.mmu import ASSIST, BACKGROUND, PER_PROC, STW, SWEEP
 
-
 # What a string means to the loop, as bits (one string may be both a range's name and a label):
 # a GC stop-the-world range, the sweep range, the assist range, a background mark worker's
 # label, the dedicated worker's label, the GOMAXPROCS metric.

@@ -97,14 +97,18 @@ def test_timeline_lanes_leave_capture_out(captured: Path) -> None:
 
 def test_pprof_leaves_capture_out(captured: Path) -> None:
     ours = _capture_goroutines(captured)
-    stays = analyse(captured, timeline=False, pprof_types=["sync"]).stays
-    shown = analyse(captured, timeline=False, pprof_types=["sync"], show_capture=True).stays
-    assert stays is not None and shown is not None
+    profiles = analyse(captured, timeline=False, pprof_types=["sync"]).profiles
+    shown = analyse(captured, timeline=False, pprof_types=["sync"], show_capture=True).profiles
+    assert profiles is not None and shown is not None
     # The overlay's goroutine waits on its signal channel: a sync stay, shown only on request.
-    assert any(s.g in ours for s in shown.stays["sync"])
-    for stay in stays.stays["sync"]:
-        assert stay.g not in ours
-        assert not any(is_capture_frame(f.file) for f in stay.stack.frames())
+    assert shown.stays["g"].is_in(sorted(ours)).any()
+    assert not profiles.stays["g"].is_in(sorted(ours)).any()
+    stays_stacks = profiles.stays["stack"].unique()
+    files = profiles.stack_frames.filter(pl.col("stack").is_in(stays_stacks.to_list()))["file"].to_list()
+    assert files and not any(is_capture_frame(profiles.strings[f]) for f in files)
+    # ... and the stacks left out were capture's: shown, some stay has a capture frame.
+    shown_files = shown.stack_frames.filter(pl.col("stack").is_in(shown.stays["stack"].unique().to_list()))["file"]
+    assert any(is_capture_frame(shown.strings[f]) for f in shown_files.to_list())
 
 
 def test_show_capture_flag(captured: Path) -> None:

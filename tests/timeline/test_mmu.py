@@ -166,28 +166,36 @@ def test_window_and_flag_options() -> None:
         mmu.parse_flags("stw,gc")
 
 
-class _Ev:
-    """The few Event methods UtilCollector reads."""
+def _feed(collector: mmu.UtilCollector, rows: list[dict[str, Any]]) -> None:
+    """Feed COLLECTOR one chunk of store columns per row: each row's fields over n/a defaults
+    (goroutine 1 on P 0); ``name`` is given as text and interned."""
+    import numpy as np
 
-    def __init__(self, kind: int, time: int, *, name: str = "", value: int = 0, st: Any = None) -> None:
-        self.kind, self.time, self.proc, self.goroutine = kind, time, 0, 1
-        self._name, self._value, self.st = name, value, st
+    from goblueprint.trace.store import COLUMNS, Interner
 
-    def metric(self) -> Any:
-        from goblueprint.trace.events import Metric
+    interner = Interner()
+    for row in rows:
+        cols = {k: np.zeros(1, dt) for k, dt in COLUMNS.items() if k != "generation"}
+        for k in ("old_state", "new_state", "reason", "name", "message"):
+            cols[k][:] = -1
+        cols["goroutine"][:], cols["thread"][:] = 1, -1
+        for k, v in row.items():
+            cols[k][:] = interner.string(v) if k == "name" else v
+        collector.columns(cols, interner)
 
-        return Metric(self._name, self._value)
 
-    def range(self) -> Any:
-        from goblueprint.trace.events import Range, ResourceID, ResourceKind
+def _running(time: int) -> dict[str, Any]:
+    """Goroutine 7 starts running."""
+    from goblueprint.timeline import _api
 
-        return Range(self._name, ResourceID(ResourceKind.GOROUTINE, 1))
+    return {"kind": _api.K_STATE, "time": time, "resource_kind": _api.R_GOROUTINE, "resource_id": 7,
+            "old_state": _api.G_RUNNABLE, "new_state": _api.G_RUNNING, "reason": 0}  # fmt: skip
 
-    def state_transition(self) -> Any:
-        return self.st
 
-    def sync(self) -> Any:
-        return type("Sync", (), {"n": self._value})()
+def _gomaxprocs(time: int, n: int) -> dict[str, Any]:
+    from goblueprint.timeline import _api
+
+    return {"kind": _api.K_METRIC, "time": time, "name": mmu.GOMAXPROCS_METRIC, "value": n}
 
 
 def test_a_change_undone_at_the_same_time_still_ends_when_the_next_event_comes() -> None:
@@ -195,23 +203,18 @@ def test_a_change_undone_at_the_same_time_still_ends_when_the_next_event_comes()
     # begins and ends at t=10 leaves utilization 0 recorded from 10, and the next event,
     # whatever it is, records the return to 1 (Go adds a point after every event).
     from goblueprint.timeline import _api
-    from goblueprint.trace.events import ResourceID, ResourceKind, StateTransition
 
-    running = StateTransition(
-        ResourceID(ResourceKind.GOROUTINE, 7), "", None, _api.G_RUNNABLE, _api.G_RUNNING
-    )
     stw = "stop-the-world (GC sweep termination)"
-    events = [
-        _Ev(_api.K_METRIC, 0, name=mmu.GOMAXPROCS_METRIC, value=2),
-        _Ev(_api.K_RANGE_BEGIN, 10, name=stw),
-        _Ev(_api.K_RANGE_END, 10, name=stw),
-        _Ev(_api.K_STATE, 20, st=running),
-        _Ev(_api.K_STATE, 30, st=running),
+    rows = [
+        _gomaxprocs(0, 2),
+        {"kind": _api.K_RANGE_BEGIN, "time": 10, "name": stw},
+        {"kind": _api.K_RANGE_END, "time": 10, "name": stw},
+        _running(20),
+        _running(30),
     ]
     for flags in (mmu.STW, mmu.STW | mmu.PER_PROC):
         c = mmu.UtilCollector(flags)
-        for ev in events:
-            c.event(ev)
+        _feed(c, rows)
         for s in c.finish():
             assert list(zip(s.time.tolist(), s.util.tolist(), strict=True)) == [
                 (0, 1.0),
@@ -225,24 +228,20 @@ def test_an_active_range_after_the_first_generation_changes_nothing() -> None:
     # Go: once a whole generation was seen, a RangeActive restates a range already counted;
     # in the first generation it is GC work found running since the start (and charged so).
     from goblueprint.timeline import _api
-    from goblueprint.trace.events import ResourceID, ResourceKind, StateTransition
 
-    running = StateTransition(
-        ResourceID(ResourceKind.GOROUTINE, 7), "", None, _api.G_RUNNABLE, _api.G_RUNNING
-    )
     sweep = "GC incremental sweep"
 
-    def series(n_sync: int) -> list[tuple[int, float]]:
+    def series(syncs: int) -> list[tuple[int, float]]:
         c = mmu.UtilCollector(mmu.SWEEP)
-        for ev in (
-            _Ev(_api.K_SYNC, 0, value=1),
-            _Ev(_api.K_METRIC, 0, name=mmu.GOMAXPROCS_METRIC, value=2),
-            _Ev(_api.K_STATE, 5, st=running),
-            _Ev(_api.K_SYNC, 8, value=n_sync),
-            _Ev(_api.K_RANGE_ACTIVE, 10, name=sweep),
-            _Ev(_api.K_STATE, 20, st=running),
-        ):
-            c.event(ev)
+        sync = {"kind": _api.K_SYNC}
+        _feed(c, [
+            {**sync, "time": 0},
+            _gomaxprocs(0, 2),
+            _running(5),
+            *[{**sync, "time": 8}] * (syncs - 1),
+            {"kind": _api.K_RANGE_ACTIVE, "time": 10, "name": sweep, "resource_kind": _api.R_PROC},
+            _running(20),
+        ])  # fmt: skip
         (s,) = c.finish()
         return list(zip(s.time.tolist(), s.util.tolist(), strict=True))
 

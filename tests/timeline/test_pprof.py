@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from tl_goref import TRACES
 
@@ -64,7 +65,7 @@ def test_cli_writes_go_equal_profile(typ: str, trace_path: Any, tmp_path: Path) 
 def test_profiles_are_not_trivially_empty(analysed: Any) -> None:
     a = analysed("sched", "1.27")
     for typ in TYPES:
-        assert a.stays is not None and a.stays.stays[typ], typ
+        assert a.profiles is not None and a.profiles.stays.filter(pl.col("type") == typ).height, typ
 
 
 def test_encode_decode_round_trip() -> None:

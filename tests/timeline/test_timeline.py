@@ -272,24 +272,40 @@ def test_write_parquet_from_a_timeline(analysed: Any, tmp_path: Any) -> None:
 @pytest.mark.slow
 def test_chunked_building_gives_the_same_tables(go_reference: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     # Large traces are packed into DataFrame chunks as they stream; tiny chunks must change nothing.
-    from goblueprint.timeline import builder, tables
+    from goblueprint.timeline import builder
 
     events = go_reference("sched", "1.27").events
 
-    def build() -> tuple[Timeline, pl.DataFrame]:
+    def build() -> Timeline:
         b = builder.TimelineBuilder()
-        rows = tables.EventRows(b.stack_id)
         for e in events:
             b.event(e)
-            rows.event(e)
-        return b.finish(), rows.frame()
+        return b.finish()
 
-    whole, whole_events = build()
+    whole = build()
     monkeypatch.setattr(builder, "_CHUNK", 97)
-    monkeypatch.setattr(tables, "_EVENT_CHUNK", 89)
-    chunked, chunked_events = build()
+    chunked = build()
     assert chunked.spans.equals(whole.spans) and chunked.counters.equals(whole.counters)
-    assert chunked_events.equals(whole_events) and whole_events.height == len(events)
+
+
+@pytest.mark.slow
+def test_events_table_in_small_chunks_is_the_same(trace_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The events table is packed into DataFrame chunks as the pass goes: tiny ones change nothing.
+    from goblueprint.timeline import tables
+    from goblueprint.timeline.source import run_pass
+
+    trace = trace_path("sched", "1.27")
+
+    def build() -> tuple[pl.DataFrame, int]:
+        rows = tables.EventRows()
+        n = run_pass(trace, [rows]).events
+        return rows.frame(), n
+
+    whole, n = build()
+    monkeypatch.setattr(tables, "_EVENT_CHUNK", 89)
+    chunked, _ = build()
+    assert chunked.equals(whole) and whole.height == n
+    assert whole["seq"].to_list() == list(range(n))
 
 
 @pytest.mark.slow
