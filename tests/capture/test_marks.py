@@ -107,7 +107,9 @@ def test_pprof_leaves_capture_out(captured: Path) -> None:
     files = profiles.stack_frames.filter(pl.col("stack").is_in(stays_stacks.to_list()))["file"].to_list()
     assert files and not any(is_capture_frame(profiles.strings[f]) for f in files)
     # ... and the stacks left out were capture's: shown, some stay has a capture frame.
-    shown_files = shown.stack_frames.filter(pl.col("stack").is_in(shown.stays["stack"].unique().to_list()))["file"]
+    shown_files = shown.stack_frames.filter(pl.col("stack").is_in(shown.stays["stack"].unique().to_list()))[
+        "file"
+    ]
     assert any(is_capture_frame(shown.strings[f]) for f in shown_files.to_list())
 
 
