@@ -105,16 +105,15 @@ class StayCollector:
         """The stays as STAYS_SCHEMA rows, types in name order, each in collection order."""
         out = self.out[: self.n]
         order = np.argsort(out["type"], kind="stable")
-        out = out[order]
         names = pl.Series("type", self.names, dtype=pl.String)
         return pl.DataFrame(
             {
-                "type": names.gather(out["type"].astype(np.int64)),
-                "g": out["g"],
-                "start": out["start"],
-                "end": out["end"],
-                "stack": out["stack"].astype(np.uint32),
-                "end_seq": out["end_seq"],
+                "type": names.gather(out["type"][order].astype(np.int64)),
+                "g": out["g"][order],
+                "start": out["start"][order],
+                "end": out["end"][order],
+                "stack": out["stack"][order].astype(np.uint32),
+                "end_seq": out["end_seq"][order],
             },
             schema=STAYS_SCHEMA,
         )

@@ -48,10 +48,11 @@ STATE = np.dtype(
         ("n_series", np.int64),
         ("n_points", np.int64),
         ("n_procs", np.int64),
-    ]
+    ],
+    align=True,
 )
 # Per P: GC work holding it (> 0 while it does), the series it feeds, whether that may lag.
-PSTATE = np.dtype([("gc", np.int64), ("series", np.int64), ("dirty", np.bool_)])
+PSTATE = np.dtype([("gc", np.int64), ("series", np.int64), ("dirty", np.bool_)], align=True)
 # Per goroutine slot: in a mark assist, a background mark worker, its last state.
 GSTATE = np.dtype([("in_gc", np.bool_), ("bg_mark", np.bool_), ("state", np.int8)])
 # A utilization point of a series, in the order added; LAST[series] is its last point's index.
