@@ -42,10 +42,6 @@ def is_capture_frame(file: str) -> bool:
     return CAPTURE_FILE_MARK in file
 
 
-def _has_capture_frame(stack: Any) -> bool:
-    return any(is_capture_frame(frame.file) for frame in stack.frames())
-
-
 class CaptureMarker:
     """Fed by the single pass (``source.run_pass``) with each chunk's columns.
 

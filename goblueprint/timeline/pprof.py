@@ -127,7 +127,8 @@ class ProfileRecord:
 
 
 # The stays of every profile type as one table: what ingest stores and every profile reads.
-# ``stack`` is a stack id of the Timeline's stack_frames (the pass Interner's); ``end_seq`` the 1-based index of the
+# ``stack`` is a stack id of the StayTables' stack_frames (StayCollector.frame() gives the pass
+# Interner's ids; a pass that makes a Timeline maps them to its ids); ``end_seq`` the 1-based index of the
 # event that ended the stay (a partial trace's profile drops stays past its last generation).
 STAYS_SCHEMA = {
     "type": pl.String, "g": pl.Int64, "start": pl.Int64, "end": pl.Int64,
