@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from goblueprint.errors import UsageError
+from goblueprint.errors import TraceError, UsageError
 from goblueprint.timeline._api import (
     K_LABEL,
     K_METRIC,
@@ -43,6 +43,7 @@ FLAG_NAMES = {"stw": STW, "background": BACKGROUND, "assist": ASSIST, "sweep": S
 DEFAULT_FLAGS = STW | BACKGROUND | ASSIST
 
 GOMAXPROCS_METRIC = "/sched/gomaxprocs:threads"
+_MAX_PROCS = 1 << 20  # a GOMAXPROCS metric above this is a corrupt trace, not a machine
 # Windows reported unless asked otherwise: from a scheduling quantum up to a tenth of a second.
 DEFAULT_WINDOWS: tuple[int, ...] = (100_000, 1_000_000, 10_000_000, 100_000_000)
 _UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -164,7 +165,10 @@ class UtilCollector:
         # GOMAXPROCS values of this chunk: the per-P table is made big enough for them first.
         metric = np.flatnonzero(kind == K_METRIC)
         gomaxprocs = metric[(self.bits[name[metric]] & uk.S_GOMAXPROCS) != 0]
-        procs = int(cols["value"][gomaxprocs].astype(np.int64).max()) if len(gomaxprocs) else 0
+        procs = int(cols["value"][gomaxprocs].max()) if len(gomaxprocs) else 0
+        if procs > _MAX_PROCS:
+            # Go would make a per-P table that big and fail; we say what the trace claims.
+            raise TraceError(f"GOMAXPROCS metric of {procs} is beyond any machine (at most {_MAX_PROCS})")
         args = (kind, cols["time"], cols["proc"], rkind, rid, rslot, gslot, cols["old_state"],
                 cols["new_state"], name, cols["value"], self.bits)  # fmt: skip
         row = 0

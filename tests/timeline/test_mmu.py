@@ -248,3 +248,12 @@ def test_an_active_range_after_the_first_generation_changes_nothing() -> None:
     assert series(2) == [(0, 1.0), (20, 0.0)]
     # Still the first generation: half the Ps sweep, back to the start.
     assert series(1) == [(0, 0.5), (20, 0.0)]
+
+
+def test_an_impossible_gomaxprocs_is_a_trace_error() -> None:
+    # A corrupt metric must not make the per-P table the size it claims (Go would fail making it).
+    from goblueprint.errors import TraceError
+
+    for value in (2**63 + 5, 1 << 21):
+        with pytest.raises(TraceError, match="GOMAXPROCS"):
+            _feed(mmu.UtilCollector(mmu.STW), [_gomaxprocs(0, value)])
