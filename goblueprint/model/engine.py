@@ -317,7 +317,7 @@ class Sim:
             elif code == ops.STW:
                 self.stop_the_world(a, p)
             elif code == ops.YIELD:
-                self.stop_running(g, p, "runtime.Gosched")  # goschedImpl: globrunqput
+                self.stop_running(g, p, "runtime.Gosched")  # goschedImpl: globrunqput, wakep
                 self.sched_at(p, self.k.schedule_ns)
                 return
             elif code == ops.SEND:
@@ -901,7 +901,11 @@ class Sim:
         self.sched_at(p, self.k.schedule_ns)
 
     def stop_running(self, g: int, p: int, why: str) -> None:
-        """gopreempt_m: the running G stops where it is and goes to the global queue."""
+        """goschedImpl (Gosched, gopreempt_m): the running G stops where it is, to the global queue.
+
+        Then wakep, as goschedImpl ends (with an idle P and no spinning M another M comes for
+        what waits); a stop-the-world's stops come here too, and wakep does nothing during one.
+        """
         if self.grem[g] >= 0:
             self.grem[g] -= self.now - self.grun_start[g]
         self.ggen[g] += 1
@@ -912,6 +916,7 @@ class Sim:
         self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
         self.gflow[g] = self.rec.flow(F_REQUEUE, g, g, p, self.now, self.rec.sid(why))
         self.globrunqput(g)
+        self.wakep()
 
     # ---- stop the world ---------------------------------------------------------------------
 

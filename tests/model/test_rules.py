@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from goblueprint.model import engine, policies
 from goblueprint.model import program as P
 from goblueprint.model.constants import Constants
 from goblueprint.model.engine import PS_RUN, PS_SYSCALL, Sim
 from goblueprint.model.program import Program
+from goblueprint.timeline.model import FlowKind
 
 
 def _sim(consts: Constants, procs: int = 4, templates: int = 1) -> Sim:
@@ -424,3 +427,22 @@ def test_a_syscall_wakes_a_waiting_sysmon_and_resets_it(consts: Constants) -> No
     sim.entersyscall(g, 1000)  # entersyscallWakeSysmon
     assert not sim.sysmon_parked and sim.sysmon_delay == consts.sysmon_min_sleep_us and sim.sysmon_idle == 0
     assert _sysmon_events(sim) == [(sim.now, sim.sysmon_epoch, 1)]
+
+
+@pytest.mark.parametrize(
+    "ops",
+    [[(P.CPU, 1000, 0), (P.YIELD, 0, 0), (P.CPU, 1000, 0)], [(P.CPU, 30_000_000, 0)]],
+    ids=["Gosched", "preemption"],
+)
+def test_gosched_and_preemption_end_in_wakep(consts: Constants, ops: list) -> None:
+    # goschedImpl puts the G on the global queue and, with an idle P and no spinning M,
+    # wakes an M for it (wakep): the only wakep of this run, when the G stopped.
+    prog = Program()
+    prog.add_template("main.main", ops)
+    prog.roots.append((0, 0))
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    requeued = tl.flows.filter(tl.flows["kind"] == int(FlowKind.REQUEUE))["from_time"].to_list()
+    d = sim.rec.decisions()
+    assert len(requeued) == 1 and d.filter(d["point"] == "wakep")["time"].to_list() == requeued
