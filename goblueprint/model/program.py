@@ -59,6 +59,9 @@ class Program:
     labels: list[str] = field(default_factory=lambda: [""])  # string ids used by ops (block reasons)
     procs: int = 0  # GOMAXPROCS the program starts with (0: the caller's choice)
     system: list[bool] = field(default_factory=list)  # template is a runtime goroutine
+    # The traced machine's median findRunnable that found nothing (model.spinning; 0: not
+    # measured): a replay spins as long as that machine did, unless Costs are given.
+    find_idle_ns: int = 0
 
     def label(self, text: str) -> int:
         try:

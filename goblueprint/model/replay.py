@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from goblueprint.model import program as P
+from goblueprint.model import spinning
 from goblueprint.model.program import Op, Program
 from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State, Timeline
 
@@ -121,6 +122,7 @@ def from_timeline(tl: Timeline) -> Program:
     # A stop-the-world happens where the G that stopped the world was in its work (the model's
     # clock drifts from the trace's, and a stop at the trace's time would fall elsewhere).
     prog.procs, changes = gomaxprocs(tl)
+    prog.find_idle_ns = spinning.median_ns(tl)  # the traced machine's spin before a P idles
     prog.stw, stoppers, prog.resize = _stw_with_resizes(tl, changes)
     for i, g in enumerate(stoppers):
         if g in known:
