@@ -946,11 +946,12 @@ class Sim:
         self.stop_running(g, p, "preempted")
         self.sched_at(p, self.k.schedule_ns)
 
-    def stop_running(self, g: int, p: int, why: str) -> None:
+    def stop_running(self, g: int, p: int, why: str, for_stw: bool = False) -> None:
         """goschedImpl (Gosched, gopreempt_m): the running G stops where it is, to the global queue.
 
-        Then wakep, as goschedImpl ends (with an idle P and no spinning M another M comes for
-        what waits); a stop-the-world's stops come here too, and wakep does nothing during one.
+        Preempted FOR_STW (gcwaiting: stopTheWorld's preemptall), it stays on its P's runnext
+        "so it can keep running immediately after the STW". Then wakep, as goschedImpl ends
+        (with an idle P and no spinning M another M comes for what waits; none during a stop).
         """
         if self.grem[g] >= 0:
             self.grem[g] -= self.now - self.grun_start[g]
@@ -961,7 +962,10 @@ class Sim:
         self.rec.state(LP, p, self.now, P_RUN, m=self.pm[p])
         self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
         self.gflow[g] = self.rec.flow(F_REQUEUE, g, g, p, self.now, self.rec.sid(why))
-        self.globrunqput(g)
+        if for_stw:
+            self.pol.enqueue(self, p, g, True)
+        else:
+            self.globrunqput(g)
         self.wakep()
 
     # ---- stop the world ---------------------------------------------------------------------
@@ -986,7 +990,7 @@ class Sim:
                 g = self.pg[p]
                 if g >= 0:
                     # Not "preempted": the trace side counts those as sysmon's (see measure.py).
-                    self.stop_running(g, p, "stopped (stop-the-world)")
+                    self.stop_running(g, p, "stopped (stop-the-world)", for_stw=True)
                 if self.spinning[p]:
                     self.spinning[p] = False
                     self.nmspinning -= 1

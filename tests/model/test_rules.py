@@ -502,3 +502,21 @@ def test_a_spinning_m_takes_what_reached_the_global_queue_before_giving_its_p_up
     assert (
         sim.pstatus[0] == PS_RUN and sim.pg[0] == g and sim.now == engine.T_START + consts.steal_tries * 1000
     )
+
+
+def test_gs_a_stop_the_world_preempts_stay_on_their_ps_runnext(consts: Constants) -> None:
+    # goschedImpl with gcwaiting: runqput(pp, gp, true), "so it can keep running immediately
+    # after the STW" on its own P; through the global queue they would swap Ps.
+    prog = Program()
+    prog.add_template("main.main", [(P.CPU, 10_000, 0), (P.STW, 0, 0), (P.CPU, 100_000, 0)])
+    for i in (1, 2):
+        prog.add_template(f"main.busy{i}", [(P.CPU, 1_000_000, 0)])
+    prog.roots += [(0, 0), (0, 1), (0, 2)]
+    prog.stw = [(0, 50_000, "stop-the-world (GC)")]
+    sim = Sim(prog, consts, policies.resolve([]), 3, seed=1)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 3)
+    runs = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == 0))
+    stopped = tl.flows.filter(tl.flows["kind"] == int(FlowKind.REQUEUE))
+    assert stopped.height == 2
+    assert all(runs.filter(runs["lane_id"] == g)["p"].n_unique() == 1 for g in stopped["g"].to_list())
