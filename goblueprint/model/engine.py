@@ -324,6 +324,8 @@ class Sim:
             elif code == ops.STW:
                 self.stop_the_world(a, p)
             elif code == ops.YIELD:
+                if a and self.npidle:
+                    continue  # goschedIfBusy: a P is idle, so the G goes on (no preempt flag here)
                 self.stop_running(g, p, "runtime.Gosched")  # goschedImpl: globrunqput, wakep
                 self.sched_at(p, self.k.schedule_ns)
                 return

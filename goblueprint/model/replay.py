@@ -87,6 +87,15 @@ def _cpu_appender(out: list[Op]) -> Callable[[int], None]:
     return cpu
 
 
+def _stacks_from(tl: Timeline, func: str) -> set[int]:
+    """The ids of the stacks whose innermost frame is in FUNC."""
+    if func not in tl.strings:
+        return set()
+    f = tl.stack_frames
+    top = f.filter((pl.col("depth") == 0) & (pl.col("func") == tl.strings.index(func)))
+    return set(top["stack"].to_list())
+
+
 def from_timeline(tl: Timeline) -> Program:
     prog = Program()
     t0 = tl.start_ns
@@ -131,8 +140,11 @@ def from_timeline(tl: Timeline) -> Program:
     # runtime.Gosched and other voluntary stops (not "preempted": the model preempts on its own).
     rq = tl.flows.filter(pl.col("kind") == int(FlowKind.REQUEUE))
     pre = tl.strings.index("preempted") if "preempted" in tl.strings else -1
-    yields = {(g, t) for g, t, lb in zip(rq["g"].to_list(), rq["from_time"].to_list(), rq["label"].to_list(),
-                                         strict=True) if lb != pre}  # fmt: skip
+    # (g, time) -> 1 for runtime.goschedIfBusy's (bgsweep's): it yields only while no P is idle,
+    # so the model yields there only if its own Ps are all busy then; 0 for runtime.Gosched.
+    if_busy = _stacks_from(tl, "runtime.goschedIfBusy")
+    yields = {(g, t): int(st in if_busy) for g, t, lb, st in zip(rq["g"].to_list(), rq["from_time"].to_list(),
+              rq["label"].to_list(), rq["stack"].to_list(), strict=True) if lb != pre}  # fmt: skip
     lane = gspans["lane_id"].to_numpy()
     start = gspans["start"].to_numpy()
     end = gspans["end"].to_numpy()
@@ -167,7 +179,7 @@ def from_timeline(tl: Timeline) -> Program:
                     ai += 1
                 cpu(e - cursor)
                 if (g, e) in yields:
-                    out.append((P.YIELD, 0, 0))
+                    out.append((P.YIELD, yields[(g, e)], 0))
             elif st == _WAIT:
                 if (g, e) in waker:
                     out.append((P.BLOCK, lab(int(label[i])), 0))

@@ -60,6 +60,12 @@ def test_replay_keeps_each_goroutines_work_and_the_model_runs_all_of_it(
     wakes = sum(code == P.WAKE for ops in prog.templates for code, _, _ in ops)
     blocks = sum(code == P.BLOCK for ops in prog.templates for code, _, _ in ops)
     assert wakes >= blocks > 1000
+    # bgsweep's yields are runtime.goschedIfBusy's (the model yields there only with no P idle),
+    # main's are runtime.Gosched's.
+    kinds = {
+        (prog.names[t], a) for t, ops in enumerate(prog.templates) for code, a, _ in ops if code == P.YIELD
+    }
+    assert kinds == {("runtime.bgsweep", 1), ("main.main", 0)}
     # Every stop-the-world is one STW op in the G that stopped the world (its point of that
     # G's work), and the program's runtime.GOMAXPROCS(1) ... (2) are resizes at the end of theirs.
     stw = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.STW)).sort("start")

@@ -520,3 +520,18 @@ def test_gs_a_stop_the_world_preempts_stay_on_their_ps_runnext(consts: Constants
     stopped = tl.flows.filter(tl.flows["kind"] == int(FlowKind.REQUEUE))
     assert stopped.height == 2
     assert all(runs.filter(runs["lane_id"] == g)["p"].n_unique() == 1 for g in stopped["g"].to_list())
+
+
+def test_gosched_if_busy_yields_only_while_no_p_is_idle(consts: Constants) -> None:
+    # bgsweep's runtime.goschedIfBusy returns at once while a P is idle (npidle > 0).
+    def yields(busy_too: bool) -> int:
+        prog = Program()
+        prog.add_template("runtime.bgsweep", [(P.CPU, 20_000, 0), (P.YIELD, 1, 0), (P.CPU, 1000, 0)])
+        prog.add_template("main.busy", [(P.CPU, 100_000, 0)])
+        prog.roots += [(0, 0), (0, 1)] if busy_too else [(0, 0)]
+        sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+        sim.run()
+        tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+        return tl.flows.filter(tl.flows["kind"] == int(FlowKind.REQUEUE)).height
+
+    assert yields(busy_too=False) == 0 and yields(busy_too=True) == 1
