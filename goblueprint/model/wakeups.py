@@ -1,15 +1,16 @@
 """The thread wake-up delays a trace shows: from when the runtime woke an M to its ProcStart.
 
 Go 1.27 wakes a parked thread when it readies work while a P is idle and no M spins:
-``ready``, ``newproc`` and ``goschedImpl`` (Gosched, preemption) end in ``wakep``, which takes the top P of the idle stack (the
-P that went idle last, ``pidlegetSpinning``) and hands it to a thread (``startm``,
-``notewakeup``). Neither call is traced: the P stays idle in the trace until the woken
-thread runs ``acquirep``, which emits ProcStart. Both ends are in the trace, though: the
-readying (a G unblocked, created or requeued: its flow's ``from_time``) and that ProcStart. So for
-each idle span of a P that a thread ends by starting it, the wake-up runs from the first
-readying in the span at which this P was the one wakep takes (idle, and no other P went
-idle after it) to the span's end — one at a time, as the woken thread counts as spinning
-until it runs and wakep wakes nobody meanwhile.
+``ready``, ``newproc`` and ``goschedImpl`` (Gosched, preemption) end in ``wakep``, which
+takes the top P of the idle stack (the P that went idle last, ``pidlegetSpinning``) and
+hands it to a thread (``startm``, ``notewakeup``). Neither call is traced: the P stays
+idle in the trace until the woken thread runs ``acquirep``, which emits ProcStart. Both
+ends are in the trace, though: the readying (a G unblocked, created or requeued: its
+flow's ``from_time``) and that ProcStart. So for each idle span of a P that a thread
+ends by starting it, the wake-up runs from the first readying in the span at which this
+P was the one wakep takes (idle, and no other P went idle after it) to the span's end —
+one at a time, as the woken thread counts as spinning until it runs and wakep wakes
+nobody meanwhile.
 
 Left out, so that what is measured errs short, never long:
 
