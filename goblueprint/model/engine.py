@@ -10,7 +10,9 @@ in batches of min(runq_size/2, n, n/gomaxprocs+1); overflow of a full local
 queue (half of it plus the new G to the global queue); findRunnable's order
 (local, global, netpoll, steal); stealWork's random start and coprime stride,
 ``steal_tries`` rounds, half of a victim (n − n/2), runnext only in the last
-round; the spinning limit; wakep; sysmon's sleep (min doubling to max after
+round, each round taking its time while the M holds its P and counts as spinning, then
+the global queue once more before the P goes; the spinning limit; wakep (also at the end
+of goschedImpl); sysmon's sleep (min doubling to max after
 idle ticks), its preemption of a G that kept one schedtick for forcePreemptNS,
 its retake of Ps from syscalls (after one tick of observation, or at once when
 there is work and nobody to do it) and its network poll; handoffp; exitsyscall and
@@ -20,7 +22,7 @@ stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS
 
 Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
 wake-up costs the same (unless Costs gives samples to draw from); the machine's costs
-are calibrated, not read.
+are calibrated, not read, except a replay's steal round (model.spinning).
 """
 
 from __future__ import annotations
