@@ -10,7 +10,9 @@ in batches of min(runq_size/2, n, n/gomaxprocs+1); overflow of a full local
 queue (half of it plus the new G to the global queue); findRunnable's order
 (local, global, netpoll, steal); stealWork's random start and coprime stride,
 ``steal_tries`` rounds, half of a victim (n − n/2), runnext only in the last
-round; the spinning limit; wakep; sysmon's sleep (min doubling to max after
+round, each round taking its time while the M holds its P and counts as spinning, then
+the global queue once more before the P goes; the spinning limit; wakep (also at the end
+of goschedImpl); sysmon's sleep (min doubling to max after
 idle ticks), its preemption of a G that kept one schedtick for forcePreemptNS,
 its retake of Ps from syscalls (after one tick of observation, or at once when
 there is work and nobody to do it) and its network poll; handoffp; exitsyscall and
@@ -20,7 +22,7 @@ stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS
 
 Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
 wake-up costs the same (unless Costs gives samples to draw from); the machine's costs
-are calibrated, not read.
+are calibrated, not read, except a replay's steal round (model.spinning).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import random
 from collections import deque
 
 from goblueprint.model import program as ops
+from goblueprint.model import spinning
 from goblueprint.model.constants import Constants, Costs
 from goblueprint.model.policies import Policy, coprimes
 from goblueprint.model.program import Program
@@ -62,6 +65,7 @@ PS_IDLE, PS_RUN, PS_SYSCALL, PS_STOP, PS_DEAD = range(5)
 # G status
 GS_RUNNABLE, GS_RUNNING, GS_WAITING, GS_SYSCALL, GS_DEAD = range(5)
 T_START = 1_000_000  # simulated clock origin (non-zero so "0" is never mistaken for "none")
+SPINNING = -2  # find_runnable: no G yet, a steal round is under way (the M holds its P and spins)
 
 
 class Sim:
@@ -81,6 +85,10 @@ class Sim:
         self.prog = prog
         self.c = consts
         self.k = costs or Costs()
+        # One stealWork round: the replayed trace's machine's (model.spinning) unless costs are given.
+        self.steal_ns = self.k.steal_ns
+        if costs is None and prog.find_idle_ns:
+            self.steal_ns = spinning.round_ns(prog.find_idle_ns, self.k.schedule_ns, consts.steal_tries)
         self.pol = policy
         self.procs = procs  # GOMAXPROCS now (procresize changes it); Ps from it up to nalloc are dead
         nalloc = max([procs, *prog.resize.values()])
@@ -103,6 +111,7 @@ class Sim:
         self.schedtick = [0] * nalloc
         self.syscalltick = [0] * nalloc
         self.spinning = [False] * nalloc
+        self.spinround = [0] * nalloc  # the stealWork round the P's M is in, from 1 (0: not stealing)
         self.pd_schedtick = [0] * nalloc
         self.pd_schedwhen = [0] * nalloc
         self.pd_syscalltick = [0] * nalloc
@@ -317,7 +326,9 @@ class Sim:
             elif code == ops.STW:
                 self.stop_the_world(a, p)
             elif code == ops.YIELD:
-                self.stop_running(g, p, "runtime.Gosched")  # goschedImpl: globrunqput
+                if a and self.npidle:
+                    continue  # goschedIfBusy: a P is idle, so the G goes on (no preempt flag here)
+                self.stop_running(g, p, "runtime.Gosched")  # goschedImpl: globrunqput, wakep
                 self.sched_at(p, self.k.schedule_ns)
                 return
             elif code == ops.SEND:
@@ -502,6 +513,7 @@ class Sim:
 
     def pidleput(self, p: int) -> None:
         self.pstatus[p] = PS_IDLE
+        self.spinround[p] = 0
         self.pwaking[p] = False
         self.pidle.append(p)
         self.npidle += 1
@@ -617,6 +629,8 @@ class Sim:
             self.pidleput(p)
             return
         g, inherit = self.find_runnable(p)
+        if g == SPINNING:
+            return
         if g < 0:
             self.stop_m(p)
             return
@@ -628,6 +642,14 @@ class Sim:
         self.execute(p, g, inherit)
 
     def find_runnable(self, p: int) -> tuple[int, bool]:
+        """findRunnable's next G for P: (-1, _) for none, (SPINNING, _) while its M steals.
+
+        Stealing takes time (``Costs.steal_ns`` a round): the M spins through steal_tries
+        rounds, one event each, holding its P and counted in nmspinning all along, so a
+        wakep meanwhile wakes nobody; only after the last round does it give its P up.
+        """
+        if self.spinround[p]:
+            return self.steal_round(p)
         c = self.c
         self.run_timers(p, p)  # findRunnable starts with pp.timers.check
         if self.schedtick[p] % c.global_queue_tick == 0 and self.globq:
@@ -662,55 +684,83 @@ class Sim:
             if not self.spinning[p]:
                 self.spinning[p] = True
                 self.nmspinning += 1
-            g = self.steal_work(p)
-            if g >= 0:
-                return g, False
+            self.spinround[p] = 1
+            self.sched_at(p, self.steal_ns)  # the first round, done when it has taken its time
+            return SPINNING, False
         else:
             self.rec.decision(self.now, p, "may_spin", "no", f"{self.c.spinning_factor}×{self.nmspinning} "
                               f"spinning ≥ {self.procs}−{self.npidle} busy Ps", "spin and steal")  # fmt: skip
         return -1, False
 
+    def steal_round(self, p: int) -> tuple[int, bool]:
+        """The spinning M on P ends its current stealWork round: a G, the next round, or none.
+
+        After the last round findRunnable looks at the global queue once more (under
+        sched.lock, before releasep): work put there while it stole is not left behind.
+        """
+        i = self.spinround[p] - 1
+        g = self.steal_once(p, i)
+        if g >= 0:
+            self.spinround[p] = 0
+            return g, False
+        if i + 1 < self.c.steal_tries:
+            self.spinround[p] += 1
+            self.sched_at(p, self.steal_ns)
+            return SPINNING, False
+        self.spinround[p] = 0
+        if self.globq:
+            return self.globrunqget_batch(p), False
+        return -1, False
+
     def steal_work(self, p: int) -> int:
-        tries = self.c.steal_tries
-        for i in range(tries):
-            last = i == tries - 1
-            order = self.pol.steal_order(self, p)
-            for v in order:
-                if v == p:
-                    continue
-                if last and self.ptimers[v] and self.run_timers(v, p):
-                    # The last round steals timers before runnext; running them readied Gs here.
-                    # (stealWork passes runqget's inheritTime on; here the G starts a new slice.)
-                    g, _ = self.pol.next_local(self, p)
-                    if g >= 0:
-                        self.rec.decision(self.now, p, "steal", f"G{g} (timer of P{v})",
-                                          f"round {i + 1} of {tries}: timers only in the last",
-                                          f"order {order}")  # fmt: skip
-                        return g
-                if self.pstatus[v] == PS_IDLE:
-                    continue
-                q = self.runq[v]
-                n = len(q)
-                take = self.pol.steal_amount(n)
-                if take == 0:
-                    if last and self.runnext[v] >= 0 and self.runnext_survives(v):
-                        g = self.runnext[v]
-                        self.runnext[v] = -1
-                        self.steals += 1
-                        self.rec.decision(self.now, p, "steal", f"G{g} (runnext of P{v})",
-                                          f"round {i + 1} of {tries}: runnext only in the last",
-                                          f"order {order}")  # fmt: skip
-                        return g
-                    continue
-                batch = [q.popleft() for _ in range(take)]
-                g = batch.pop()
-                mine = self.runq[p]
-                mine.extend(batch)
-                self.steals += 1
-                self.rec.decision(self.now, p, "steal", f"{take} of {n} from P{v}, run G{g}",
-                                  f"round {i + 1} of {tries}, first non-empty victim",
-                                  f"order {order}; amount policy {take} of {n}")  # fmt: skip
+        """stealWork's rounds at one instant (the engine spreads them over time, steal_round)."""
+        for i in range(self.c.steal_tries):
+            g = self.steal_once(p, i)
+            if g >= 0:
                 return g
+        return -1
+
+    def steal_once(self, p: int, i: int) -> int:
+        """Round I of stealWork: every P once in a random order; timers and runnext in the last."""
+        tries = self.c.steal_tries
+        last = i == tries - 1
+        order = self.pol.steal_order(self, p)
+        for v in order:
+            if v == p:
+                continue
+            if last and self.ptimers[v] and self.run_timers(v, p):
+                # The last round steals timers before runnext; running them readied Gs here.
+                # (stealWork passes runqget's inheritTime on; here the G starts a new slice.)
+                g, _ = self.pol.next_local(self, p)
+                if g >= 0:
+                    self.rec.decision(self.now, p, "steal", f"G{g} (timer of P{v})",
+                                      f"round {i + 1} of {tries}: timers only in the last",
+                                      f"order {order}")  # fmt: skip
+                    return g
+            if self.pstatus[v] == PS_IDLE:
+                continue
+            q = self.runq[v]
+            n = len(q)
+            take = self.pol.steal_amount(n)
+            if take == 0:
+                if last and self.runnext[v] >= 0 and self.runnext_survives(v):
+                    g = self.runnext[v]
+                    self.runnext[v] = -1
+                    self.steals += 1
+                    self.rec.decision(self.now, p, "steal", f"G{g} (runnext of P{v})",
+                                      f"round {i + 1} of {tries}: runnext only in the last",
+                                      f"order {order}")  # fmt: skip
+                    return g
+                continue
+            batch = [q.popleft() for _ in range(take)]
+            g = batch.pop()
+            mine = self.runq[p]
+            mine.extend(batch)
+            self.steals += 1
+            self.rec.decision(self.now, p, "steal", f"{take} of {n} from P{v}, run G{g}",
+                              f"round {i + 1} of {tries}, first non-empty victim",
+                              f"order {order}; amount policy {take} of {n}")  # fmt: skip
+            return g
         return -1
 
     def runnext_survives(self, v: int) -> bool:
@@ -734,7 +784,7 @@ class Sim:
         if was_spinning and (self.globq or any(self.runq) or any(r >= 0 for r in self.runnext)):
             if self.npidle and not self.stw_active:
                 q = self.pidleget()
-                self.startm(q, True, self.k.steal_ns, woken=False)  # this M, back with a P
+                self.startm(q, True, self.steal_ns, woken=False)  # this M, back with a P
 
     def execute(self, p: int, g: int, inherit: bool) -> None:
         if not inherit:
@@ -900,8 +950,13 @@ class Sim:
         self.stop_running(g, p, "preempted")
         self.sched_at(p, self.k.schedule_ns)
 
-    def stop_running(self, g: int, p: int, why: str) -> None:
-        """gopreempt_m: the running G stops where it is and goes to the global queue."""
+    def stop_running(self, g: int, p: int, why: str, for_stw: bool = False) -> None:
+        """goschedImpl (Gosched, gopreempt_m): the running G stops where it is, to the global queue.
+
+        Preempted FOR_STW (gcwaiting: stopTheWorld's preemptall), it stays on its P's runnext
+        "so it can keep running immediately after the STW". Then wakep, as goschedImpl ends
+        (with an idle P and no spinning M another M comes for what waits; none during a stop).
+        """
         if self.grem[g] >= 0:
             self.grem[g] -= self.now - self.grun_start[g]
         self.ggen[g] += 1
@@ -911,7 +966,11 @@ class Sim:
         self.rec.state(LP, p, self.now, P_RUN, m=self.pm[p])
         self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
         self.gflow[g] = self.rec.flow(F_REQUEUE, g, g, p, self.now, self.rec.sid(why))
-        self.globrunqput(g)
+        if for_stw:
+            self.pol.enqueue(self, p, g, True)
+        else:
+            self.globrunqput(g)
+        self.wakep()
 
     # ---- stop the world ---------------------------------------------------------------------
 
@@ -935,7 +994,7 @@ class Sim:
                 g = self.pg[p]
                 if g >= 0:
                     # Not "preempted": the trace side counts those as sysmon's (see measure.py).
-                    self.stop_running(g, p, "stopped (stop-the-world)")
+                    self.stop_running(g, p, "stopped (stop-the-world)", for_stw=True)
                 if self.spinning[p]:
                     self.spinning[p] = False
                     self.nmspinning -= 1

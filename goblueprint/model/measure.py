@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from goblueprint.model import wakeups
+from goblueprint.model import spinning, wakeups
 from goblueprint.timeline import metrics
 from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State, Timeline
 
 COMPARED = ("p_utilization", "sched_latency_p50_ns", "sched_latency_p99_ns", "preemptions", "migrations",
             "goroutines", "wall_ns", "idle_p_while_runnable_ns", "thread_wakeups", "thread_wake_p50_ns",
-            "thread_wake_p90_ns", "thread_wake_max_ns")  # fmt: skip
+            "thread_wake_p90_ns", "thread_wake_max_ns", "idle_p_spans", "find_idle_p50_ns")  # fmt: skip
 
 
 def from_timeline(tl: Timeline, procs: int) -> dict[str, float]:
@@ -44,6 +44,13 @@ def from_timeline(tl: Timeline, procs: int) -> dict[str, float]:
         "thread_wake_p50_ns": wake["p50"],
         "thread_wake_p90_ns": wake["p90"],
         "thread_wake_max_ns": wake["max"],
+        # How often Ps went idle, and how long an M looked for work first (model.spinning).
+        "idle_p_spans": tl.spans.filter(
+            (pl.col("lane_kind") == int(LaneKind.P))
+            & (pl.col("lane_id") < procs)
+            & (pl.col("state") == int(State.P_IDLE))
+        ).height,
+        "find_idle_p50_ns": spinning.median_ns(tl),
     }
 
 

@@ -15,7 +15,8 @@ An operation is a tuple ``(code, a, b)``:
 * ``NET ns``        wait ns on the network poller
 * ``SEND ch`` / ``RECV ch``  channel operations (buffered by the channel's capacity)
 * ``LOCK mu`` / ``UNLOCK mu`` a mutex with FIFO hand-off to waiters
-* ``YIELD``         runtime.Gosched: to the global queue, runnable
+* ``YIELD busy``    runtime.Gosched: to the global queue, runnable; with busy=1
+                    runtime.goschedIfBusy, which does so only while no P is idle
 * ``STW i``         stop the world for ``stw[i]`` from here (the G goes on running on
                     its P, as the one that calls stopTheWorld does); replay's way to
                     keep a stop at its point of the program, not of the clock
@@ -59,6 +60,9 @@ class Program:
     labels: list[str] = field(default_factory=lambda: [""])  # string ids used by ops (block reasons)
     procs: int = 0  # GOMAXPROCS the program starts with (0: the caller's choice)
     system: list[bool] = field(default_factory=list)  # template is a runtime goroutine
+    # The traced machine's median findRunnable that found nothing (model.spinning; 0: not
+    # measured): a replay spins as long as that machine did, unless Costs are given.
+    find_idle_ns: int = 0
 
     def label(self, text: str) -> int:
         try:

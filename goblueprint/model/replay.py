@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from goblueprint.model import program as P
+from goblueprint.model import spinning
 from goblueprint.model.program import Op, Program
 from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State, Timeline
 
@@ -86,6 +87,15 @@ def _cpu_appender(out: list[Op]) -> Callable[[int], None]:
     return cpu
 
 
+def _stacks_from(tl: Timeline, func: str) -> set[int]:
+    """The ids of the stacks whose innermost frame is in FUNC."""
+    if func not in tl.strings:
+        return set()
+    f = tl.stack_frames
+    top = f.filter((pl.col("depth") == 0) & (pl.col("func") == tl.strings.index(func)))
+    return set(top["stack"].to_list())
+
+
 def from_timeline(tl: Timeline) -> Program:
     prog = Program()
     t0 = tl.start_ns
@@ -121,6 +131,7 @@ def from_timeline(tl: Timeline) -> Program:
     # A stop-the-world happens where the G that stopped the world was in its work (the model's
     # clock drifts from the trace's, and a stop at the trace's time would fall elsewhere).
     prog.procs, changes = gomaxprocs(tl)
+    prog.find_idle_ns = spinning.median_ns(tl)  # the traced machine's spin before a P idles
     prog.stw, stoppers, prog.resize = _stw_with_resizes(tl, changes)
     for i, g in enumerate(stoppers):
         if g in known:
@@ -129,8 +140,11 @@ def from_timeline(tl: Timeline) -> Program:
     # runtime.Gosched and other voluntary stops (not "preempted": the model preempts on its own).
     rq = tl.flows.filter(pl.col("kind") == int(FlowKind.REQUEUE))
     pre = tl.strings.index("preempted") if "preempted" in tl.strings else -1
-    yields = {(g, t) for g, t, lb in zip(rq["g"].to_list(), rq["from_time"].to_list(), rq["label"].to_list(),
-                                         strict=True) if lb != pre}  # fmt: skip
+    # (g, time) -> 1 for runtime.goschedIfBusy's (bgsweep's): it yields only while no P is idle,
+    # so the model yields there only if its own Ps are all busy then; 0 for runtime.Gosched.
+    if_busy = _stacks_from(tl, "runtime.goschedIfBusy")
+    yields = {(g, t): int(st in if_busy) for g, t, lb, st in zip(rq["g"].to_list(), rq["from_time"].to_list(),
+              rq["label"].to_list(), rq["stack"].to_list(), strict=True) if lb != pre}  # fmt: skip
     lane = gspans["lane_id"].to_numpy()
     start = gspans["start"].to_numpy()
     end = gspans["end"].to_numpy()
@@ -165,7 +179,7 @@ def from_timeline(tl: Timeline) -> Program:
                     ai += 1
                 cpu(e - cursor)
                 if (g, e) in yields:
-                    out.append((P.YIELD, 0, 0))
+                    out.append((P.YIELD, yields[(g, e)], 0))
             elif st == _WAIT:
                 if (g, e) in waker:
                     out.append((P.BLOCK, lab(int(label[i])), 0))

@@ -1,15 +1,16 @@
 """The thread wake-up delays a trace shows: from when the runtime woke an M to its ProcStart.
 
 Go 1.27 wakes a parked thread when it readies work while a P is idle and no M spins:
-``ready`` and ``newproc`` end in ``wakep``, which takes the top P of the idle stack (the
-P that went idle last, ``pidlegetSpinning``) and hands it to a thread (``startm``,
-``notewakeup``). Neither call is traced: the P stays idle in the trace until the woken
-thread runs ``acquirep``, which emits ProcStart. Both ends are in the trace, though: the
-readying (a G unblocked or created: its flow's ``from_time``) and that ProcStart. So for
-each idle span of a P that a thread ends by starting it, the wake-up runs from the first
-readying in the span at which this P was the one wakep takes (idle, and no other P went
-idle after it) to the span's end — one at a time, as the woken thread counts as spinning
-until it runs and wakep wakes nobody meanwhile.
+``ready``, ``newproc`` and ``goschedImpl`` (Gosched, preemption) end in ``wakep``, which
+takes the top P of the idle stack (the P that went idle last, ``pidlegetSpinning``) and
+hands it to a thread (``startm``, ``notewakeup``). Neither call is traced: the P stays
+idle in the trace until the woken thread runs ``acquirep``, which emits ProcStart. Both
+ends are in the trace, though: the readying (a G unblocked, created or requeued: its
+flow's ``from_time``) and that ProcStart. So for each idle span of a P that a thread
+ends by starting it, the wake-up runs from the first readying in the span at which this
+P was the one wakep takes (idle, and no other P went idle after it) to the span's end —
+one at a time, as the woken thread counts as spinning until it runs and wakep wakes
+nobody meanwhile.
 
 Left out, so that what is measured errs short, never long:
 
@@ -17,8 +18,6 @@ Left out, so that what is measured errs short, never long:
   (``list.pop()``; the rest of its batch goes through injectglist, which starts Ms) and a
   GC mark worker — an unblock by no G of a network or "system goroutine wait", on a P
   whose next G is that one;
-* ``runtime.Gosched`` and preemption: ``goschedImpl`` ends in wakep too, but the model
-  does not (yet), and on its timeline they read as wake-ups 100 ms long;
 * a span a thread back from a syscall ends (``exitsyscall``'s ProcStart with the G's
   syscall end: nobody woke it), one nothing was readied in (an M parked in netpoll woke for
   a timer or the network: when it should have woken is not in the trace, and a replayed
@@ -40,7 +39,7 @@ import polars as pl
 
 from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State, Timeline
 
-_READYING = (int(FlowKind.WAKEUP), int(FlowKind.CREATE))
+_READYING = (int(FlowKind.WAKEUP), int(FlowKind.CREATE), int(FlowKind.REQUEUE))
 # Unblocks findRunnable makes of a G it then runs itself: netpoll's first G, a GC mark worker.
 _FIND_RUNNABLE_OWN = ("unblock (network)", "unblock (system goroutine wait)")
 _NOT_WOKEN, _STARTED, _STOPPED = 0, 1, 2  # how an idle span ended

@@ -1,8 +1,8 @@
 """Replay of real traces of the project's Go programs: work conserved, metrics within tolerance.
 
-The tolerances are the ones README.md states (measured on these traces). Migrations are
-held only to the factor reached (the runtime that made these traces woke its threads late,
-see docs/model.md); p99 latency is not held.
+The tolerances are the ones README.md states (measured on these traces). Migrations, thread
+wake-ups and idle P spans are held only to the factor reached (docs/model.md, issue 14);
+p99 latency is not held.
 """
 
 from __future__ import annotations
@@ -60,6 +60,12 @@ def test_replay_keeps_each_goroutines_work_and_the_model_runs_all_of_it(
     wakes = sum(code == P.WAKE for ops in prog.templates for code, _, _ in ops)
     blocks = sum(code == P.BLOCK for ops in prog.templates for code, _, _ in ops)
     assert wakes >= blocks > 1000
+    # bgsweep's yields are runtime.goschedIfBusy's (the model yields there only with no P idle),
+    # main's are runtime.Gosched's.
+    kinds = {
+        (prog.names[t], a) for t, ops in enumerate(prog.templates) for code, a, _ in ops if code == P.YIELD
+    }
+    assert kinds == {("runtime.bgsweep", 1), ("main.main", 0)}
     # Every stop-the-world is one STW op in the G that stopped the world (its point of that
     # G's work), and the program's runtime.GOMAXPROCS(1) ... (2) are resizes at the end of theirs.
     stw = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.STW)).sort("start")
@@ -84,7 +90,7 @@ def test_replay_metrics_within_the_stated_tolerance(
 ) -> None:
     # README's tolerance table, measured on these committed traces; p99 latency and (on other
     # programs) preemptions are not within any tolerance yet and are not held; migrations only
-    # to the factor reached (x2.3-x6.7 too many: the real run's threads woke late).
+    # to the factor reached (x2.9-x6.8 too many).
     trace = tmp_path / f"{name}.trace"
     trace.write_bytes(lzma.decompress((GOLDEN / f"{name}.trace.xz").read_bytes()))
     tl = analyse(str(trace)).timeline
@@ -97,6 +103,12 @@ def test_replay_metrics_within_the_stated_tolerance(
     assert 0.5 <= sim["preemptions"] / max(1, real["preemptions"]) <= 2
     assert abs(sim["wall_ns"] - real["wall_ns"]) <= 0.05 * real["wall_ns"]
     assert real["migrations"] <= sim["migrations"] <= 7 * real["migrations"]
+    # findRunnable spins as long as the traced machine did (model.spinning), holding its P and
+    # nmspinning through its steal rounds, so wakep wakes fewer threads and Ps idle less often:
+    # still too many of both (x1.5-x1.7 and x1.9-x2.3, from x1.7-x2.2 and x2.0-x2.5 before).
+    assert abs(sim["find_idle_p50_ns"] - real["find_idle_p50_ns"]) <= 0.1 * real["find_idle_p50_ns"]
+    assert real["thread_wakeups"] < sim["thread_wakeups"] <= 1.7 * real["thread_wakeups"]
+    assert real["idle_p_spans"] < sim["idle_p_spans"] <= 2.3 * real["idle_p_spans"]
     # Thread wake-ups read the same way from both: the trace's run from microseconds to
     # milliseconds; the model's cost the one constant it is given, and never read longer.
     assert real["thread_wakeups"] > 0 and sim["thread_wakeups"] > 0

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from goblueprint.model import engine, policies
+import heapq
+
+import pytest
+
+from goblueprint.model import engine, policies, spinning
 from goblueprint.model import program as P
-from goblueprint.model.constants import Constants
+from goblueprint.model.constants import Constants, Costs
 from goblueprint.model.engine import PS_RUN, PS_SYSCALL, Sim
 from goblueprint.model.program import Program
+from goblueprint.timeline.model import FlowKind
 
 
 def _sim(consts: Constants, procs: int = 4, templates: int = 1) -> Sim:
@@ -424,3 +429,109 @@ def test_a_syscall_wakes_a_waiting_sysmon_and_resets_it(consts: Constants) -> No
     sim.entersyscall(g, 1000)  # entersyscallWakeSysmon
     assert not sim.sysmon_parked and sim.sysmon_delay == consts.sysmon_min_sleep_us and sim.sysmon_idle == 0
     assert _sysmon_events(sim) == [(sim.now, sim.sysmon_epoch, 1)]
+
+
+@pytest.mark.parametrize(
+    "ops",
+    [[(P.CPU, 1000, 0), (P.YIELD, 0, 0), (P.CPU, 1000, 0)], [(P.CPU, 30_000_000, 0)]],
+    ids=["Gosched", "preemption"],
+)
+def test_gosched_and_preemption_end_in_wakep(consts: Constants, ops: list) -> None:
+    # goschedImpl puts the G on the global queue and, with an idle P and no spinning M,
+    # wakes an M for it (wakep): the only wakep of this run, when the G stopped.
+    prog = Program()
+    prog.add_template("main.main", ops)
+    prog.roots.append((0, 0))
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    requeued = tl.flows.filter(tl.flows["kind"] == int(FlowKind.REQUEUE))["from_time"].to_list()
+    d = sim.rec.decisions()
+    assert len(requeued) == 1 and d.filter(d["point"] == "wakep")["time"].to_list() == requeued
+
+
+def _spinning_p0(consts: Constants, procs: int) -> Sim:
+    """P0's M just found nothing local and began to spin (a round costs 1 µs); P1 runs."""
+    prog = Program()
+    prog.add_template("main.t0", [(P.CPU, 1000, 0)])
+    sim = Sim(prog, consts, policies.resolve([]), procs, seed=7, costs=Costs(steal_ns=1000))
+    _take_p(sim, 0)
+    _take_p(sim, 1)
+    sim.rec.state(engine.LP, 0, sim.now, engine.P_RUN, m=sim.pm[0])  # its G just stopped
+    sim.schedule(0)
+    return sim
+
+
+def _p0_rounds(sim: Sim) -> None:
+    """Run P0's pending scheduling events (its steal rounds) until it has a G or is idle."""
+    while sim.pg[0] < 0 and sim.pstatus[0] == PS_RUN:
+        sim.now, _, kind, a, b = heapq.heappop(sim.heap)
+        if kind == engine.EV_SCHED and a == 0 and sim.pepoch[0] == b:
+            sim.schedule(0)
+
+
+def test_a_spinning_m_keeps_its_p_through_its_steal_rounds_and_wakes_nobody(consts: Constants) -> None:
+    # stealWork's rounds take time; the M holds its P and counts in nmspinning all along, so
+    # work readied meanwhile (a G to P1's runnext) makes wakep wake nobody for the idle P2.
+    sim = _spinning_p0(consts, procs=3)
+    t0 = sim.now
+    assert sim.pstatus[0] == PS_RUN and sim.nmspinning == 1
+    (g,) = _gs(sim, 1)
+    sim.gstatus[g] = engine.GS_WAITING
+    sim.ready(g, -1, 1, "test")
+    assert sim.pidle == [2] and sim.pstatus[0] == PS_RUN and sim.nmspinning == 1
+    sim.runnext[1] = -1  # (P1 runs it itself)
+    sim.gstatus[g] = engine.GS_RUNNING
+    _p0_rounds(sim)
+    # Only after steal_tries rounds does it give the P up: the trace's fruitless findRunnable.
+    tl = sim.rec.timeline(engine.T_START, sim.now + 1, 3)
+    assert (
+        spinning.fruitless_ns(tl).tolist() == [consts.steal_tries * 1000]
+        and sim.now == t0 + consts.steal_tries * 1000
+    )
+    assert sim.pstatus[0] == engine.PS_IDLE and sim.nmspinning == 0
+
+
+def test_a_spinning_m_takes_what_reached_the_global_queue_before_giving_its_p_up(consts: Constants) -> None:
+    # After the last round findRunnable looks at the global queue once more under sched.lock
+    # (before releasep): a G put there during the rounds runs on the P, which never idles.
+    sim = _spinning_p0(consts, procs=2)
+    (g,) = _gs(sim, 1)
+    sim.globq.append(g)
+    _p0_rounds(sim)
+    assert (
+        sim.pstatus[0] == PS_RUN and sim.pg[0] == g and sim.now == engine.T_START + consts.steal_tries * 1000
+    )
+
+
+def test_gs_a_stop_the_world_preempts_stay_on_their_ps_runnext(consts: Constants) -> None:
+    # goschedImpl with gcwaiting: runqput(pp, gp, true), "so it can keep running immediately
+    # after the STW" on its own P; through the global queue they would swap Ps.
+    prog = Program()
+    prog.add_template("main.main", [(P.CPU, 10_000, 0), (P.STW, 0, 0), (P.CPU, 100_000, 0)])
+    for i in (1, 2):
+        prog.add_template(f"main.busy{i}", [(P.CPU, 1_000_000, 0)])
+    prog.roots += [(0, 0), (0, 1), (0, 2)]
+    prog.stw = [(0, 50_000, "stop-the-world (GC)")]
+    sim = Sim(prog, consts, policies.resolve([]), 3, seed=1)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 3)
+    runs = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == 0))
+    stopped = tl.flows.filter(tl.flows["kind"] == int(FlowKind.REQUEUE))
+    assert stopped.height == 2
+    assert all(runs.filter(runs["lane_id"] == g)["p"].n_unique() == 1 for g in stopped["g"].to_list())
+
+
+def test_gosched_if_busy_yields_only_while_no_p_is_idle(consts: Constants) -> None:
+    # bgsweep's runtime.goschedIfBusy returns at once while a P is idle (npidle > 0).
+    def yields(busy_too: bool) -> int:
+        prog = Program()
+        prog.add_template("runtime.bgsweep", [(P.CPU, 20_000, 0), (P.YIELD, 1, 0), (P.CPU, 1000, 0)])
+        prog.add_template("main.busy", [(P.CPU, 100_000, 0)])
+        prog.roots += [(0, 0), (0, 1)] if busy_too else [(0, 0)]
+        sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+        sim.run()
+        tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+        return tl.flows.filter(tl.flows["kind"] == int(FlowKind.REQUEUE)).height
+
+    assert yields(busy_too=False) == 0 and yields(busy_too=True) == 1

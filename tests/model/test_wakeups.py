@@ -79,3 +79,18 @@ def test_wake_up_samples_are_drawn_from_the_seed_alone(consts: Constants) -> Non
     assert run(1, sampled).equals(run(1, sampled))
     assert not run(1, sampled).equals(run(1, Costs()))
     assert not run(1, sampled).equals(run(2, sampled))
+
+
+def test_a_wake_up_for_a_yielded_g_is_measured_from_the_yield(consts: Constants) -> None:
+    # goschedImpl ends in wakep: main's Gosched with P1 idle wakes a thread for P1, and the
+    # trace's requeue flow is the readying it is measured from (the wake-up's whole length).
+    from goblueprint.model import program as P
+
+    prog = P.Program()
+    prog.add_template("main.main", [(P.CPU, 1000, 0), (P.YIELD, 0, 0), (P.CPU, 100_000, 0)])
+    prog.roots.append((0, 0))
+    sim = engine.Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    w = wakeups.wakes(tl).filter(pl.col("p") == 1)  # (P0's: main's own start)
+    assert (w["end"] - w["ready"]).to_list() == [sim.k.wake_m_ns]
