@@ -1,0 +1,594 @@
+"""The timeline builder's per-event loop, compiled: G/P/M state machines over a chunk's columns.
+
+``build_step`` runs builder.py's semantics (see its docstring) over the rows of one
+chunk, packed by the builder into one int64 matrix ``E`` (columns ``E_*``).
+Goroutines, procs, threads and tasks arrive as dense *slots* (the builder maps
+ids to slots per chunk), so every piece of state is a row of a flat int64 table
+with named columns, carried from chunk to chunk:
+
+* ``G`` / ``P`` / ``M``: per slot, the lane's open span (``O_*``) and the
+  goroutine's state, name stack, pending flow and block reason (``G_*``, ``C_*``),
+  the proc's state and owner (``P_*``), the thread's context (``M_*``);
+* ``T``: open tasks per task slot; ``RG``: a pool of open regions, one linked
+  stack per goroutine (``G_RTOP``, ``SC_RTOP_NONE`` for events without one);
+* ``RA``: open ranges, in the order they opened (finish() emits them so);
+* ``SC``: scalars (STW depth, last Sync, counters, output row counts).
+
+Closed spans, flows, counter samples and instants are appended to growing
+output tables.  Before each event the loop checks that the outputs have room
+for the most that event can emit; if not, it returns the row it stopped at and
+the builder grows the tables (doubling) and calls it again from there.
+
+Strings are the pass Interner's ids, except a few the builder makes up (flow
+names, derived counter names), which are negative ``SYN_*`` codes resolved by
+finish().  There is no Python twin of this loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from goblueprint.timeline._api import (
+    G_NOT_EXIST,
+    G_RUNNABLE,
+    G_RUNNING,
+    G_SYSCALL,
+    G_UNDETERMINED,
+    G_WAITING,
+    K_LABEL,
+    K_LOG,
+    K_METRIC,
+    K_RANGE_ACTIVE,
+    K_RANGE_BEGIN,
+    K_RANGE_END,
+    K_REGION_BEGIN,
+    K_REGION_END,
+    K_STACK_SAMPLE,
+    K_STATE,
+    K_SYNC,
+    K_TASK_BEGIN,
+    K_TASK_END,
+    P_IDLE,
+    P_RUNNING,
+    R_GOROUTINE,
+    R_NONE,
+    R_PROC,
+)
+from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State
+
+NONE = -1
+
+# E: one row per event (the store's columns; *S = slot of the id beside it, -1 = none).
+E_KIND, E_TIME, E_G, E_P, E_M, E_GS, E_PS, E_MS, E_STACK = range(9)
+E_RK, E_RID, E_RS, E_OLD, E_NEW, E_REASON, E_TSTACK, E_NAME, E_MSG = range(9, 18)
+E_TASK, E_PARENT, E_TS = range(18, 21)
+E_WIDTH = 21
+
+# The open span of a G, P or M lane: the first columns of G, P and M.
+O_OPEN, O_S, O_STATE, O_G, O_P, O_M, O_LABEL, O_STACK = range(8)
+# G: state (-1 = never seen in a transition), name stack (first non-empty transition stack),
+# pending flow (C_*: why it may run next), block reason, top of its open regions (-1 none).
+G_STATE, G_NAME, G_HASC, C_KIND, C_FROMG, C_FROMP, C_TIME, C_LABEL, C_STACK = range(8, 17)
+G_BLOCK, G_RTOP = 17, 18
+G_WIDTH = 19
+# P: state (-1 = never seen), the thread slot holding it (-1 none).
+P_STATE, P_OWNER = 8, 9
+P_WIDTH = 10
+# M: its context (has one, P slot, G slot, M lane state).
+M_HAS, M_CP, M_CG, M_CST = 8, 9, 10, 11
+M_WIDTH = 12
+# T: an open task (parent task id, type, stack).
+T_OPEN, T_S, T_PARENT, T_LABEL, T_STACK = range(5)
+T_WIDTH = 5
+# RG: open regions; RG_PREV links a goroutine's stack (and the free list).
+RG_S, RG_G, RG_TASK, RG_DEPTH, RG_LABEL, RG_STACK, RG_PREV = range(7)
+RG_WIDTH = 7
+# RA: open ranges, keyed by (lane kind, lane, name).
+RA_KIND, RA_LANE, RA_NAME, RA_S, RA_STATE, RA_G, RA_P, RA_M, RA_LABEL, RA_STACK = range(10)
+RA_WIDTH = 10
+
+# SC: scalars.
+SC_STW, SC_SYNC, SC_FIRST, SC_HAVE_FIRST, SC_LAST = range(5)
+SC_CNT = 5  # three counts: goroutines running, runnable, in syscall
+SC_ALIVE = 8
+SC_NSP, SC_NFL, SC_NCT, SC_NIN = 9, 10, 11, 12  # rows used in the output tables
+SC_NRG, SC_RFREE, SC_OPENREG, SC_NRA = 13, 14, 15, 16  # region pool, open ranges
+SC_NPS = 17  # P slots in use (set by the builder)
+SC_RTOP_NONE = 18  # region stack of events without a goroutine
+SC_NEED_SP = 19  # span rows the event that stopped the loop may emit
+SC_WIDTH = 20
+
+# Output tables.
+SP_WIDTH = 10  # spans, in SPANS_SCHEMA order
+FL_KIND, FL_G, FL_FROMG, FL_FROMP, FL_FROMT, FL_TOP, FL_TOM, FL_TOT, FL_LABEL, FL_STACK = range(10)
+FL_WIDTH = 10
+CT_WIDTH = 2  # counters (name, time); values in a float64 array beside
+IN_WIDTH = 9  # instants, in INSTANTS_SCHEMA order
+
+# String classes (SCL, per interner string id): flags, and the range state its name gives.
+SCL_STW, SCL_FOREVER, SCL_GOMAXPROCS = 1, 2, 4
+
+# Strings the builder makes up (negative, resolved by finish()).
+SYN_GO, SYN_EXIT_SYSCALL = -2, -3
+SYN_COUNT = -4  # -4, -5, -6: "goroutines running", "... runnable", "... in syscall"
+SYN_ALIVE = -7  # "goroutines"
+SYN_UNBLOCK = -8  # -8 - reason: "unblock (<reason>)", or "unblock" for reason 0 ("")
+
+L_G, L_P, L_M, L_GC, L_STW = int(LaneKind.G), int(LaneKind.P), int(LaneKind.M), int(LaneKind.GC), int(LaneKind.STW)
+L_GRANGE, L_PRANGE, L_REGION, L_TASK = (
+    int(LaneKind.GRANGE), int(LaneKind.PRANGE), int(LaneKind.REGION), int(LaneKind.TASK),
+)  # fmt: skip
+S_G_RUNNING, S_G_RUNNABLE = int(State.G_RUNNING), int(State.G_RUNNABLE)
+S_G_WAITING, S_G_SYSCALL = int(State.G_WAITING), int(State.G_SYSCALL)
+S_P_RUNNING, S_P_IDLE, S_P_STOPPED = int(State.P_RUNNING), int(State.P_IDLE), int(State.P_STOPPED)
+S_M_RUNNING, S_M_SYSCALL, S_M_IDLE = int(State.M_RUNNING), int(State.M_SYSCALL), int(State.M_IDLE)
+S_STW, S_RANGE, S_REGION, S_TASK = int(State.STW), int(State.RANGE), int(State.REGION), int(State.TASK)
+F_WAKEUP, F_CREATE = int(FlowKind.WAKEUP), int(FlowKind.CREATE)
+F_SYSCALL_EXIT, F_REQUEUE = int(FlowKind.SYSCALL_EXIT), int(FlowKind.REQUEUE)
+I_LOG, I_TASK_BEGIN, I_TASK_END = int(InstantKind.LOG), int(InstantKind.TASK_BEGIN), int(InstantKind.TASK_END)
+I_STACK_SAMPLE, I_GOMAXPROCS = int(InstantKind.STACK_SAMPLE), int(InstantKind.GOMAXPROCS)
+I_LABEL, I_SYNC = int(InstantKind.LABEL), int(InstantKind.SYNC)
+
+
+# -- emitting --------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _span(SP, SC, kind, lane, start, end, state, g, p, m, label, stack):  # pragma: no cover - compiled
+    k = SC[SC_NSP]
+    SC[SC_NSP] = k + 1
+    SP[k, 0] = kind
+    SP[k, 1] = lane
+    SP[k, 2] = start
+    SP[k, 3] = end if end > start else start
+    SP[k, 4] = state
+    SP[k, 5] = g
+    SP[k, 6] = p
+    SP[k, 7] = m
+    SP[k, 8] = label
+    SP[k, 9] = stack
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _close(X, row, SP, SC, kind, lane, t):  # pragma: no cover - compiled
+    """Close the open span of a G/P/M lane (X's row) at t, if there is one."""
+    if X[row, O_OPEN]:
+        X[row, O_OPEN] = 0
+        _span(SP, SC, kind, lane, X[row, O_S], t, X[row, O_STATE], X[row, O_G], X[row, O_P], X[row, O_M],
+              X[row, O_LABEL], X[row, O_STACK])  # fmt: skip
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _open(X, row, t, state, g, p, m, label, stack):  # pragma: no cover - compiled
+    X[row, O_OPEN] = 1
+    X[row, O_S] = t
+    X[row, O_STATE] = state
+    X[row, O_G] = g
+    X[row, O_P] = p
+    X[row, O_M] = m
+    X[row, O_LABEL] = label
+    X[row, O_STACK] = stack
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _counter(CT, CTV, SC, name, t, value):  # pragma: no cover - compiled
+    k = SC[SC_NCT]
+    SC[SC_NCT] = k + 1
+    CT[k, 0] = name
+    CT[k, 1] = t
+    CTV[k] = value
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _instant(IN, SC, E, i, kind, label, category, ident, stack):  # pragma: no cover - compiled
+    k = SC[SC_NIN]
+    SC[SC_NIN] = k + 1
+    IN[k, 0] = kind
+    IN[k, 1] = E[i, E_TIME]
+    IN[k, 2] = E[i, E_G]
+    IN[k, 3] = E[i, E_P]
+    IN[k, 4] = E[i, E_M]
+    IN[k, 5] = label
+    IN[k, 6] = category
+    IN[k, 7] = ident
+    IN[k, 8] = stack
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _flow(FL, SC, G, gs, graw, to_p, to_m, to_t):  # pragma: no cover - compiled
+    """Emit goroutine gs's pending flow (ending at to_* or nowhere) and drop it."""
+    G[gs, G_HASC] = 0
+    k = SC[SC_NFL]
+    SC[SC_NFL] = k + 1
+    FL[k, FL_KIND] = G[gs, C_KIND]
+    FL[k, FL_G] = graw
+    FL[k, FL_FROMG] = G[gs, C_FROMG]
+    FL[k, FL_FROMP] = G[gs, C_FROMP]
+    FL[k, FL_FROMT] = G[gs, C_TIME]
+    FL[k, FL_TOP] = to_p
+    FL[k, FL_TOM] = to_m
+    FL[k, FL_TOT] = to_t
+    FL[k, FL_LABEL] = G[gs, C_LABEL]
+    FL[k, FL_STACK] = G[gs, C_STACK]
+
+
+# -- state machines --------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _raw(ids, slot):  # pragma: no cover - compiled
+    return ids[slot] if slot >= 0 else NONE
+
+
+@njit(cache=True, nogil=True)
+def _m_update(G, P, M, SP, SC, gids, pids, mids, ms, t, ps, gs):  # pragma: no cover - compiled
+    """The thread's context is now (P ps, G gs): a new M lane span if that changes its state."""
+    if ms < 0:
+        return
+    if gs >= 0 and G[gs, G_STATE] == G_SYSCALL:
+        state = S_M_SYSCALL
+    elif ps >= 0 or gs >= 0:
+        state = S_M_RUNNING
+    else:
+        state = S_M_IDLE
+    if M[ms, M_HAS] and M[ms, M_CP] == ps and M[ms, M_CG] == gs and M[ms, M_CST] == state:
+        return
+    M[ms, M_HAS] = 1
+    M[ms, M_CP] = ps
+    M[ms, M_CG] = gs
+    M[ms, M_CST] = state
+    m = mids[ms]
+    _close(M, ms, SP, SC, L_M, m, t)
+    _open(M, ms, t, state, _raw(gids, gs), _raw(pids, ps), m, 0, 0)
+    if ps >= 0:
+        P[ps, P_OWNER] = ms
+
+
+@njit(cache=True, nogil=True)
+def _close_regions(G, RG, SP, SC, gs, graw, t):  # pragma: no cover - compiled
+    """Close goroutine gs's open regions at t, innermost first."""
+    top = G[gs, G_RTOP] if gs >= 0 else SC[SC_RTOP_NONE]
+    while top >= 0:
+        _span(SP, SC, L_REGION, graw, RG[top, RG_S], t, S_REGION, RG[top, RG_G], RG[top, RG_TASK],
+              RG[top, RG_DEPTH], RG[top, RG_LABEL], RG[top, RG_STACK])  # fmt: skip
+        nxt = RG[top, RG_PREV]
+        RG[top, RG_PREV] = SC[SC_RFREE]
+        SC[SC_RFREE] = top
+        SC[SC_OPENREG] -= 1
+        top = nxt
+    if gs >= 0:
+        G[gs, G_RTOP] = -1
+    else:
+        SC[SC_RTOP_NONE] = -1
+
+
+@njit(cache=True, nogil=True)
+def _g_transition(E, i, G, P, M, RG, SP, FL, CT, CTV, SC, gids, pids, mids, SCL):  # pragma: no cover
+    gs = E[i, E_RS]
+    if gs < 0:
+        return
+    tstack = E[i, E_TSTACK]
+    if G[gs, G_NAME] == 0 and tstack != 0:
+        G[gs, G_NAME] = tstack  # its root frame names the goroutine
+    old = E[i, E_OLD]
+    new = E[i, E_NEW]
+    if old == new:
+        return
+    t = E[i, E_TIME]
+    gid = E[i, E_RID]
+    p = E[i, E_P]
+    m = E[i, E_M]
+    reason = E[i, E_REASON]
+    # Derived counters.
+    k = 0 if old == G_RUNNING else 1 if old == G_RUNNABLE else 2 if old == G_SYSCALL else -1
+    if k >= 0:
+        c = SC[SC_CNT + k] - 1
+        if c < 0:
+            c = 0
+        SC[SC_CNT + k] = c
+        _counter(CT, CTV, SC, SYN_COUNT - k, t, float(c))
+    k = 0 if new == G_RUNNING else 1 if new == G_RUNNABLE else 2 if new == G_SYSCALL else -1
+    if k >= 0:
+        SC[SC_CNT + k] += 1
+        _counter(CT, CTV, SC, SYN_COUNT - k, t, float(SC[SC_CNT + k]))
+    if old == G_NOT_EXIST or old == G_UNDETERMINED:
+        if new != G_NOT_EXIST:
+            SC[SC_ALIVE] += 1
+            _counter(CT, CTV, SC, SYN_ALIVE, t, float(SC[SC_ALIVE]))
+    elif new == G_NOT_EXIST:
+        a = SC[SC_ALIVE] - 1
+        SC[SC_ALIVE] = a if a > 0 else 0
+        _counter(CT, CTV, SC, SYN_ALIVE, t, float(SC[SC_ALIVE]))
+    G[gs, G_STATE] = new
+
+    # The G lane: close the current state (a span since the last Sync when it was
+    # undetermined is dropped: its true start is unknown), open the new one.
+    if G[gs, O_OPEN]:
+        G[gs, O_OPEN] = 0
+        if old != G_UNDETERMINED:
+            _span(SP, SC, L_G, gid, G[gs, O_S], t, G[gs, O_STATE], gid, G[gs, O_P], G[gs, O_M],
+                  G[gs, O_LABEL], G[gs, O_STACK])  # fmt: skip
+    start = SC[SC_SYNC] if old == G_UNDETERMINED else t
+    if new == G_RUNNING:
+        _open(G, gs, start, S_G_RUNNING, gid, p, m, 0, 0)
+    elif new == G_SYSCALL:
+        _open(G, gs, start, S_G_SYSCALL, gid, p, m, reason, tstack)
+    elif new == G_RUNNABLE:
+        _open(G, gs, start, S_G_RUNNABLE, gid, NONE, NONE, reason, tstack)
+    elif new == G_WAITING:
+        _open(G, gs, start, S_G_WAITING, gid, NONE, NONE, reason, tstack)
+
+    # Flows: remember why the goroutine may run, emit when it does.
+    if new == G_RUNNABLE:
+        kind = -1
+        if old == G_WAITING:
+            kind, from_g, from_p, label, stack = F_WAKEUP, E[i, E_G], p, SYN_UNBLOCK - G[gs, G_BLOCK], E[i, E_STACK]
+            G[gs, G_BLOCK] = 0
+        elif old == G_NOT_EXIST:
+            kind, from_g, from_p, label, stack = F_CREATE, E[i, E_G], p, SYN_GO, E[i, E_STACK]
+        elif old == G_SYSCALL:
+            kind, from_g, from_p, label, stack = F_SYSCALL_EXIT, gid, NONE, SYN_EXIT_SYSCALL, E[i, E_STACK]
+        elif old == G_RUNNING:
+            kind, from_g, from_p, label, stack = F_REQUEUE, gid, p, reason, tstack
+        else:
+            from_g = from_p = label = stack = 0
+        if kind >= 0:
+            if G[gs, G_HASC]:
+                _flow(FL, SC, G, gs, gid, NONE, NONE, NONE)
+            G[gs, G_HASC] = 1
+            G[gs, C_KIND] = kind
+            G[gs, C_FROMG] = from_g
+            G[gs, C_FROMP] = from_p
+            G[gs, C_TIME] = t
+            G[gs, C_LABEL] = label
+            G[gs, C_STACK] = stack
+    elif new == G_WAITING:
+        G[gs, G_BLOCK] = reason
+    elif new == G_RUNNING:
+        if G[gs, G_HASC]:
+            _flow(FL, SC, G, gs, gid, p, m, t)
+    if new == G_NOT_EXIST or (new == G_WAITING and reason >= 0 and SCL[reason, 0] & SCL_FOREVER):
+        _close_regions(G, RG, SP, SC, gs, gid, t)
+        if G[gs, G_HASC]:
+            _flow(FL, SC, G, gs, gid, NONE, NONE, NONE)
+
+    # The P lane: which G runs there.
+    ps = E[i, E_PS]
+    if ps >= 0:
+        change = True
+        if new == G_RUNNING:
+            pg = gid
+        elif old == G_RUNNING and new != G_SYSCALL and P[ps, P_STATE] == P_RUNNING:
+            pg = NONE
+        else:
+            pg = NONE
+            change = False
+        if change and not (P[ps, O_OPEN] and P[ps, O_STATE] == S_P_RUNNING and P[ps, O_G] == pg):
+            _close(P, ps, SP, SC, L_P, p, t)
+            _open(P, ps, t, S_P_RUNNING, pg, p, m, 0, 0)
+    # The M lane: its context after this event (gs's state is already `new`).
+    ms = E[i, E_MS]
+    if ms >= 0:
+        if new == G_RUNNING or new == G_SYSCALL:
+            cg = gs
+        elif gid == E[i, E_G]:
+            cg = -1
+        else:
+            cg = E[i, E_GS]
+        _m_update(G, P, M, SP, SC, gids, pids, mids, ms, t, ps, cg)
+
+
+@njit(cache=True, nogil=True)
+def _p_transition(E, i, G, P, M, SP, SC, gids, pids, mids):  # pragma: no cover - compiled
+    ps = E[i, E_RS]
+    if ps < 0:
+        return
+    old = E[i, E_OLD]
+    new = E[i, E_NEW]
+    t = E[i, E_TIME]
+    pid = E[i, E_RID]
+    P[ps, P_STATE] = new
+    if old == new and P[ps, O_OPEN]:
+        return
+    ms = E[i, E_MS]
+    _close(P, ps, SP, SC, L_P, pid, t)
+    if new == P_RUNNING:
+        _open(P, ps, t, S_P_RUNNING, NONE, pid, E[i, E_M], 0, 0)
+        if ms >= 0:
+            _m_update(G, P, M, SP, SC, gids, pids, mids, ms, t, ps, -1 if old != P_RUNNING else E[i, E_GS])
+    elif new == P_IDLE:
+        _open(P, ps, t, S_P_STOPPED if SC[SC_STW] > 0 else S_P_IDLE, NONE, pid, NONE, 0, 0)
+        owner = P[ps, P_OWNER]
+        P[ps, P_OWNER] = -1
+        if ms >= 0 and E[i, E_PS] == ps:
+            _m_update(G, P, M, SP, SC, gids, pids, mids, ms, t, -1, -1)
+        elif owner >= 0 and owner != ms:
+            if M[owner, M_HAS] and M[owner, M_CP] == ps:  # stolen from a thread in a syscall
+                _m_update(G, P, M, SP, SC, gids, pids, mids, owner, t, -1, M[owner, M_CG])
+
+
+@njit(cache=True, nogil=True)
+def _stw(P, SP, SC, pids, t, begin):  # pragma: no cover - compiled
+    """Idle Ps become stopped for the duration of a stop-the-world, and back."""
+    d = SC[SC_STW] + (1 if begin else -1)
+    SC[SC_STW] = d if d > 0 else 0
+    if (begin and SC[SC_STW] != 1) or (not begin and SC[SC_STW] != 0):
+        return
+    frm = S_P_IDLE if begin else S_P_STOPPED
+    to = S_P_STOPPED if begin else S_P_IDLE
+    for ps in range(SC[SC_NPS]):
+        if P[ps, O_OPEN] and P[ps, O_STATE] == frm:
+            pid = pids[ps]
+            _close(P, ps, SP, SC, L_P, pid, t)
+            _open(P, ps, t, to, NONE, pid, NONE, 0, 0)
+
+
+@njit(cache=True, nogil=True)
+def _range(E, i, kind, P, RA, SP, SC, pids, SCL):  # pragma: no cover - compiled
+    t = E[i, E_TIME]
+    name = E[i, E_NAME]
+    flags = SCL[name, 0]
+    is_stw = (flags & SCL_STW) != 0
+    rk = E[i, E_RK]
+    if is_stw:
+        lk, lane, state = L_STW, 0, S_STW
+    elif rk == R_NONE:
+        lk, lane, state = L_GC, 0, SCL[name, 1]
+    elif rk == R_GOROUTINE:
+        lk, lane, state = L_GRANGE, E[i, E_RID], SCL[name, 1]
+    elif rk == R_PROC:
+        lk, lane, state = L_PRANGE, E[i, E_RID], SCL[name, 1]
+    else:
+        lk, lane, state = L_GC, 0, S_RANGE
+    n = SC[SC_NRA]
+    at = -1
+    for j in range(n):
+        if RA[j, RA_KIND] == lk and RA[j, RA_LANE] == lane and RA[j, RA_NAME] == name:
+            at = j
+            break
+    if kind == K_RANGE_END:
+        if at >= 0:
+            _span(SP, SC, lk, lane, RA[at, RA_S], t, RA[at, RA_STATE], RA[at, RA_G], RA[at, RA_P], RA[at, RA_M],
+                  RA[at, RA_LABEL], RA[at, RA_STACK])  # fmt: skip
+            for j in range(at, n - 1):  # keep the others in opening order
+                RA[j, :] = RA[j + 1, :]
+            SC[SC_NRA] = n - 1
+        else:  # began before the trace
+            first = SC[SC_FIRST] if SC[SC_FIRST] != 0 else t
+            _span(SP, SC, lk, lane, first, t, state, E[i, E_G], E[i, E_P], E[i, E_M], name, 0)
+        if is_stw:
+            _stw(P, SP, SC, pids, t, False)
+        return
+    if at >= 0:  # RangeActive re-announces an open range each generation
+        return
+    RA[n, RA_KIND] = lk
+    RA[n, RA_LANE] = lane
+    RA[n, RA_NAME] = name
+    RA[n, RA_S] = t
+    RA[n, RA_STATE] = state
+    RA[n, RA_G] = E[i, E_G]
+    RA[n, RA_P] = E[i, E_P]
+    RA[n, RA_M] = E[i, E_M]
+    RA[n, RA_LABEL] = name
+    RA[n, RA_STACK] = E[i, E_STACK]
+    SC[SC_NRA] = n + 1
+    if is_stw:
+        _stw(P, SP, SC, pids, t, True)
+
+
+@njit(cache=True, nogil=True)
+def _region(E, i, kind, G, RG, SP, SC):  # pragma: no cover - compiled
+    t = E[i, E_TIME]
+    gs = E[i, E_GS]
+    g = E[i, E_G]
+    top = G[gs, G_RTOP] if gs >= 0 else SC[SC_RTOP_NONE]
+    if kind == K_REGION_BEGIN:
+        row = SC[SC_RFREE]
+        if row >= 0:
+            SC[SC_RFREE] = RG[row, RG_PREV]
+        else:
+            row = SC[SC_NRG]
+            SC[SC_NRG] = row + 1
+        RG[row, RG_S] = t
+        RG[row, RG_G] = g
+        RG[row, RG_TASK] = E[i, E_TASK]
+        RG[row, RG_DEPTH] = RG[top, RG_DEPTH] + 1 if top >= 0 else 0
+        RG[row, RG_LABEL] = E[i, E_NAME]
+        RG[row, RG_STACK] = E[i, E_STACK]
+        RG[row, RG_PREV] = top
+        top = row
+        SC[SC_OPENREG] += 1
+    elif top >= 0:
+        _span(SP, SC, L_REGION, g, RG[top, RG_S], t, S_REGION, RG[top, RG_G], RG[top, RG_TASK],
+              RG[top, RG_DEPTH], RG[top, RG_LABEL], RG[top, RG_STACK])  # fmt: skip
+        row = top
+        top = RG[row, RG_PREV]
+        RG[row, RG_PREV] = SC[SC_RFREE]
+        SC[SC_RFREE] = row
+        SC[SC_OPENREG] -= 1
+    else:  # began before the trace
+        first = SC[SC_FIRST] if SC[SC_FIRST] != 0 else t
+        _span(SP, SC, L_REGION, g, first, t, S_REGION, g, E[i, E_TASK], 0, E[i, E_NAME], 0)
+    if gs >= 0:
+        G[gs, G_RTOP] = top
+    else:
+        SC[SC_RTOP_NONE] = top
+
+
+@njit(cache=True, nogil=True)
+def build_step(E, V, start, SC, G, P, M, T, RG, RA, SP, FL, CT, CTV, IN, gids, pids, mids, SCL):  # pragma: no cover
+    """Run the events E[start:] (V: metric values as float64); the row it stopped at.
+
+    It stops early, before an event, when an output table might not hold what the
+    event emits (SC[SC_NEED_SP]: the span rows it might need); the caller grows the
+    tables and calls again from that row.
+    """
+    n = E.shape[0]
+    for i in range(start, n):
+        need = 4 + SC[SC_NPS] + SC[SC_OPENREG] + SC[SC_NRA]
+        if (
+            SC[SC_NSP] + need > SP.shape[0]
+            or SC[SC_NFL] + 2 > FL.shape[0]
+            or SC[SC_NCT] + 4 > CT.shape[0]
+            or SC[SC_NIN] + 1 > IN.shape[0]
+            or (SC[SC_RFREE] < 0 and SC[SC_NRG] + 1 > RG.shape[0])
+            or SC[SC_NRA] + 1 > RA.shape[0]
+        ):
+            SC[SC_NEED_SP] = need
+            return i
+        kind = E[i, E_KIND]
+        t = E[i, E_TIME]
+        if SC[SC_HAVE_FIRST] == 0:
+            SC[SC_HAVE_FIRST] = 1
+            SC[SC_FIRST] = t
+            SC[SC_SYNC] = t
+        SC[SC_LAST] = t
+        if kind == K_STATE:
+            rk = E[i, E_RK]
+            if rk == R_GOROUTINE:
+                _g_transition(E, i, G, P, M, RG, SP, FL, CT, CTV, SC, gids, pids, mids, SCL)
+            elif rk == R_PROC:
+                _p_transition(E, i, G, P, M, SP, SC, gids, pids, mids)
+            continue  # transitions update the thread's context themselves
+        if kind == K_SYNC:
+            SC[SC_SYNC] = t
+            _instant(IN, SC, E, i, I_SYNC, 0, 0, NONE, 0)
+        elif kind == K_RANGE_BEGIN or kind == K_RANGE_ACTIVE or kind == K_RANGE_END:
+            _range(E, i, kind, P, RA, SP, SC, pids, SCL)
+        elif kind == K_METRIC:
+            name = E[i, E_NAME]
+            _counter(CT, CTV, SC, name, t, V[i])
+            if SCL[name, 0] & SCL_GOMAXPROCS:
+                _instant(IN, SC, E, i, I_GOMAXPROCS, 0, 0, np.int64(V[i]), 0)
+        elif kind == K_REGION_BEGIN or kind == K_REGION_END:
+            _region(E, i, kind, G, RG, SP, SC)
+        elif kind == K_TASK_BEGIN or kind == K_TASK_END:
+            tid = E[i, E_TASK]
+            ts = E[i, E_TS]
+            label = E[i, E_NAME]
+            if kind == K_TASK_BEGIN:
+                _instant(IN, SC, E, i, I_TASK_BEGIN, label, 0, tid, E[i, E_STACK])
+                if not T[ts, T_OPEN]:
+                    T[ts, T_OPEN] = 1
+                    T[ts, T_S] = t
+                    T[ts, T_PARENT] = E[i, E_PARENT]
+                    T[ts, T_LABEL] = label
+                    T[ts, T_STACK] = E[i, E_STACK]
+            else:
+                _instant(IN, SC, E, i, I_TASK_END, label, 0, tid, E[i, E_STACK])
+                if T[ts, T_OPEN]:
+                    T[ts, T_OPEN] = 0
+                    _span(SP, SC, L_TASK, tid, T[ts, T_S], t, S_TASK, T[ts, T_PARENT], NONE, NONE,
+                          T[ts, T_LABEL], T[ts, T_STACK])  # fmt: skip
+                else:  # began before the trace
+                    _span(SP, SC, L_TASK, tid, SC[SC_FIRST], t, S_TASK, E[i, E_PARENT], NONE, NONE, label, 0)
+        elif kind == K_LOG:
+            _instant(IN, SC, E, i, I_LOG, E[i, E_MSG], E[i, E_NAME], E[i, E_TASK], E[i, E_STACK])
+        elif kind == K_STACK_SAMPLE:
+            _instant(IN, SC, E, i, I_STACK_SAMPLE, 0, 0, NONE, E[i, E_STACK])
+        elif kind == K_LABEL:
+            _instant(IN, SC, E, i, I_LABEL, E[i, E_NAME], 0, E[i, E_RID], 0)
+        # The thread's context after this event.
+        _m_update(G, P, M, SP, SC, gids, pids, mids, E[i, E_MS], t, E[i, E_PS], E[i, E_GS])
+    return n
