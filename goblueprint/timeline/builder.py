@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from goblueprint.timeline import builder_kernel as K
+from goblueprint.timeline import builder_codes as K
 from goblueprint.timeline._api import (
     K_TASK_BEGIN,
     K_TASK_END,
@@ -47,6 +47,7 @@ from goblueprint.timeline.model import (
     Timeline,
     frame,
 )
+from goblueprint.trace import kernels
 
 L_G = int(LaneKind.G)
 L_GRANGE = int(LaneKind.GRANGE)
@@ -115,6 +116,8 @@ class _Slots:
 
 def _grown(a: np.ndarray, rows: int, fill: np.ndarray | int = 0) -> np.ndarray:
     """A copy of A with at least ROWS rows (capacity doubled until it fits), new rows = FILL."""
+    if len(a) >= rows:
+        return a
     cap = max(len(a), 1)
     while cap < rows:
         cap *= 2
@@ -176,7 +179,9 @@ class TimelineBuilder:
         i = self._stack_cache.get(sid)
         if i is None:
             # Stack.__bool__: a stack id the table does not hold, or holds empty, is no stack.
-            i = self._stack_cache[sid] = self._frames_id(tuple(stack.frames())) if table.stacks.get(sid) else 0
+            i = self._stack_cache[sid] = (
+                self._frames_id(tuple(stack.frames())) if table.stacks.get(sid) else 0
+            )
         return i
 
     def stacks_of_interned(self, ids: np.ndarray) -> np.ndarray:
@@ -248,14 +253,20 @@ class TimelineBuilder:
         E[:, K.E_TS] = ts
         V = cols["value"].astype(np.float64)
         self._fit_slots()
+        step = kernels.get().build_step
         i = 0
         while True:
-            i = K.build_step(E, V, i, self.SC, self.G, self.P, self.M, self.T, self.RG, self.RA, self.SP,
-                             self.FL, self.CT, self.CTV, self.IN, self._g.ids, self._p.ids, self._m.ids,
-                             self.SCL)  # fmt: skip
+            i = step(*self.loop_args(E, V, i))
             if i == n:
                 break
             self._make_room()
+
+    E_WIDTH = K.E_WIDTH
+
+    def loop_args(self, E: np.ndarray, V: np.ndarray, start: int) -> tuple[Any, ...]:
+        """build_step's arguments: the events from row START on, and the builder's tables."""
+        return (E, V, start, self.SC, self.G, self.P, self.M, self.T, self.RG, self.RA, self.SP, self.FL,
+                self.CT, self.CTV, self.IN, self._g.ids, self._p.ids, self._m.ids, self.SCL)  # fmt: skip
 
     def _classify_strings(self, strings: list[str]) -> None:
         """What the loop needs to know about each string (new ones only: ids only grow)."""
@@ -311,7 +322,10 @@ class TimelineBuilder:
         parts.append(np.column_stack([ra[:, K.RA_KIND], ra[:, K.RA_LANE], ra[:, K.RA_S], np.full(len(ra), end),
                                       ra[:, K.RA_STATE], ra[:, K.RA_G], ra[:, K.RA_P], ra[:, K.RA_M],
                                       ra[:, K.RA_LABEL], ra[:, K.RA_STACK]]))  # fmt: skip
-        tops = [(int(self._g.ids[s]), int(self.G[s, K.G_RTOP])) for s in np.flatnonzero(self.G[: self._g.n, K.G_RTOP] >= 0)]
+        tops = [
+            (int(self._g.ids[s]), int(self.G[s, K.G_RTOP]))
+            for s in np.flatnonzero(self.G[: self._g.n, K.G_RTOP] >= 0)
+        ]
         if self.SC[K.SC_RTOP_NONE] >= 0:
             tops.append((NONE, int(self.SC[K.SC_RTOP_NONE])))
         regions = []
@@ -351,9 +365,7 @@ class TimelineBuilder:
         it = self.IN[: sc[K.SC_NIN]]
         # Free the state and the oversized buffers before the tables are built.
         self.SP = self.FL = self.CT = self.CTV = self.IN = np.zeros((0, 1), np.int64)
-        strings, text_ids = self._strings(
-            [sp[:, 8], fl[:, K.FL_LABEL], ct[:, 0], it[:, 5], it[:, 6]]
-        )
+        strings, text_ids = self._strings([sp[:, 8], fl[:, K.FL_LABEL], ct[:, 0], it[:, 5], it[:, 6]])
         sp[:, 8] = text_ids(sp[:, 8])
         fl[:, K.FL_LABEL] = text_ids(fl[:, K.FL_LABEL])
         names = text_ids(ct[:, 0])
@@ -395,7 +407,9 @@ class TimelineBuilder:
             stack_frames=stack_frames,
         )
 
-    def _strings(self, columns: list[np.ndarray]) -> tuple[dict[str, int], Callable[[np.ndarray], np.ndarray]]:
+    def _strings(
+        self, columns: list[np.ndarray]
+    ) -> tuple[dict[str, int], Callable[[np.ndarray], np.ndarray]]:
         """The Timeline's string table of the string codes in COLUMNS (pass ids, SYN_* codes),
         and the function that maps a column of codes to it."""
         codes = np.unique(np.concatenate([np.unique(c) for c in columns] + [np.zeros(1, np.int64)]))
@@ -494,7 +508,6 @@ def _sorted_column_by_column(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
         cols.append(df.get_column(name).rechunk().gather(order))
         df = df.drop(name)  # the caller holds no other reference: the column is freed here
     return pl.DataFrame(cols)
-
 
 
 def _sorted_column_by_column(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:

@@ -75,6 +75,42 @@ def _assert_same(new: Timeline, old: Timeline) -> None:
         assert a.equals(b), name
 
 
+def _built_in_pieces(data: bytes, sizes: Any) -> Timeline:
+    """The Timeline of a trace whose reader chunks are cut into pieces of SIZES rows (cycled)."""
+    from goblueprint.trace.reader import Reader
+    from goblueprint.trace.store import Interner, chunk_columns
+
+    it = Interner()
+    builder = TimelineBuilder()
+    last = 0
+    for chunk in Reader(data).chunks():
+        cols = chunk_columns(chunk, it)
+        n = len(cols["kind"])
+        at = 0
+        while at < n:
+            size = next(sizes)
+            builder.columns({k: v[at : at + size] for k, v in cols.items()}, it)
+            at += size
+        if n:
+            last = int(cols["time"][-1])
+    return builder.finish(last)
+
+
+def test_timeline_does_not_depend_on_chunking() -> None:
+    # The builder's state (open spans, pending flows, regions, ranges, tasks, the M contexts)
+    # outlives each chunk and its output tables grow as they fill: pieces of 1 to 300 events
+    # must give the very Timeline that whole chunks give.
+    import itertools
+
+    import numpy as np
+
+    data = lzma.decompress((GOLDEN_DIR / "cpusample-go1.27.trace.xz").read_bytes())
+    whole = _built_in_pieces(data, itertools.repeat(1 << 20))
+    sizes = np.random.default_rng(3).integers(1, 300, 1000).tolist()
+    _assert_same(_built_in_pieces(data, itertools.cycle(sizes)), whole)
+    assert whole.spans.height > 30_000 and whole.flows.height and whole.instants.height
+
+
 @pytest.mark.parametrize("chunks", [1, 7])
 def test_column_by_column_sort_is_dataframe_sort(chunks: int) -> None:
     # finish() sorts the spans through _sorted_column_by_column to save memory; the Timeline

@@ -9,11 +9,13 @@ from typing import Any
 import polars as pl
 import pytest
 import tl_goref as goref
+from tl_columns import columns_of_events
 from tl_goref import MORE_TRACES, TRACES, FakeEvent, Stack, StackFrame
 
 from goblueprint.timeline._api import EventKind, GoState, ProcState, ResourceKind
 from goblueprint.timeline.builder import TimelineBuilder
 from goblueprint.timeline.model import FlowKind, LaneKind, State, Timeline, build_timeline, state_table
+from goblueprint.trace.store import Interner
 
 DATA = Path(__file__).parent / "data"
 G_SPAN_STATES = {
@@ -216,8 +218,8 @@ def test_synthetic_wakeup_and_steal() -> None:
         ev(EventKind.SYNC, 200, n=2),
     ]
     b = TimelineBuilder()
-    for e in events:
-        b.event(e)
+    it = Interner()
+    b.columns(columns_of_events(events, it), it)
     tl = b.finish(200)
     tl.validate()
     g2 = tl.spans.filter((pl.col("lane_kind") == int(LaneKind.G)) & (pl.col("lane_id") == 2)).sort("start")
@@ -267,25 +269,6 @@ def test_write_parquet_from_a_timeline(analysed: Any, tmp_path: Any) -> None:
     back = pl.read_parquet(written["intervals"])
     assert back.height == tl.spans.height
     assert set(back["state_name"].unique()) >= {"running", "runnable", "waiting", "syscall", "idle"}
-
-
-@pytest.mark.slow
-def test_chunked_building_gives_the_same_tables(go_reference: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Large traces are packed into DataFrame chunks as they stream; tiny chunks must change nothing.
-    from goblueprint.timeline import builder
-
-    events = go_reference("sched", "1.27").events
-
-    def build() -> Timeline:
-        b = builder.TimelineBuilder()
-        for e in events:
-            b.event(e)
-        return b.finish()
-
-    whole = build()
-    monkeypatch.setattr(builder, "_CHUNK", 97)
-    chunked = build()
-    assert chunked.spans.equals(whole.spans) and chunked.counters.equals(whole.counters)
 
 
 @pytest.mark.slow

@@ -1,7 +1,8 @@
-"""The trace reader's compiled loops, loaded without numba when an ahead-of-time build exists.
+"""The compiled loops, loaded without numba when an ahead-of-time build exists.
 
-The loops are written once, for numba: ``engine.py`` (ordering), ``tables.py``
-(strings, stacks, CPU samples, batch headers) and ``gosort.py`` (Go's pdqsort).
+The loops are written once, for numba: the reader's ``engine.py`` (ordering), ``tables.py``
+(strings, stacks, CPU samples, batch headers) and ``gosort.py`` (Go's pdqsort), and the
+analyses' loops over the reader's columns (``MODULES`` says where each lives).
 Importing numba and starting its JIT costs about 0.8 s and 110 MB per process,
 more than reading a 30 MB trace.  So the first process that needs the loops
 compiles them ahead of time (``aot.py``: numba.pycc, in a child process) into
@@ -30,9 +31,20 @@ NAMES = {
     "engine": ("run_step", "compact_goroutines"),
     "tables": ("scan_strings", "scan_stacks", "scan_cpu_samples", "finish_stacks", "scan_batch_headers"),
     "gosort": ("sort_by_key",),
+    "timeline": ("build_step",),
+}
+# Where each NAMES key's functions live.
+MODULES = {
+    "engine": "goblueprint.trace.kernels.engine",
+    "tables": "goblueprint.trace.kernels.tables",
+    "gosort": "goblueprint.trace.kernels.gosort",
+    "timeline": "goblueprint.timeline.builder_kernel",
 }
 _SOURCES = ("codes.py", "engine.py", "tables.py", "gosort.py", "aot.py")
 _HERE = Path(__file__).resolve().parent
+# The analyses' loops and the numba-free modules of their codes (paths from the package root).
+_OTHER_SOURCES = ("timeline/builder_kernel.py", "timeline/builder_codes.py", "timeline/_api.py")
+_PACKAGE = Path(__file__).resolve().parent.parent.parent
 _loaded: SimpleNamespace | None = None
 
 
@@ -49,6 +61,8 @@ def module_name() -> str:
     h = hashlib.sha256()
     for name in _SOURCES:
         h.update((_HERE / name).read_bytes())
+    for name in _OTHER_SOURCES:
+        h.update((_PACKAGE / name).read_bytes())
     for dist in ("numba", "numpy", "llvmlite"):
         h.update(f"{dist}={_version(dist)}".encode())
     h.update(sys.version.encode())
@@ -132,8 +146,7 @@ def _import(path: Path) -> SimpleNamespace:
 
 
 def _jit() -> SimpleNamespace:
-    from goblueprint.trace.kernels import engine, gosort, tables
+    import importlib
 
-    mods = {"engine": engine, "tables": tables, "gosort": gosort}
-    fns = {n: getattr(mods[m], n) for m, names in NAMES.items() for n in names}
+    fns = {n: getattr(importlib.import_module(MODULES[m]), n) for m, names in NAMES.items() for n in names}
     return SimpleNamespace(mode="jit", path=None, **fns)

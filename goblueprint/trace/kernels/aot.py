@@ -27,6 +27,7 @@ def _ro(a: np.ndarray) -> np.ndarray:
 
 def sample_args() -> dict[str, tuple]:
     """Harmless arguments (nothing to read) of the types the reader passes, per function."""
+    from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.trace.kernels.codes import CS_SIZE, RS_SIZE
     from goblueprint.trace.ordering import EngineState
 
@@ -34,6 +35,7 @@ def sample_args() -> dict[str, tuple]:
     e = np.zeros(0, np.int64)
     u = np.zeros(0, np.uint64)
     st = EngineState()
+    tb = TimelineBuilder()
     return {
         "run_step": (
             buf,
@@ -61,13 +63,16 @@ def sample_args() -> dict[str, tuple]:
         "scan_cpu_samples": (buf, 0, 0, 1),
         "finish_stacks": (u, np.zeros(1, np.int64), u, u, u, u, np.zeros(1, np.uint64)),
         "scan_batch_headers": (buf, 0, 0, 1, 1, 1, 1, 1),
+        "build_step": tb.loop_args(np.zeros((0, tb.E_WIDTH), np.int64), np.zeros(0, np.float64), 0),
     }
 
 
 def build(out: Path) -> None:
-    from goblueprint.trace.kernels import NAMES, engine, gosort, tables
+    import importlib
 
-    mods = {"engine": engine, "tables": tables, "gosort": gosort}
+    from goblueprint.trace.kernels import MODULES, NAMES
+
+    mods = {m: importlib.import_module(path) for m, path in MODULES.items()}
     samples = sample_args()
     # JIT first: importing numba.pycc changes how numba types integer constants.
     sigs = {}
