@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from goblueprint.timeline.builder import build
+from goblueprint.timeline.builder import TimelineBuilder, build
 from goblueprint.timeline.model import Timeline
 
 GOLDEN_DIR = Path(__file__).parent / "golden_builder"
