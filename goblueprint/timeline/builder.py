@@ -40,6 +40,8 @@ from goblueprint.timeline._api import (
     is_system_goroutine,
 )
 from goblueprint.timeline.model import (
+    FLOWS_SCHEMA,
+    INSTANTS_SCHEMA,
     NONE,
     SPANS_SCHEMA,
     LaneKind,
@@ -135,6 +137,49 @@ def _table(width: int, fill: dict[int, int] | None = None, rows: int = 64) -> tu
     return np.tile(blank, (rows, 1)), blank
 
 
+# Rows an output table of the loop holds before they are moved to typed column chunks.
+_ROWS = 1 << 16
+_I32, _I64, _U8, _F64 = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.uint8), np.dtype(np.float64)
+
+
+class _Out:
+    """An output table of the loop: a fixed int64 buffer it fills (and FLOATS, a float64 column
+    beside, for counter values), moved into typed column chunks whenever it is full, so what
+    is kept costs its column types (string and stack codes fit int32), not 8 bytes a field
+    plus a doubled capacity."""
+
+    def __init__(self, dtypes: tuple[np.dtype, ...], floats: bool = False) -> None:
+        self.dtypes = dtypes
+        self.buf = np.zeros((_ROWS, len(dtypes)), np.int64)
+        self.floats = np.zeros(_ROWS if floats else 0, np.float64)
+        self.chunks: list[list[np.ndarray]] = [[] for _ in range(len(dtypes) + floats)]
+
+    def room(self, used: int, need: int) -> int:
+        """Rows used after making room for NEED more (0 if the rows were moved out)."""
+        if used + need <= len(self.buf):
+            return used
+        self.flush(used)
+        if need > len(self.buf):
+            self.buf = _grown(self.buf, need)
+            if len(self.floats):
+                self.floats = _grown(self.floats, need)
+        return 0
+
+    def flush(self, used: int) -> None:
+        self.add(self.buf[:used], self.floats[:used] if len(self.floats) else None)
+
+    def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
+        for k, dtype in enumerate(self.dtypes):
+            self.chunks[k].append(rows[:, k].astype(dtype))
+        if floats is not None:
+            self.chunks[-1].append(floats.copy())
+
+    def take(self, k: int) -> np.ndarray:
+        """Column K (the float column is -1) of every row, let go of by the table."""
+        parts, self.chunks[k] = self.chunks[k], []
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 class TimelineBuilder:
     """Columnar consumer of a pass (``columns(cols, interner)``); ``finish(end)`` gives the Timeline."""
 
@@ -150,11 +195,11 @@ class TimelineBuilder:
         self.SC = np.zeros(K.SC_WIDTH, np.int64)
         self.SC[K.SC_RFREE] = -1
         self.SC[K.SC_RTOP_NONE] = -1
-        self.SP = np.zeros((4096, K.SP_WIDTH), np.int64)
-        self.FL = np.zeros((1024, K.FL_WIDTH), np.int64)
-        self.CT = np.zeros((1024, K.CT_WIDTH), np.int64)
-        self.CTV = np.zeros(1024, np.float64)
-        self.IN = np.zeros((256, K.IN_WIDTH), np.int64)
+        # Output tables, SC[SC_N*] rows used in each (string and stack columns hold pass ids / codes).
+        self.spans = _Out((_U8, _I64, _I64, _I64, _U8, _I64, _I64, _I64, _I32, _I32))
+        self.flows = _Out((_U8, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I32, _I32))
+        self.counters = _Out((_I32, _I64), floats=True)
+        self.instants = _Out((_U8, _I64, _I64, _I64, _I64, _I32, _I32, _I64, _I32))
         # Per string id of the interner: (flags, range state), see builder_kernel.SCL_*.
         self.SCL = np.zeros((0, 2), np.int64)
         # Timeline stack ids: by frames, numbered from 1 in the order first asked for.
@@ -261,12 +306,11 @@ class TimelineBuilder:
                 break
             self._make_room()
 
-    E_WIDTH = K.E_WIDTH
-
     def loop_args(self, E: np.ndarray, V: np.ndarray, start: int) -> tuple[Any, ...]:
         """build_step's arguments: the events from row START on, and the builder's tables."""
-        return (E, V, start, self.SC, self.G, self.P, self.M, self.T, self.RG, self.RA, self.SP, self.FL,
-                self.CT, self.CTV, self.IN, self._g.ids, self._p.ids, self._m.ids, self.SCL)  # fmt: skip
+        return (E, V, start, self.SC, self.G, self.P, self.M, self.T, self.RG, self.RA, self.spans.buf,
+                self.flows.buf, self.counters.buf, self.counters.floats, self.instants.buf, self._g.ids,
+                self._p.ids, self._m.ids, self.SCL)  # fmt: skip
 
     def _classify_strings(self, strings: list[str]) -> None:
         """What the loop needs to know about each string (new ones only: ids only grow)."""
@@ -295,13 +339,12 @@ class TimelineBuilder:
         self.SC[K.SC_NPS] = self._p.n
 
     def _make_room(self) -> None:
-        """Grow the output tables the next event might overflow (the loop stopped before it)."""
+        """Room in every table the next event might overflow (the loop stopped before it)."""
         sc = self.SC
-        self.SP = _grown(self.SP, int(sc[K.SC_NSP] + sc[K.SC_NEED_SP]))
-        self.FL = _grown(self.FL, int(sc[K.SC_NFL]) + 2)
-        self.CT = _grown(self.CT, int(sc[K.SC_NCT]) + 4)
-        self.CTV = _grown(self.CTV, int(sc[K.SC_NCT]) + 4)
-        self.IN = _grown(self.IN, int(sc[K.SC_NIN]) + 1)
+        sc[K.SC_NSP] = self.spans.room(int(sc[K.SC_NSP]), int(sc[K.SC_NEED_SP]))
+        sc[K.SC_NFL] = self.flows.room(int(sc[K.SC_NFL]), 2)
+        sc[K.SC_NCT] = self.counters.room(int(sc[K.SC_NCT]), 4)
+        sc[K.SC_NIN] = self.instants.room(int(sc[K.SC_NIN]), 1)
         if sc[K.SC_RFREE] < 0:
             self.RG = _grown(self.RG, int(sc[K.SC_NRG]) + 1)
         self.RA = _grown(self.RA, int(sc[K.SC_NRA]) + 1)
@@ -358,42 +401,36 @@ class TimelineBuilder:
         sc = self.SC
         have = bool(sc[K.SC_HAVE_FIRST])
         end = int(sc[K.SC_LAST]) if end is None else end
-        sp = np.concatenate([self.SP[: sc[K.SC_NSP]], self._open_spans(end)])
-        fl = np.concatenate([self.FL[: sc[K.SC_NFL]], self._pending_flows()])
-        ct = self.CT[: sc[K.SC_NCT]]
-        ctv = self.CTV[: sc[K.SC_NCT]]
-        it = self.IN[: sc[K.SC_NIN]]
-        # Free the state and the oversized buffers before the tables are built.
-        self.SP = self.FL = self.CT = self.CTV = self.IN = np.zeros((0, 1), np.int64)
-        strings, text_ids = self._strings([sp[:, 8], fl[:, K.FL_LABEL], ct[:, 0], it[:, 5], it[:, 6]])
-        sp[:, 8] = text_ids(sp[:, 8])
-        fl[:, K.FL_LABEL] = text_ids(fl[:, K.FL_LABEL])
-        names = text_ids(ct[:, 0])
-        labels, categories = text_ids(it[:, 5]), text_ids(it[:, 6])
-        stack_ids = self._stack_ids([sp[:, 9], fl[:, K.FL_STACK], it[:, 8]])
-        sp[:, 9] = stack_ids[sp[:, 9]]
-        fl[:, K.FL_STACK] = stack_ids[fl[:, K.FL_STACK]]
-        spans = pl.DataFrame({name: sp[:, k] for k, name in enumerate(SPANS_SCHEMA)}).cast(SPANS_SCHEMA)
-        del sp
-        spans = _sorted_column_by_column(spans, ["lane_kind", "lane_id", "start", "end"])
-        from_p, to_p = fl[:, K.FL_FROMP], fl[:, K.FL_TOP]
-        flows = frame(
-            "flows",
-            {
-                "kind": fl[:, K.FL_KIND], "g": fl[:, K.FL_G], "from_g": fl[:, K.FL_FROMG], "from_p": from_p,
-                "from_time": fl[:, K.FL_FROMT], "to_p": to_p, "to_m": fl[:, K.FL_TOM], "to_time": fl[:, K.FL_TOT],
-                "label": fl[:, K.FL_LABEL], "stack": fl[:, K.FL_STACK],
-                "migrated": (from_p != NONE) & (to_p != NONE) & (from_p != to_p),
-            },
-        ).sort(["from_time", "g"], maintain_order=True)  # fmt: skip
-        counters = frame("counters", {"name": names, "time": ct[:, 1], "value": ctv})
-        instants = frame(
-            "instants",
-            {
-                "kind": it[:, 0], "time": it[:, 1], "g": it[:, 2], "p": it[:, 3], "m": it[:, 4], "label": labels,
-                "category": categories, "id": it[:, 7], "stack": stack_ids[it[:, 8]],
-            },
-        )  # fmt: skip
+        self.spans.flush(int(sc[K.SC_NSP]))
+        self.spans.add(self._open_spans(end))
+        self.flows.flush(int(sc[K.SC_NFL]))
+        self.flows.add(self._pending_flows())
+        self.counters.flush(int(sc[K.SC_NCT]))
+        self.instants.flush(int(sc[K.SC_NIN]))
+        sc[[K.SC_NSP, K.SC_NFL, K.SC_NCT, K.SC_NIN]] = 0
+        sp, fl, ct, it = self.spans, self.flows, self.counters, self.instants
+        # String and stack codes become the Timeline's ids; each table then takes its columns
+        # one at a time, so a table is never held twice.
+        codes = {(t, k): t.take(k) for t, k in ((sp, 8), (fl, K.FL_LABEL), (ct, 0), (it, 5), (it, 6))}
+        strings, text_ids = self._strings(list(codes.values()))
+        stacks = {(t, k): t.take(k) for t, k in ((sp, 9), (fl, K.FL_STACK), (it, 8))}
+        stack_ids = self._stack_ids(list(stacks.values()))
+
+        def column(t: _Out, k: int) -> np.ndarray:
+            if (t, k) in codes:
+                return text_ids(codes.pop((t, k)))
+            if (t, k) in stacks:
+                return stack_ids[stacks.pop((t, k))]
+            return t.take(k)
+
+        spans = pl.DataFrame([pl.Series(name, column(sp, k)) for k, name in enumerate(SPANS_SCHEMA)])
+        spans = _sorted_column_by_column(spans.cast(SPANS_SCHEMA), ["lane_kind", "lane_id", "start", "end"])
+        cols = {name: column(fl, k) for k, name in enumerate(FLOWS_SCHEMA) if name != "migrated"}
+        from_p, to_p = cols["from_p"], cols["to_p"]
+        cols["migrated"] = (from_p != NONE) & (to_p != NONE) & (from_p != to_p)
+        flows = frame("flows", cols).sort(["from_time", "g"], maintain_order=True)
+        counters = frame("counters", {"name": column(ct, 0), "time": column(ct, 1), "value": ct.take(-1)})
+        instants = frame("instants", {name: column(it, k) for k, name in enumerate(INSTANTS_SCHEMA)})
         stack_frames = self._stack_frames(strings)
         return Timeline(
             start_ns=int(sc[K.SC_FIRST]) if have else 0,
@@ -412,7 +449,7 @@ class TimelineBuilder:
     ) -> tuple[dict[str, int], Callable[[np.ndarray], np.ndarray]]:
         """The Timeline's string table of the string codes in COLUMNS (pass ids, SYN_* codes),
         and the function that maps a column of codes to it."""
-        codes = np.unique(np.concatenate([np.unique(c) for c in columns] + [np.zeros(1, np.int64)]))
+        codes = np.unique(np.concatenate([np.unique(c) for c in columns] + [np.zeros(1, np.int32)]))
         pass_strings = self._interner.strings if self._interner is not None else [""]
         table: dict[str, int] = {"": 0}
         ids = np.empty(len(codes), np.int64)
@@ -433,7 +470,7 @@ class TimelineBuilder:
 
     def _stack_ids(self, columns: list[np.ndarray]) -> np.ndarray:
         """Pass stack id -> Timeline stack id, for every id up to the largest in COLUMNS."""
-        used = np.unique(np.concatenate([np.unique(c) for c in columns] + [np.zeros(1, np.int64)]))
+        used = np.unique(np.concatenate([np.unique(c) for c in columns] + [np.zeros(1, np.int32)]))
         lut = np.zeros(int(used[-1]) + 1, np.int64)
         if len(used) > 1:
             lut[used] = self.stacks_of_interned(used)

@@ -28,6 +28,7 @@ def _ro(a: np.ndarray) -> np.ndarray:
 def sample_args() -> dict[str, tuple]:
     """Harmless arguments (nothing to read) of the types the reader passes, per function."""
     from goblueprint.timeline.builder import TimelineBuilder
+    from goblueprint.timeline.builder_codes import E_WIDTH
     from goblueprint.trace.kernels.codes import CS_SIZE, RS_SIZE
     from goblueprint.trace.ordering import EngineState
 
@@ -63,7 +64,7 @@ def sample_args() -> dict[str, tuple]:
         "scan_cpu_samples": (buf, 0, 0, 1),
         "finish_stacks": (u, np.zeros(1, np.int64), u, u, u, u, np.zeros(1, np.uint64)),
         "scan_batch_headers": (buf, 0, 0, 1, 1, 1, 1, 1),
-        "build_step": tb.loop_args(np.zeros((0, tb.E_WIDTH), np.int64), np.zeros(0, np.float64), 0),
+        "build_step": tb.loop_args(np.zeros((0, E_WIDTH), np.int64), np.zeros(0, np.float64), 0),
     }
 
 
