@@ -139,20 +139,22 @@ def _table(width: int, fill: dict[int, int] | None = None, rows: int = 64) -> tu
 
 # Rows an output table of the loop holds before they are moved to typed column chunks.
 _ROWS = 1 << 16
-_I32, _I64, _U8, _F64 = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.uint8), np.dtype(np.float64)
+_I32, _I64, _U8, _F64 = pl.Int32, pl.Int64, pl.UInt8, pl.Float64
 
 
 class _Out:
-    """An output table of the loop: a fixed int64 buffer it fills (and FLOATS, a float64 column
-    beside, for counter values), moved into typed column chunks whenever it is full, so what
-    is kept costs its column types (string and stack codes fit int32), not 8 bytes a field
-    plus a doubled capacity."""
+    """An output table of the loop: a fixed int64 buffer it fills (and a float64 column beside,
+    for counter values), moved into typed polars column chunks whenever it is full.
 
-    def __init__(self, dtypes: tuple[np.dtype, ...], floats: bool = False) -> None:
+    What is kept costs its column types (string and stack codes fit Int32), not 8 bytes a
+    field plus a doubled capacity; and it lives in polars' allocator from the start, so the
+    memory finish() frees chunk by chunk is what the finished table's columns reuse."""
+
+    def __init__(self, dtypes: tuple[Any, ...], floats: bool = False) -> None:
         self.dtypes = dtypes
         self.buf = np.zeros((_ROWS, len(dtypes)), np.int64)
         self.floats = np.zeros(_ROWS if floats else 0, np.float64)
-        self.chunks: list[list[np.ndarray]] = [[] for _ in range(len(dtypes) + floats)]
+        self.chunks: list[list[pl.Series]] = [[] for _ in range(len(dtypes) + floats)]
 
     def room(self, used: int, need: int) -> int:
         """Rows used after making room for NEED more (0 if the rows were moved out)."""
@@ -170,14 +172,14 @@ class _Out:
 
     def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
         for k, dtype in enumerate(self.dtypes):
-            self.chunks[k].append(rows[:, k].astype(dtype))
+            self.chunks[k].append(pl.Series(rows[:, k]).cast(dtype))
         if floats is not None:
-            self.chunks[-1].append(floats.copy())
+            self.chunks[-1].append(pl.Series(floats.copy()))
 
-    def take(self, k: int) -> np.ndarray:
+    def take(self, k: int) -> pl.Series:
         """Column K (the float column is -1) of every row, let go of by the table."""
         parts, self.chunks[k] = self.chunks[k], []
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return pl.concat(parts, rechunk=False) if parts else pl.Series([], dtype=self.dtypes[k])
 
 
 class TimelineBuilder:
@@ -409,28 +411,32 @@ class TimelineBuilder:
         self.instants.flush(int(sc[K.SC_NIN]))
         sc[[K.SC_NSP, K.SC_NFL, K.SC_NCT, K.SC_NIN]] = 0
         sp, fl, ct, it = self.spans, self.flows, self.counters, self.instants
-        # String and stack codes become the Timeline's ids; each table then takes its columns
-        # one at a time, so a table is never held twice.
-        codes = {(t, k): t.take(k) for t, k in ((sp, 8), (fl, K.FL_LABEL), (ct, 0), (it, 5), (it, 6))}
+        # String and stack codes become the Timeline's ids (as numpy: two Int32 columns a
+        # table); every other column goes from its chunks to the table as it is.
+        codes = {
+            (t, k): t.take(k).to_numpy() for t, k in ((sp, 8), (fl, K.FL_LABEL), (ct, 0), (it, 5), (it, 6))
+        }
         strings, text_ids = self._strings(list(codes.values()))
-        stacks = {(t, k): t.take(k) for t, k in ((sp, 9), (fl, K.FL_STACK), (it, 8))}
+        stacks = {(t, k): t.take(k).to_numpy() for t, k in ((sp, 9), (fl, K.FL_STACK), (it, 8))}
         stack_ids = self._stack_ids(list(stacks.values()))
 
-        def column(t: _Out, k: int) -> np.ndarray:
+        def column(t: _Out, k: int, name: str) -> pl.Series:
             if (t, k) in codes:
-                return text_ids(codes.pop((t, k)))
+                return pl.Series(name, text_ids(codes.pop((t, k))), pl.UInt32)
             if (t, k) in stacks:
-                return stack_ids[stacks.pop((t, k))]
-            return t.take(k)
+                return pl.Series(name, stack_ids[stacks.pop((t, k))], pl.UInt32)
+            return t.take(k).alias(name)
 
-        spans = pl.DataFrame([pl.Series(name, column(sp, k)) for k, name in enumerate(SPANS_SCHEMA)])
+        spans = pl.DataFrame([column(sp, k, name) for k, name in enumerate(SPANS_SCHEMA)])
         spans = _sorted_column_by_column(spans.cast(SPANS_SCHEMA), ["lane_kind", "lane_id", "start", "end"])
-        cols = {name: column(fl, k) for k, name in enumerate(FLOWS_SCHEMA) if name != "migrated"}
+        cols = {name: column(fl, k, name) for k, name in enumerate(FLOWS_SCHEMA) if name != "migrated"}
         from_p, to_p = cols["from_p"], cols["to_p"]
         cols["migrated"] = (from_p != NONE) & (to_p != NONE) & (from_p != to_p)
         flows = frame("flows", cols).sort(["from_time", "g"], maintain_order=True)
-        counters = frame("counters", {"name": column(ct, 0), "time": column(ct, 1), "value": ct.take(-1)})
-        instants = frame("instants", {name: column(it, k) for k, name in enumerate(INSTANTS_SCHEMA)})
+        counters = frame(
+            "counters", {"name": column(ct, 0, "name"), "time": column(ct, 1, "time"), "value": ct.take(-1)}
+        )
+        instants = frame("instants", {name: column(it, k, name) for k, name in enumerate(INSTANTS_SCHEMA)})
         stack_frames = self._stack_frames(strings)
         return Timeline(
             start_ns=int(sc[K.SC_FIRST]) if have else 0,
