@@ -544,24 +544,12 @@ def _sorted_column_by_column(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """``df.sort(keys)`` holding one sorted column at a time beside the input, not a whole copy.
 
     The sort is stable: rows with equal keys keep the order the builder emitted them in, so
-    the output does not depend on how polars splits an unstable sort across threads."""
-    order = df.select(keys).with_row_index("_row").sort(keys, maintain_order=True).get_column("_row")
+    the output does not depend on how polars splits an unstable sort across threads.  Only
+    the order is computed (not sorted copies of the key columns)."""
+    order = df.select(pl.arg_sort_by(keys, maintain_order=True)).to_series()
     cols = []
     for name in df.columns:
-        cols.append(df.get_column(name).rechunk().gather(order))
-        df = df.drop(name)  # the caller holds no other reference: the column is freed here
-    return pl.DataFrame(cols)
-
-
-def _sorted_column_by_column(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """``df.sort(keys)`` holding one sorted column at a time beside the input, not a whole copy.
-
-    The sort is stable: rows with equal keys keep the order the builder emitted them in, so
-    the output does not depend on how polars splits an unstable sort across threads."""
-    order = df.select(keys).with_row_index("_row").sort(keys, maintain_order=True).get_column("_row")
-    cols = []
-    for name in df.columns:
-        cols.append(df.get_column(name).rechunk().gather(order))
+        cols.append(df.get_column(name).gather(order))
         df = df.drop(name)  # the caller holds no other reference: the column is freed here
     return pl.DataFrame(cols)
 
