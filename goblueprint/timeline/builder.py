@@ -78,42 +78,68 @@ _SYNTHETIC = {
 }
 
 
+# Ids below this are slotted through a direct table (goroutine, proc and thread ids are small
+# counters in practice); others, and a task's -1, through a sorted key array.
+_DENSE = 1 << 22
+
+
 class _Slots:
-    """Ids -> dense slots 0, 1, ... (a sorted key array; looked up per chunk, never per event).
+    """Ids -> dense slots 0, 1, ... (looked up per chunk, never per event).
 
     With ``none`` (the default), -1 is "no such resource" and stays -1."""
 
     def __init__(self, none: bool = True) -> None:
         self.none = none
-        self.keys = np.zeros(0, np.int64)  # sorted
+        self.lut = np.zeros(0, np.int64)  # id -> slot (-1: none yet), for ids below _DENSE
+        self.keys = np.zeros(0, np.int64)  # the other ids, sorted
         self.slot_of_key = np.zeros(0, np.int64)
         self.ids = np.zeros(16, np.int64)  # slot -> id
         self.n = 0
 
     def map(self, vals: np.ndarray) -> np.ndarray:
-        u = np.unique(vals)
+        small = (vals >= 0) & (vals < _DENSE)
+        if small.all():
+            return self._dense(vals)
+        out = np.full(len(vals), NONE, np.int64)
+        out[small] = self._dense(vals[small])
+        big = ~small
         if self.none:
-            u = u[u != NONE]
+            big &= vals != NONE
+        if big.any():
+            out[big] = self._sparse(vals[big])
+        return out
+
+    def _new(self, new: np.ndarray) -> np.ndarray:
+        slots = np.arange(self.n, self.n + len(new), dtype=np.int64)
+        self.n += len(new)
+        self.ids = _grown(self.ids, self.n)
+        self.ids[slots] = new
+        return slots
+
+    def _dense(self, vals: np.ndarray) -> np.ndarray:
+        if not len(vals):
+            return np.zeros(0, np.int64)
+        self.lut = _grown(self.lut, int(vals.max()) + 1, NONE)
+        out = self.lut[vals]
+        missing = out < 0
+        if missing.any():
+            new = np.unique(vals[missing])
+            self.lut[new] = self._new(new)
+            out = self.lut[vals]
+        return out
+
+    def _sparse(self, vals: np.ndarray) -> np.ndarray:
+        u = np.unique(vals)
         pos = np.searchsorted(self.keys, u)
         known = pos < len(self.keys)
         known[known] = self.keys[pos[known]] == u[known]
         new = u[~known]
         if len(new):
-            slots = np.arange(self.n, self.n + len(new), dtype=np.int64)
-            self.n += len(new)
-            if self.n > len(self.ids):
-                self.ids = _grown(self.ids, self.n)
-            self.ids[slots] = new
             keys = np.concatenate([self.keys, new])
             order = np.argsort(keys, kind="stable")
             self.keys = keys[order]
-            self.slot_of_key = np.concatenate([self.slot_of_key, slots])[order]
-        if not len(self.keys):
-            return np.full(len(vals), NONE, np.int64)
-        out = self.slot_of_key[np.searchsorted(self.keys, vals).clip(0, len(self.keys) - 1)]
-        if self.none:
-            out[vals == NONE] = NONE
-        return out
+            self.slot_of_key = np.concatenate([self.slot_of_key, self._new(new)])[order]
+        return self.slot_of_key[np.searchsorted(self.keys, vals)]
 
 
 def _grown(a: np.ndarray, rows: int, fill: np.ndarray | int = 0) -> np.ndarray:
@@ -469,8 +495,12 @@ class TimelineBuilder:
                 text = _SYNTHETIC[c]
             ids[k] = table.setdefault(text, len(table))
 
+        lo = int(codes[0])
+        lut = np.zeros(int(codes[-1]) - lo + 1, np.int64)
+        lut[codes.astype(np.int64) - lo] = ids
+
         def text_ids(col: np.ndarray) -> np.ndarray:
-            return ids[np.searchsorted(codes, col)]
+            return lut[col.astype(np.int64) - lo]
 
         return table, text_ids
 
@@ -505,13 +535,16 @@ class TimelineBuilder:
 
     def _lanes(self, spans: pl.DataFrame) -> pl.DataFrame:
         g_name = self._goroutine_names()
-        present = spans.select("lane_kind", "lane_id").unique().sort(["lane_kind", "lane_id"])
+        # The spans are sorted by lane: each lane starts where (lane_kind, lane_id) changes.
+        lk, li = spans["lane_kind"].to_numpy(), spans["lane_id"].to_numpy()
+        first = np.flatnonzero(np.concatenate([[True], (lk[1:] != lk[:-1]) | (li[1:] != li[:-1])]))
+        present = zip(lk[first].tolist(), li[first].tolist(), strict=True) if len(lk) else iter(())
         kinds: list[int] = []
         ids: list[int] = []
         labels: list[str] = []
         groups: list[str] = []
         system: list[bool] = []
-        for kind, lane in present.iter_rows():
+        for kind, lane in present:
             name = g_name.get(lane, "") if kind in (L_G, L_GRANGE, L_REGION) else ""
             if kind == L_G:
                 label = f"G{lane} {name}".rstrip()
