@@ -19,6 +19,7 @@ import gzip
 import html
 import json
 import re
+from dataclasses import replace
 from importlib import resources
 from typing import Any
 
@@ -35,6 +36,7 @@ from goblueprint.render.lanes import (
     span_titles,
     state_names,
 )
+from goblueprint.render.levels import COLUMNS, PER_LANE, PageDetail, plan_page
 from goblueprint.render.run_stacks import running_stacks
 from goblueprint.timeline.model import InstantKind, LaneKind, Timeline
 
@@ -63,6 +65,8 @@ COUNTER_TITLES = {
     "/gc/heap/goal:bytes": "heap goal",
     "/sched/gomaxprocs:threads": "GOMAXPROCS",
 }
+COUNTER_BUCKETS = 4 * COLUMNS  # a counter keeps about two samples per bucket of this many
+FLOW_BYTES = 24  # from f8, to f8, from_lane i4, to_lane i4
 _PLACEHOLDER = re.compile(r"<!--GBP:([A-Z]+)-->")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -102,11 +106,18 @@ class _Blob:
         return {"n": n, "arrays": {name: self.add(arr, dt) for name, (arr, dt) in columns.items()}}
 
 
-def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], bytes]:
-    """The viewer's data: a JSON-able header and the raw (uncompressed) typed-array blob."""
+def timeline_payload(tl: Timeline, title: str = "", *, served: bool = False) -> tuple[dict[str, Any], bytes]:
+    """The viewer's data: a JSON-able header and the raw (uncompressed) typed-array blob.
+
+    The page carries levels of detail and the exact spans of the lanes small enough
+    (render.levels states the bound).  SERVED: the page of ``trace view``, which carries
+    level 0 only and fetches the rest as tiles from its server.
+    """
     strings = _Strings(tl.strings)
-    spans = sorted_spans(tl)
-    lanes = arrange(tl, spans)
+    all_spans = sorted_spans(tl)
+    lanes = arrange(tl, all_spans)
+    detail = plan_page(tl, lanes, coarse_only=served)
+    spans, lanes = _exact_spans(all_spans, lanes, detail.exact)
     names, code_to_index = state_names()
     blob = _Blob()
     origin = tl.start_ns
@@ -154,6 +165,7 @@ def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], byt
         for key, title_, _k, folded in GROUPS
     ]
     group_index = {key: k for k, (key, *_rest) in enumerate(GROUPS)}
+    level_tables, level_ranges = _levels(detail, len(lanes), blob)
     header_lanes = []
     for k, lane in enumerate(lanes):
         header_lanes.append(
@@ -163,6 +175,9 @@ def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], byt
                 "gid": lane.lane_id if lane.kind == LaneKind.G else None,
                 "fn": strings.intern(lane.function) if lane.function else -1,
                 "spans": [lane.lo, lane.hi],
+                "exact": bool(detail.exact[k]),
+                "total": int(detail.counts[k]),
+                "levels": level_ranges[k],
                 "instants": list(instant_ranges.get(k, (0, 0))),
             }
         )
@@ -170,7 +185,7 @@ def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], byt
     counters, header_samples = _counters(tl, blob, origin, len(groups), lanes, lane_index)
     if any(c["lane"] < 0 for c in counters):
         groups.append({"name": COUNTER_GROUP, "kind": "C", "collapsed": False})
-    header_flows = _flows(tl, blob, origin, lane_index)
+    header_flows, flows_whole = _flows(tl, blob, origin, lane_index, detail)
     header = {
         "format": FORMAT_VERSION,
         "title": title,
@@ -185,10 +200,58 @@ def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], byt
         "instants": header_instants,
         "samples": header_samples,
         "flows": header_flows,
+        "flows_whole": flows_whole,
         "stacks": header_stacks,
         "strings": strings.items,
+        "detail": {**detail.levels.to_json(), "levels": level_tables, "per_lane": PER_LANE, "served": served},
     }
     return header, b"".join(blob.parts)
+
+
+def _exact_spans(
+    spans: pl.DataFrame, lanes: list[Lane], exact: np.ndarray
+) -> tuple[pl.DataFrame, list[Lane]]:
+    """The rows of SPANS (sorted) of the lanes whose exact spans the page holds, and the lanes
+    with their row ranges into that subset (empty for the others)."""
+    keep = np.zeros(spans.height, dtype=bool)
+    for lane, whole in zip(lanes, exact.tolist(), strict=True):
+        if whole:
+            keep[lane.lo : lane.hi] = True
+    prefix = np.concatenate(([0], np.cumsum(keep)))
+    moved = [
+        replace(lane, lo=int(prefix[lane.lo]), hi=int(prefix[lane.hi]) if whole else int(prefix[lane.lo]))
+        for lane, whole in zip(lanes, exact.tolist(), strict=True)
+    ]
+    return spans.filter(pl.Series(keep)), moved
+
+
+def _levels(
+    detail: PageDetail, n_lanes: int, blob: _Blob
+) -> tuple[list[dict[str, Any]], list[list[list[int]]]]:
+    """One typed-array table per level (runs by lane, then b0) and, per lane, the row range of
+    each level the page holds for it, coarse to fine (a lane's list stops at its finest)."""
+    tables = []
+    ranges: list[list[list[int]]] = [[] for _ in range(n_lanes)]
+    for level in detail.runs:
+        lane = level["lane"].to_numpy()
+        tables.append(
+            blob.table(
+                level.height,
+                {
+                    "b0": (level["b0"].to_numpy(), "u4"),
+                    "b1": (level["b1"].to_numpy(), "u4"),
+                    "state": (level["state"].to_numpy(), "u1"),
+                    "fill": (level["fill"].to_numpy(), "u1"),
+                },
+            )
+        )
+        present = np.unique(lane)
+        lo = np.searchsorted(lane, present, side="left")
+        hi = np.searchsorted(lane, present, side="right")
+        for k, a, b in zip(present.tolist(), lo.tolist(), hi.tolist(), strict=True):
+            if len(ranges[k]) == len(tables) - 1:  # levels of a lane stay contiguous from 0
+                ranges[k].append([a, b])
+    return tables, ranges
 
 
 def _instants(
@@ -222,6 +285,8 @@ def _instants(
         df.with_columns(pl.Series("lane", lane), pl.Series("text", texts))
         .filter(pl.col("lane") >= 0)
         .sort(["lane", "time"])
+        # A lane's events are part of its exact detail: bounded per lane as its spans are.
+        .filter(pl.len().over("lane") <= PER_LANE)
     )
     ranges: dict[int, tuple[int, int]] = {}
     lanes_col = df["lane"].to_numpy()
@@ -246,7 +311,7 @@ def _counters(
     lane ("lane": its index, in its group); the others in the shared counter group (lane -1)."""
     owners = counter_lanes(tl)
     group_index = {key: k for k, (key, *_rest) in enumerate(GROUPS)}
-    df = tl.counters.sort(["name", "time"])
+    df = _thin_counters(tl.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
     out = []
     names = df["name"].to_numpy()
     if len(names):
@@ -273,10 +338,46 @@ def _counters(
     return out, table
 
 
-def _flows(tl: Timeline, blob: _Blob, origin: int, lane_index: dict[tuple[int, int], int]) -> dict[str, Any]:
-    """Wake-up arrows from the waker's lane (its G, else its P) to the woken G's lane.
+def _thin_counters(counters: pl.DataFrame, origin: int, duration: int) -> pl.DataFrame:
+    """Counters sorted by name and time, each at most about 2 * COUNTER_BUCKETS samples.
+
+    A counter with more samples keeps, per bucket of the trace, its largest value (at the
+    bucket's first sample: peaks survive, as the viewer keeps the maximum per pixel column)
+    and its last one (so the step after the bucket starts from the right value).
+    """
+    df = counters.sort(["name", "time"])
+    busy = df.group_by("name").len().filter(pl.col("len") > 2 * COUNTER_BUCKETS)["name"]
+    if busy.len() == 0:
+        return df
+    width = max(1, -(-duration // COUNTER_BUCKETS))
+    thick = df.filter(pl.col("name").is_in(busy.implode()))
+    per_bucket = (
+        thick.with_columns(((pl.col("time") - origin) // width).alias("_b"))
+        .group_by(["name", "_b"])
+        .agg(
+            pl.col("time").first().alias("t_max"),
+            pl.col("value").max().alias("v_max"),
+            pl.col("time").last().alias("t_last"),
+            pl.col("value").last().alias("v_last"),
+        )
+    )
+    peaks = per_bucket.select("name", pl.col("t_max").alias("time"), pl.col("v_max").alias("value"))
+    lasts = per_bucket.filter(pl.col("t_last") > pl.col("t_max")).select(
+        "name", pl.col("t_last").alias("time"), pl.col("v_last").alias("value")
+    )
+    thin = pl.concat([df.filter(~pl.col("name").is_in(busy.implode())), peaks, lasts])
+    return thin.cast(dict(df.schema)).sort(["name", "time"])
+
+
+def _flows(
+    tl: Timeline, blob: _Blob, origin: int, lane_index: dict[tuple[int, int], int], detail: PageDetail
+) -> tuple[dict[str, Any], bool]:
+    """Wake-up arrows from the waker's lane (its G, else its P) to the woken G's lane, and
+    whether the page holds all of them.
 
     A flow without a goroutine (a steal from the lab's records) ends on its to_p's P lane.
+    Arrows are exact detail: the page holds those between lanes whose exact spans it holds,
+    and only if all of them fit in what is left of the page's budget.
     """
     df = tl.flows.filter(pl.col("to_time") >= 0).sort("from_time")
     from_g = [lane_index.get((int(LaneKind.G), x), -1) for x in df["from_g"].to_list()]
@@ -288,15 +389,22 @@ def _flows(tl: Timeline, blob: _Blob, origin: int, lane_index: dict[tuple[int, i
         [a if g >= 0 else b for a, b, g in zip(to_g, to_p, df["g"].to_list(), strict=True)], dtype=np.int64
     )
     keep = (src >= 0) & (dst >= 0)
-    return blob.table(
-        int(keep.sum()),
+    exact = np.append(detail.exact, False)  # index -1: no lane
+    held = keep & exact[src] & exact[dst]
+    whole = bool((held == keep).all())
+    if int(held.sum()) * FLOW_BYTES > detail.budget_left:
+        held[:] = False
+        whole = not keep.any()
+    table = blob.table(
+        int(held.sum()),
         {
-            "from": (df["from_time"].to_numpy()[keep] - origin, "f8"),
-            "to": (df["to_time"].to_numpy()[keep] - origin, "f8"),
-            "from_lane": (src[keep], "i4"),
-            "to_lane": (dst[keep], "i4"),
+            "from": (df["from_time"].to_numpy()[held] - origin, "f8"),
+            "to": (df["to_time"].to_numpy()[held] - origin, "f8"),
+            "from_lane": (src[held], "i4"),
+            "to_lane": (dst[held], "i4"),
         },
     )
+    return table, whole
 
 
 def _stack_table(tl: Timeline, ids: np.ndarray, blob: _Blob) -> dict[str, Any]:
