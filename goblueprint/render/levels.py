@@ -24,7 +24,6 @@ from goblueprint.render.lanes import Lane, state_names
 from goblueprint.timeline.detail import (
     DETAIL_INPUT,
     Levels,
-    finest_width,
     merge_overlaps,
     plan_levels,
     runs,
@@ -75,16 +74,13 @@ def detail_input(spans: pl.DataFrame | pl.LazyFrame, keys: pl.DataFrame, origin:
     )
 
 
-def plan_page(tl: Timeline, lanes: list[Lane], *, coarse_only: bool = False) -> PageDetail:
-    """The levels and exact lanes of a page, under PER_LANE and BUDGET (see the module doc).
-
-    COARSE_ONLY: level 0 and nothing else (the page of ``trace view`` fetches the rest).
-    """
+def plan_page(tl: Timeline, lanes: list[Lane]) -> PageDetail:
+    """The levels and exact lanes of a page, under PER_LANE and BUDGET (see the module doc)."""
     duration = max(1, tl.end_ns - tl.start_ns)
-    levels = plan_levels(duration, finest_width(tl.spans))
+    levels = plan_levels(duration)
     inp = merge_overlaps(detail_input(tl.spans, lane_keys(lanes), tl.start_ns)).collect()
     counts = np.array([lane.hi - lane.lo for lane in lanes], dtype=np.int64)
-    budget = 0 if coarse_only else BUDGET
+    budget = BUDGET
     # Exact spans first for the lanes small enough, fewest spans first: a reader zooming in
     # needs titles and stacks more than a finer summary of a lane already exact.
     exact = np.zeros(len(lanes), dtype=bool)
@@ -97,7 +93,7 @@ def plan_page(tl: Timeline, lanes: list[Lane], *, coarse_only: bool = False) -> 
     out: list[pl.DataFrame] = []
     open_lanes = pl.Series("lane", np.arange(len(lanes), dtype=np.uint32))
     for k in range(levels.count):
-        if open_lanes.len() == 0 or (coarse_only and k > 0):
+        if open_lanes.len() == 0:
             break
         level = runs(inp.filter(pl.col("lane").is_in(open_lanes.implode())), levels.width(k), merged=True)
         per_lane = level.group_by("lane").len()

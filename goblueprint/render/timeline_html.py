@@ -19,6 +19,7 @@ import gzip
 import html
 import json
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from importlib import resources
 from typing import Any
@@ -36,8 +37,9 @@ from goblueprint.render.lanes import (
     span_titles,
     state_names,
 )
-from goblueprint.render.levels import COLUMNS, PER_LANE, PageDetail, plan_page
+from goblueprint.render.levels import PER_LANE, PageDetail, plan_page
 from goblueprint.render.run_stacks import running_stacks
+from goblueprint.timeline.detail import COLUMNS
 from goblueprint.timeline.model import InstantKind, LaneKind, Timeline
 
 FORMAT_VERSION = 2  # 2: stacks as an interned table in the blob; spans carry end_stack
@@ -106,32 +108,26 @@ class _Blob:
         return {"n": n, "arrays": {name: self.add(arr, dt) for name, (arr, dt) in columns.items()}}
 
 
-def timeline_payload(tl: Timeline, title: str = "", *, served: bool = False) -> tuple[dict[str, Any], bytes]:
+def timeline_payload(
+    tl: Timeline, title: str = "", *, served: PageDetail | None = None
+) -> tuple[dict[str, Any], bytes]:
     """The viewer's data: a JSON-able header and the raw (uncompressed) typed-array blob.
 
     The page carries levels of detail and the exact spans of the lanes small enough
-    (render.levels states the bound).  SERVED: the page of ``trace view``, which carries
-    level 0 only and fetches the rest as tiles from its server.
+    (render.levels states the bound).  SERVED: the page of ``trace view``: TL holds no
+    spans, SERVED the levels the server read for the page (level 0), and the viewer fetches
+    the rest as tiles.
     """
     strings = _Strings(tl.strings)
     all_spans = sorted_spans(tl)
     lanes = arrange(tl, all_spans)
-    detail = plan_page(tl, lanes, coarse_only=served)
+    detail = served if served is not None else plan_page(tl, lanes)
     spans, lanes = _exact_spans(all_spans, lanes, detail.exact)
     names, code_to_index = state_names()
     blob = _Blob()
     origin = tl.start_ns
 
-    kinds = spans["lane_kind"].to_numpy()
-    lane_ids = spans["lane_id"].to_numpy()
-    g = spans["g"].to_numpy()
-    # Every span carries its title (the same text Perfetto and Chrome show) as a string id.
-    title_of_span, titles = span_titles(tl, spans, lanes)
-    title_ids = np.array([strings.intern(t) for t in titles], dtype=np.int64)
-    display = title_ids[title_of_span] if len(titles) else np.zeros(0, dtype=np.int64)
-    own_g = (kinds == LaneKind.G) | (kinds == LaneKind.GRANGE) | (kinds == LaneKind.REGION)
-    gid = np.where(own_g, lane_ids, np.where(kinds == LaneKind.TASK, -1, g))
-    start_stack, end_stack = running_stacks(spans)
+    display, gid, start_stack, end_stack = span_fields(tl, spans, lanes, strings.intern)
     lane_index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(lanes)}
     instants, instant_ranges = _instants(tl, lane_index, strings)
     instant_stack = instants["stack"].to_numpy().astype(np.int64)
@@ -147,7 +143,7 @@ def timeline_payload(tl: Timeline, title: str = "", *, served: bool = False) -> 
             "label": (display, "i4"),
             "stack": (np.where(start_stack != 0, dense[:n_spans], -1), "i4"),
             "end_stack": (np.where(end_stack != 0, dense[n_spans : 2 * n_spans], -1), "i4"),
-            "gid": (np.clip(gid, -1, 2**31 - 1), "i4"),
+            "gid": (gid, "i4"),
             "state": (code_to_index[spans["state"].to_numpy()], "u1"),
         },
     )
@@ -203,9 +199,34 @@ def timeline_payload(tl: Timeline, title: str = "", *, served: bool = False) -> 
         "flows_whole": flows_whole,
         "stacks": header_stacks,
         "strings": strings.items,
-        "detail": {**detail.levels.to_json(), "levels": level_tables, "per_lane": PER_LANE, "served": served},
+        "detail": {
+            **detail.levels.to_json(),
+            "levels": level_tables,
+            "per_lane": PER_LANE,
+            "served": served is not None,
+        },
     }
     return header, b"".join(blob.parts)
+
+
+def span_fields(
+    tl: Timeline, spans: pl.DataFrame, lanes: list[Lane], intern: Callable[[str], int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of SPANS (sorted as ``sorted_spans``): its title (a string id from INTERN), its
+    goroutine (-1: none), and its stacks at start and end (the Timeline's stack ids, 0: none).
+
+    The title is the same text Perfetto and Chrome show.
+    """
+    kinds = spans["lane_kind"].to_numpy()
+    lane_ids = spans["lane_id"].to_numpy()
+    g = spans["g"].to_numpy()
+    title_of_span, titles = span_titles(tl, spans, lanes)
+    title_ids = np.array([intern(t) for t in titles], dtype=np.int64)
+    display = title_ids[title_of_span] if len(titles) else np.zeros(0, dtype=np.int64)
+    own_g = (kinds == LaneKind.G) | (kinds == LaneKind.GRANGE) | (kinds == LaneKind.REGION)
+    gid = np.where(own_g, lane_ids, np.where(kinds == LaneKind.TASK, -1, g))
+    start_stack, end_stack = running_stacks(spans)
+    return display, np.clip(gid, -1, 2**31 - 1), start_stack, end_stack
 
 
 def _exact_spans(
@@ -311,7 +332,7 @@ def _counters(
     lane ("lane": its index, in its group); the others in the shared counter group (lane -1)."""
     owners = counter_lanes(tl)
     group_index = {key: k for k, (key, *_rest) in enumerate(GROUPS)}
-    df = _thin_counters(tl.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
+    df = thin_counters(tl.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
     out = []
     names = df["name"].to_numpy()
     if len(names):
@@ -338,21 +359,22 @@ def _counters(
     return out, table
 
 
-def _thin_counters(counters: pl.DataFrame, origin: int, duration: int) -> pl.DataFrame:
+def thin_counters(counters: pl.DataFrame | pl.LazyFrame, origin: int, duration: int) -> pl.DataFrame:
     """Counters sorted by name and time, each at most about 2 * COUNTER_BUCKETS samples.
 
     A counter with more samples keeps, per bucket of the trace, its largest value (at the
     bucket's first sample: peaks survive, as the viewer keeps the maximum per pixel column)
-    and its last one (so the step after the bucket starts from the right value).
+    and its last one (so the step after the bucket starts from the right value).  Lazy in,
+    so the server reads a stored table without holding it.
     """
-    df = counters.sort(["name", "time"])
-    busy = df.group_by("name").len().filter(pl.col("len") > 2 * COUNTER_BUCKETS)["name"]
-    if busy.len() == 0:
-        return df
+    lf = counters.lazy()
+    schema = lf.collect_schema()
     width = max(1, -(-duration // COUNTER_BUCKETS))
-    thick = df.filter(pl.col("name").is_in(busy.implode()))
+    busy = pl.len().over("name") > 2 * COUNTER_BUCKETS
     per_bucket = (
-        thick.with_columns(((pl.col("time") - origin) // width).alias("_b"))
+        lf.filter(busy)
+        .sort(["name", "time"])
+        .with_columns(((pl.col("time") - origin) // width).alias("_b"))
         .group_by(["name", "_b"])
         .agg(
             pl.col("time").first().alias("t_max"),
@@ -365,8 +387,8 @@ def _thin_counters(counters: pl.DataFrame, origin: int, duration: int) -> pl.Dat
     lasts = per_bucket.filter(pl.col("t_last") > pl.col("t_max")).select(
         "name", pl.col("t_last").alias("time"), pl.col("v_last").alias("value")
     )
-    thin = pl.concat([df.filter(~pl.col("name").is_in(busy.implode())), peaks, lasts])
-    return thin.cast(dict(df.schema)).sort(["name", "time"])
+    thin = pl.concat([lf.filter(~busy), peaks, lasts])
+    return thin.cast(dict(schema)).sort(["name", "time"]).collect()
 
 
 def _flows(
@@ -449,12 +471,19 @@ def embed_json(value: Any) -> str:
     return re.sub("[<>&\u2028\u2029]", lambda m: _JSON_ESCAPES[m.group(0)], text)
 
 
-def render_timeline_html(tl: Timeline, title: str = "", compress: bool = True) -> str:
-    """The whole page as text.  Deterministic: the same timeline gives the same bytes."""
-    header, raw = timeline_payload(tl, title)
+def render_timeline_html(
+    tl: Timeline, title: str = "", compress: bool = True, *, served: PageDetail | None = None
+) -> str:
+    """The whole page as text.  Deterministic: the same timeline gives the same bytes.
+
+    SERVED: the page of ``trace view`` (see ``timeline_payload``), allowed to fetch its
+    tiles from where it came from.
+    """
+    header, raw = timeline_payload(tl, title, served=served)
     data = gzip.compress(raw, compresslevel=5, mtime=0) if compress else raw
     header["blob"] = {"codec": "gzip" if compress else "raw", "size": len(raw)}
     parts = {
+        "CONNECT": "connect-src 'self'; " if served is not None else "",
         "TITLE": html.escape(f"{title} · goblueprint timeline" if title else "goblueprint timeline"),
         "CSS": _asset("timeline.css"),
         "JS": _asset("timeline.js"),

@@ -32,6 +32,10 @@ COLUMNS = 2048  # level-0 buckets across the whole trace: about one per pixel of
 FANOUT = 4  # each level is this many times finer than the one above
 MAX_LEVELS = 11  # levels 0..10: 2048 * 4**10 = 2**31 buckets, indices fit in u32
 FULL = 255  # fill of a bucket covered all the way
+# The shortest span worth a bucket of its own.  Most scheduler spans are shorter (a G made
+# runnable and run within 200 ns), but a window of finest buckets on screen (about a
+# millisecond) holds few enough spans that the viewer draws them exactly from there on.
+FINEST_NS = 1000
 
 DETAIL_INPUT = {"lane": pl.UInt32, "start": pl.Int64, "end": pl.Int64, "state": pl.UInt8}
 RUNS_SCHEMA = {"lane": pl.UInt32, "b0": pl.Int64, "b1": pl.Int64, "state": pl.UInt8, "fill": pl.UInt8}
@@ -51,7 +55,7 @@ class Levels:
         return {"width0": self.width0, "count": self.count, "fanout": FANOUT, "columns": COLUMNS}
 
 
-def plan_levels(duration: int, finest: int) -> Levels:
+def plan_levels(duration: int, finest: int = FINEST_NS) -> Levels:
     """Levels for a trace of DURATION ns, down to buckets no wider than FINEST ns (or MAX_LEVELS).
 
     width0 is rounded up to a multiple of FANOUT**(count-1) so that every level's width is an
@@ -65,22 +69,6 @@ def plan_levels(duration: int, finest: int) -> Levels:
     unit = FANOUT ** (count - 1)
     width0 = -(-duration // (COLUMNS * unit)) * unit
     return Levels(width0=width0, count=count)
-
-
-def finest_width(spans: pl.DataFrame | pl.LazyFrame) -> int:
-    """The shortest span worth a bucket of its own: the median span length.
-
-    Half the spans are longer than a finest-level bucket; below that zoom a window holds few
-    enough spans that the viewer draws them exactly.
-    """
-    lf = spans.lazy() if isinstance(spans, pl.DataFrame) else spans
-    got = (
-        lf.filter(pl.col("end") > pl.col("start"))
-        .select((pl.col("end") - pl.col("start")).median())
-        .collect()
-    )
-    value = got.item() if got.height else None
-    return max(1, int(value)) if value is not None else 1
 
 
 def runs(
