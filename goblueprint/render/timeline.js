@@ -525,20 +525,19 @@
   function lanePlan(lane) {
     const a = Math.max(S.t0, 0), b = Math.min(S.t1, S.hdr.duration), want = wantLevel();
     const exact = lane.exactWin !== null && covers(lane.exactWin, a, b);
-    if (exact) {
-      const i0 = lowerBound(lane.cmax, S.t0, 0, lane.n), i1 = lowerBound(lane.start, S.t1, i0, lane.n);
-      if (i1 - i0 <= plotW() / 2 || !lane.lod.length) return { mode: "exact", want };
-    }
     let best = null;
     for (let k = Math.min(want, lane.lod.length - 1); k >= 0; k--) {
       const lv = lane.lod[k];
       if (lv && lv.a <= a && b <= lv.b) { best = lv; break; }
     }
-    if (exact && (!best || best.k < want)) return { mode: "exact", want };
-    if (!best) return { mode: "none", want, short: lane.total > 0 };
     // Finer than the finest level: only the exact spans say more.
-    const finest = S.hdr.detail.count - 1, px = (S.t1 - S.t0) / plotW();
-    const short = best.k < want || (best.k === finest && px * S.hdr.detail.fanout < best.width);
+    const D = S.hdr.detail, px = (S.t1 - S.t0) / plotW();
+    const short = !best || best.k < want || (best.k === D.count - 1 && px * D.fanout < best.width);
+    if (exact) {
+      const i0 = lowerBound(lane.cmax, S.t0, 0, lane.n), i1 = lowerBound(lane.start, S.t1, i0, lane.n);
+      if (short || i1 - i0 <= plotW() / 2) return { mode: "exact", want };
+    }
+    if (!best) return { mode: "none", want, short: lane.total > 0 };
     return { mode: "level", lv: best, want, short };
   }
   function detailNote() {
@@ -1249,7 +1248,12 @@
   }
   // The key table as the handler uses it, for tests and tools.
   const keyTable = () => KEYS.map((e) => ({ keys: e.keys.slice(), names: e.keys.map(keyName), what: e.what }));
-  S.api = { locate, setWindow, layout, keyTable, stackFrames };
+  // Top of lane I's row on screen (CSS pixels in the canvas), undefined when it has no row.
+  function laneY(i) {
+    const y = laneRowY(i);
+    return y === undefined ? undefined : y - S.scrollY + AXIS_H;
+  }
+  S.api = { locate, setWindow, layout, keyTable, stackFrames, laneY, t2x, wantLevel, levelWidth };
 
   async function main() {
     try {
