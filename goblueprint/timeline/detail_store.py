@@ -188,8 +188,9 @@ def _build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
 
 
 def _chunks(counts: pl.DataFrame) -> list[pl.DataFrame]:
-    """Consecutive lanes (in the spans table's order) of at most CHUNK_SPANS spans together;
-    a lane with more is a chunk of its own."""
+    """Consecutive lanes (in the spans table's order) cut where the running count of spans
+    crosses a multiple of CHUNK_SPANS: a chunk holds under 2 * CHUNK_SPANS spans unless one
+    lane alone has more."""
     total = counts["n"].cum_sum() - counts["n"]
     group = (total // CHUNK_SPANS).rle_id()
     return [part for _, part in counts.with_columns(group.alias("_c")).group_by("_c", maintain_order=True)]
