@@ -73,9 +73,9 @@ def _rgb(hex_colour: str) -> tuple[int, int, int]:
 
 
 def _lane_spans(tl, lane) -> pl.DataFrame:
-    return tl.spans.filter((pl.col("lane_kind") == int(lane.kind)) & (pl.col("lane_id") == lane.lane_id)).select(
-        pl.col("start") - tl.start_ns, pl.col("end") - tl.start_ns, "state"
-    )
+    return tl.spans.filter(
+        (pl.col("lane_kind") == int(lane.kind)) & (pl.col("lane_id") == lane.lane_id)
+    ).select(pl.col("start") - tl.start_ns, pl.col("end") - tl.start_ns, "state")
 
 
 def _dominant(spans: pl.DataFrame, a: float, b: float) -> set[str]:
@@ -134,19 +134,27 @@ def _check_points(page, tl, limit: int = 60) -> dict[str, int]:
                 checked["level"] += 1
         elif row["d"]["mode"] == "exact":
             wide = spans.filter(
-                (pl.col("end") > t0) & (pl.col("start") < t1) & ((pl.col("end") - pl.col("start")) > (t1 - t0) / 150)
+                (pl.col("end") > t0)
+                & (pl.col("start") < t1)
+                & ((pl.col("end") - pl.col("start")) > (t1 - t0) / 150)
             )
             for a, b, state in wide.head(3).iter_rows():
                 xa, xb = (_state(page, f"S.api.t2x({t})") for t in (max(a, t0), min(b, t1)))
                 if xb - xa < 6:
                     continue
                 name = STATE_NAMES[state]
-                assert _pixel(page, (xa + xb) / 2, y) == _rgb(colours[states.index(name)]), (lane.name, a, name)
+                assert _pixel(page, (xa + xb) / 2, y) == _rgb(colours[states.index(name)]), (
+                    lane.name,
+                    a,
+                    name,
+                )
                 checked["exact"] += 1
     return checked
 
 
-def test_offline_page_colours_match_the_spans_zoomed_out_and_in(tmp_path, browser, small_timeline, monkeypatch):
+def test_offline_page_colours_match_the_spans_zoomed_out_and_in(
+    tmp_path, browser, small_timeline, monkeypatch
+):
     # A bound that binds on a small trace: busy lanes are held as levels only.
     monkeypatch.setattr(page_levels, "PER_LANE", 96)
     monkeypatch.setattr(page_levels, "BUDGET", 32 * 1024)
