@@ -258,3 +258,24 @@ def test_trace_view_refuses_a_non_local_host(capsys, tmp_path):
     assert main(["trace", "view", str(tmp_path / "t.trace"), "--host", "0.0.0.0"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("goblueprint: error:") and "--allow-remote" in err
+
+
+def test_trace_view_prints_its_url_serves_and_stops_on_ctrl_c(go_trace):
+    import signal
+    import subprocess
+    import sys
+
+    trace = go_trace("small", "1.27", prog_root=ROOT / "tests" / "trace_check" / "goprogs")
+    cmd = [sys.executable, "-m", "goblueprint", "trace", "view", str(trace), "--port", "0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "http://127.0.0.1:" in line, (line, proc.poll())
+        url = line.split(" at ", 1)[1].split()[0]
+        status, page = _get(url)
+        assert status == 200 and "connect-src 'self'" in page and '"served":true' in page
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=60)
+    assert code == 0
+    assert "Traceback" not in proc.stderr.read()
