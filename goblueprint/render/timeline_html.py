@@ -398,8 +398,8 @@ def _flows(
     whether the page holds all of them.
 
     A flow without a goroutine (a steal from the lab's records) ends on its to_p's P lane.
-    Arrows are exact detail: the page holds those between lanes whose exact spans it holds,
-    and only if all of them fit in what is left of the page's budget.
+    Arrows count against the page's budget: all of them if they fit what is left of it,
+    else those between lanes whose exact spans the page holds if those fit, else none.
     """
     df = tl.flows.filter(pl.col("to_time") >= 0).sort("from_time")
     from_g = [lane_index.get((int(LaneKind.G), x), -1) for x in df["from_g"].to_list()]
@@ -411,12 +411,12 @@ def _flows(
         [a if g >= 0 else b for a, b, g in zip(to_g, to_p, df["g"].to_list(), strict=True)], dtype=np.int64
     )
     keep = (src >= 0) & (dst >= 0)
-    exact = np.append(detail.exact, False)  # index -1: no lane
-    held = keep & exact[src] & exact[dst]
-    whole = bool((held == keep).all())
-    if int(held.sum()) * FLOW_BYTES > detail.budget_left:
-        held[:] = False
-        whole = not keep.any()
+    held, whole = keep, True
+    if int(keep.sum()) * FLOW_BYTES > detail.budget_left:
+        exact = np.append(detail.exact, False)  # index -1: no lane
+        held, whole = keep & exact[src] & exact[dst], False
+        if int(held.sum()) * FLOW_BYTES > detail.budget_left:
+            held = np.zeros_like(keep)
     table = blob.table(
         int(held.sum()),
         {
