@@ -15,7 +15,6 @@ spans per lane in the answer.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +26,9 @@ from goblueprint.timeline.ingest import TIMELINE_DIR, Ingested
 
 STORE_FORMAT = 1  # bump when the stored levels change meaning
 CHUNK_SPANS = 1_000_000  # spans read at once while building the levels
-EXACT_LIMIT = 20_000  # a tile answers a lane with its exact spans up to this many in the window
+# A tile answers a lane with its exact spans up to this many in its window: the viewer draws
+# them once at most one per two pixels is in view, and asks for twice the view.
+EXACT_LIMIT = 5_000
 ROW_GROUP = 65_536  # rows per row group of a level file: what a tile reads at least
 LEVEL_SCHEMA = {
     "lane_kind": pl.UInt8,
@@ -194,9 +195,3 @@ def _chunks(counts: pl.DataFrame) -> list[pl.DataFrame]:
     total = counts["n"].cum_sum() - counts["n"]
     group = (total // CHUNK_SPANS).rle_id()
     return [part for _, part in counts.with_columns(group.alias("_c")).group_by("_c", maintain_order=True)]
-
-
-def remove_store(found: Ingested) -> None:
-    """Forget the stored levels of FOUND (tests)."""
-    key = f"{found.manifest['content']}-{found.manifest['code'][:16]}-v{STORE_FORMAT}"
-    shutil.rmtree(store_root() / key, ignore_errors=True)
