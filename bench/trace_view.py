@@ -102,7 +102,11 @@ def ours(trace: Path, env: dict[str, str]) -> list[dict[str, object]]:
             )
     finally:
         proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=60)
+        try:
+            code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
     rows.append({"step": "Ctrl-C", "exit": code})
     return rows
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import signal
 import sys
 from pathlib import Path
 
@@ -42,6 +43,10 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: give 0 (any free port) to 65535")
@@ -63,6 +68,10 @@ def run(args: argparse.Namespace) -> int:
         server = ViewServer(view, args.host, args.port, verbose=args.verbose)
     except OSError as exc:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    # Ctrl-C even when started from a shell that ignores it in the background, and `kill`
+    # (SIGTERM), both stop the server the same clean way.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     with server:
         print(f"goblueprint: serving the timeline of {Path(args.trace).name} at {server.url} (Ctrl-C stops)")
         sys.stdout.flush()
