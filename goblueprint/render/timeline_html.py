@@ -364,31 +364,38 @@ def thin_counters(counters: pl.DataFrame | pl.LazyFrame, origin: int, duration: 
 
     A counter with more samples keeps, per bucket of the trace, its largest value (at the
     bucket's first sample: peaks survive, as the viewer keeps the maximum per pixel column)
-    and its last one (so the step after the bucket starts from the right value).  Lazy in,
-    so the server reads a stored table without holding it.
+    and its last one (so the step after the bucket starts from the right value).  Lazy in
+    and run by polars' streaming engine, so the server reads a stored table without holding it.
     """
-    lf = counters.lazy()
-    schema = lf.collect_schema()
+    schema = counters.lazy().collect_schema()
+    # The row number keeps samples of one time in the table's order: the last one is the value.
+    lf = counters.lazy().with_row_index("_i")
     width = max(1, -(-duration // COUNTER_BUCKETS))
-    busy = pl.len().over("name") > 2 * COUNTER_BUCKETS
+    sizes = lf.group_by("name").agg(pl.len().alias("n")).collect(engine="streaming")
+    busy = sizes.filter(pl.col("n") > 2 * COUNTER_BUCKETS)["name"].implode()
+    is_busy = pl.col("name").is_in(busy)
     per_bucket = (
-        lf.filter(busy)
-        .sort(["name", "time"])
+        lf.filter(is_busy)
         .with_columns(((pl.col("time") - origin) // width).alias("_b"))
         .group_by(["name", "_b"])
         .agg(
-            pl.col("time").first().alias("t_max"),
+            pl.col("time").min().alias("t_first"),
             pl.col("value").max().alias("v_max"),
-            pl.col("time").last().alias("t_last"),
-            pl.col("value").last().alias("v_last"),
+            pl.col("time").max().alias("t_last"),
+            pl.col("value").sort_by("_i").last().alias("v_last"),
+            pl.col("_i").min().alias("i_first"),
+            pl.col("_i").max().alias("i_last"),
         )
     )
-    peaks = per_bucket.select("name", pl.col("t_max").alias("time"), pl.col("v_max").alias("value"))
-    lasts = per_bucket.filter(pl.col("t_last") > pl.col("t_max")).select(
-        "name", pl.col("t_last").alias("time"), pl.col("v_last").alias("value")
+    peaks = per_bucket.select(
+        "name", pl.col("t_first").alias("time"), pl.col("v_max").alias("value"), pl.col("i_first").alias("_i")
     )
-    thin = pl.concat([lf.filter(~busy), peaks, lasts])
-    return thin.cast(dict(schema)).sort(["name", "time"]).collect()
+    lasts = per_bucket.filter(pl.col("t_last") > pl.col("t_first")).select(
+        "name", pl.col("t_last").alias("time"), pl.col("v_last").alias("value"), pl.col("i_last").alias("_i")
+    )
+    thin = pl.concat([lf.filter(~is_busy).select("name", "time", "value", "_i"), peaks, lasts])
+    got = thin.collect(engine="streaming").sort(["name", "time", "_i"])
+    return got.select(list(schema)).cast(dict(schema))
 
 
 def _flows(
