@@ -221,7 +221,7 @@ def test_tiles_are_the_stored_levels_and_the_exact_spans(served, go_trace, monke
     middle = int(
         tl.spans.filter((pl.col("lane_kind") == kind) & (pl.col("lane_id") == lane_id))["start"].median()
     )
-    t_from, t_to = middle - origin - 500_000, middle - origin + 500_000
+    t_from, t_to = middle - origin - 50_000, middle - origin + 50_000
     status, body = _get(served.url + f"tile?lanes={busy}&from={t_from}&to={t_to}&level=3")
     assert status == 200
     (got,) = body["lanes"]
