@@ -5,6 +5,13 @@
 // Every lane keeps its spans sorted by start, so the visible window is found by binary
 // search and spans narrower than a pixel are merged: drawing costs O(pixels * log n)
 // per lane instead of O(spans), which keeps a million spans smooth.
+//
+// Levels of detail (goblueprint.timeline.detail): per lane, runs of time buckets, each
+// with the state covering most of it and how much of it is covered.  Level k's buckets
+// are width0 / fanout^k ns wide; a lane is drawn from the finest level whose buckets are
+// at least a pixel wide, or from its exact spans once few enough of them are in view.
+// A page holds the levels and exact spans its size bound allows (it says when a finer
+// one is missing); the page of `goblueprint trace view` fetches them as tiles.
 "use strict";
 (function () {
   const LANE_H = 18, GROUP_H = 22, SUB_H = 18, COUNTER_H = 42, AXIS_H = 26, LABEL_W = 190;
@@ -29,7 +36,10 @@
     ticks: [], axisBase: "", // what the time axis shows, for tests and tools
     filter: { gids: null, fn: "", state: -1, minDur: 0, search: "", flows: true },
     searchHits: null, strMatchFn: null, stateColors: [], pinned: null, hover: null,
-    stats: { frames: 0, rects: 0, merged: 0, flows: 0, lastMs: 0 },
+    stats: { frames: 0, rects: 0, merged: 0, flows: 0, runs: 0, lastMs: 0, tiles: 0 },
+    drawn: new Map(), // lane index -> how it was last drawn: { mode: "exact" } or { mode: "level", k }
+    coarse: 0, // lanes drawn coarser than the zoom asks (this page does not hold finer detail)
+    served: false, inflight: null, extraStacks: [], strIndex: null,
     ready: false, error: null,
   };
   // Exposed for tests and for the curious: read-only use expected.
@@ -123,14 +133,26 @@
       gid: col(SP, "gid", Int32Array), state: col(SP, "state", Uint8Array),
     };
     const inst = { t: col(IN, "time", Float64Array), label: col(IN, "label", Int32Array), stack: col(IN, "stack", Int32Array) };
+    const D = hdr.detail;
+    S.served = !!D.served;
+    const levelCols = D.levels.map((T) => ({
+      b0: col(T, "b0", Uint32Array), b1: col(T, "b1", Uint32Array), state: col(T, "state", Uint8Array), fill: col(T, "fill", Uint8Array),
+    }));
     S.lanes = hdr.lanes.map((L, index) => {
       const lo = L.spans[0], hi = L.spans[1], il = L.instants[0], ih = L.instants[1];
       const lane = {
         index, group: L.group, name: L.name, gid: L.gid, fn: L.fn, n: hi - lo, ni: ih - il,
+        total: L.total === undefined ? hi - lo : L.total,
         start: sp.start.subarray(lo, hi), end: sp.end.subarray(lo, hi),
         label: sp.label.subarray(lo, hi), stack: sp.stack.subarray(lo, hi), endStack: sp.endStack.subarray(lo, hi),
         sgid: sp.gid.subarray(lo, hi), state: sp.state.subarray(lo, hi),
         it: inst.t.subarray(il, ih), ilabel: inst.label.subarray(il, ih), istack: inst.stack.subarray(il, ih),
+        // The window [a, b) (ns) its exact spans cover: the whole trace if the page holds them.
+        exactWin: L.exact === false ? null : [-Infinity, Infinity],
+        lod: (L.levels || []).map(([a, b], k) => {
+          const C = levelCols[k];
+          return makeLevel(k, -Infinity, Infinity, C.b0.subarray(a, b), C.b1.subarray(a, b), C.state.subarray(a, b), C.fill.subarray(a, b));
+        }),
       };
       prepareLane(lane);
       S.groups[lane.group].n++;
@@ -171,6 +193,7 @@
   // Frames of stack IDX as [func, file, line] strings/numbers, leaf first; [] for none.
   function stackFrames(idx) {
     const T = S.stackTable;
+    if (T && idx >= T.n && idx - T.n < S.extraStacks.length) return S.extraStacks[idx - T.n];
     if (!T || idx < 0 || idx >= T.n) return [];
     const out = [];
     for (let k = T.first[idx]; k < T.first[idx + 1]; k++) {
@@ -180,8 +203,17 @@
     return out;
   }
 
+  // Level K's runs over the window [a, b) of the trace: buckets [b0, b1) with a state and a fill.
+  function makeLevel(k, a, b, b0, b1, state, fill) {
+    return { k, a, b, n: b0.length, b0, b1, state, fill, width: levelWidth(k) };
+  }
+  function levelWidth(k) {
+    const D = S.hdr.detail;
+    return D.width0 / Math.pow(D.fanout, k);
+  }
   // Per-lane indexes: running max of ends (monotone, so binary-searchable even if spans
   // overlap), whether spans are disjoint (enables pixel skipping), state histogram.
+  // A lane without its exact spans counts its states from its coarsest level instead.
   function prepareLane(lane) {
     const n = lane.n, cmax = new Float64Array(n);
     let m = -Infinity, disjoint = true, maxDur = 0;
@@ -197,6 +229,11 @@
     lane.cmax = cmax;
     lane.disjoint = disjoint;
     lane.maxDur = maxDur;
+    if (lane.n < lane.total && lane.lod.length) {
+      const L0 = lane.lod[0];
+      for (let i = 0; i < L0.n; i++) lane.states[L0.state[i]]++;
+      lane.maxDur = Infinity; // unknown without its spans: never hidden by "min dur"
+    }
   }
 
   // First index whose value is >= x in a sorted array (lo..hi).
@@ -345,6 +382,10 @@
     st.rects = 0;
     st.merged = 0;
     st.flows = 0;
+    st.runs = 0;
+    S.coarse = 0;
+    S.drawn.clear();
+    S.wanted = [];
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = "#fcfcfd";
     ctx.fillRect(0, 0, W, H);
@@ -370,6 +411,8 @@
     st.frames++;
     st.lastMs = performance.now() - started;
     $("range").textContent = fmtTime(S.t0) + " – " + fmtTime(S.t1) + "  (" + fmtDur(S.t1 - S.t0) + " shown, " + S.visibleLanes + " lanes)";
+    $("detail-note").textContent = detailNote();
+    if (S.served) requestTiles();
   }
   function lowerBoundRows(y) {
     let lo = 0, hi = S.rows.length;
@@ -468,12 +511,138 @@
     ctx.fillText(text, indent ? 24 : 14, y + LANE_H / 2);
     ctx.restore();
   }
+  // ---------- levels of detail ----------
+  // The finest level whose buckets are at least a pixel wide at this zoom.
+  function wantLevel() {
+    const D = S.hdr.detail, px = (S.t1 - S.t0) / plotW();
+    const k = Math.floor(Math.log(D.width0 / px) / Math.log(D.fanout) + 1e-9);
+    return Math.max(0, Math.min(D.count - 1, k));
+  }
+  const covers = (w, a, b) => w[0] <= a && b <= w[1];
+  // How to draw LANE now: its exact spans when the page (or a tile) holds them for the
+  // window and few enough are in view, else the finest level held that is not finer than
+  // the zoom asks.  "short": the zoom asks for more detail than what is drawn.
+  function lanePlan(lane) {
+    const a = Math.max(S.t0, 0), b = Math.min(S.t1, S.hdr.duration), want = wantLevel();
+    const exact = lane.exactWin !== null && covers(lane.exactWin, a, b);
+    let best = null;
+    for (let k = Math.min(want, lane.lod.length - 1); k >= 0; k--) {
+      const lv = lane.lod[k];
+      if (lv && lv.a <= a && b <= lv.b) { best = lv; break; }
+    }
+    // Finer than the finest level: only the exact spans say more.
+    const D = S.hdr.detail, px = (S.t1 - S.t0) / plotW();
+    const short = !best || best.k < want || (best.k === D.count - 1 && px * D.fanout < best.width);
+    if (exact) {
+      const i0 = lowerBound(lane.cmax, S.t0, 0, lane.n), i1 = lowerBound(lane.start, S.t1, i0, lane.n);
+      if (short || i1 - i0 <= plotW() / 2) return { mode: "exact", want };
+    }
+    if (!best) return { mode: "none", want, short: lane.total > 0 };
+    return { mode: "level", lv: best, want, short };
+  }
+  function detailNote() {
+    const parts = [];
+    if (S.served) {
+      if (S.inflight) parts.push("loading detail…");
+      if (S.tileError) parts.push("detail not loaded: " + S.tileError);
+    } else if (S.coarse) {
+      parts.push(S.coarse + (S.coarse > 1 ? " lanes" : " lane") + " drawn coarser than this zoom: the page holds finer detail only up to its size bound (goblueprint trace view serves all of it)");
+    }
+    if (!S.served && S.hdr.flows_whole === false && S.filter.flows) parts.push("wake-up arrows only between lanes the page holds exactly");
+    return parts.join(" · ");
+  }
+  // ---------- tiles (the page of `goblueprint trace view`) ----------
+  function wantTile(lane, k) {
+    S.wanted.push(lane.index);
+  }
+  // One request at a time, for the lanes on screen that want more detail: their spans (when
+  // few enough in the window) or the level the zoom asks, over the view and half a view
+  // either side so that a small pan needs nothing new.
+  function requestTiles() {
+    if (S.inflight || !S.wanted.length) return;
+    const dur = S.hdr.duration, span = S.t1 - S.t0;
+    const a = Math.max(0, Math.floor(S.t0 - span / 2)), b = Math.min(dur, Math.ceil(S.t1 + span / 2));
+    const url = "tile?level=" + wantLevel() + "&from=" + a + "&to=" + b + "&lanes=" + S.wanted.slice(0, 64).join(",");
+    S.asked ||= new Set();
+    if (S.asked.has(url)) return;
+    if (S.asked.size > 4096) S.asked.clear();
+    S.asked.add(url);
+    S.inflight = url;
+    fetch(url)
+      .then(async (r) => {
+        const body = await r.json();
+        if (!r.ok) throw new Error(body.error || r.statusText);
+        applyTile(body);
+        S.tileError = null;
+      })
+      .catch((err) => { S.tileError = String(err && err.message ? err.message : err); })
+      .finally(() => { S.inflight = null; schedule(); });
+  }
+  function internString(text) {
+    if (!S.strIndex) { S.strIndex = new Map(); S.strings.forEach((x, k) => S.strIndex.set(x, k)); }
+    let k = S.strIndex.get(text);
+    if (k === undefined) { k = S.strings.length; S.strings.push(text); S.strIndex.set(text, k); }
+    return k;
+  }
+  function applyTile(T) {
+    const sid = T.strings.map(internString);
+    const base = (S.stackTable ? S.stackTable.n : 0) + S.extraStacks.length;
+    for (const frames of T.stacks) S.extraStacks.push(frames);
+    for (const L of T.lanes) {
+      const lane = S.lanes[L.lane];
+      if (!lane) continue;
+      if (L.exact) {
+        const E = L.exact;
+        lane.start = Float64Array.from(E.start);
+        lane.end = Float64Array.from(E.end);
+        lane.label = Int32Array.from(E.label, (x) => (x >= 0 ? sid[x] : -1));
+        lane.stack = Int32Array.from(E.stack, (x) => (x >= 0 ? base + x : -1));
+        lane.endStack = Int32Array.from(E.end_stack, (x) => (x >= 0 ? base + x : -1));
+        lane.sgid = Int32Array.from(E.gid);
+        lane.state = Uint8Array.from(E.state);
+        lane.n = lane.start.length;
+        lane.exactWin = [T.from, T.to];
+        prepareLane(lane);
+      } else {
+        const R = L.runs;
+        lane.lod[T.level] = makeLevel(T.level, R.from, R.to, Uint32Array.from(R.b0), Uint32Array.from(R.b1), Uint8Array.from(R.state), Uint8Array.from(R.fill));
+      }
+    }
+    S.stats.tiles++;
+  }
+  function drawLevel(lane, lv, y) {
+    const a = S.t0, b = S.t1, scale = plotW() / (b - a), w = lv.width, y0 = y + 2, h = LANE_H - 4;
+    let i = lowerBound(lv.b1, a / w + 1e-9, 0, lv.n);
+    const filtered = S.filter.state >= 0;
+    for (; i < lv.n; i++) {
+      const s = lv.b0[i] * w;
+      if (s > b) break;
+      if (filtered && lv.state[i] !== S.filter.state) continue;
+      const x0 = Math.max(LABEL_W - 1, LABEL_W + (s - a) * scale), x1 = Math.min(W + 1, LABEL_W + (lv.b1[i] * w - a) * scale);
+      // A bucket partly covered (a goroutine created or ending inside it) is paler, not a full column.
+      const f = lv.fill[i];
+      ctx.globalAlpha = f === 255 ? 1 : 0.25 + (0.6 * f) / 255;
+      ctx.fillStyle = S.stateColors[lv.state[i]] || "#888";
+      ctx.fillRect(x0, y0, Math.max(1, x1 - x0), h);
+      S.stats.runs++;
+    }
+    ctx.globalAlpha = 1;
+  }
   function drawLane(lane, y, rowIndex, indent) {
     laneLabel(lane, y, rowIndex % 2 === 0, indent);
     ctx.save();
     ctx.beginPath();
     ctx.rect(LABEL_W, y, W - LABEL_W, LANE_H);
     ctx.clip();
+    const plan = lanePlan(lane);
+    S.drawn.set(lane.index, plan.mode === "level" ? { mode: "level", k: plan.lv.k, want: plan.want } : { mode: plan.mode, want: plan.want });
+    if (plan.short) { S.coarse++; if (S.served) wantTile(lane, plan.want); }
+    if (plan.mode !== "exact") {
+      if (plan.mode === "level") drawLevel(lane, plan.lv, y);
+      drawInstants(lane, y);
+      ctx.restore();
+      return;
+    }
     const st = S.stats, n = lane.n, a = S.t0, b = S.t1;
     const scale = plotW() / (b - a);
     const filtered = spanFilterActive();
@@ -735,6 +904,13 @@
       const k = lowerBound(lane.it, t - slop, 0, lane.ni);
       if (k < lane.ni && lane.it[k] <= t + slop) return { kind: "instant", lane, i: k };
     }
+    const drawn = S.drawn.get(lane.index);
+    if (drawn && drawn.mode === "none") return { kind: "lane", lane };
+    if (drawn && drawn.mode === "level") {
+      const lv = lane.lod[drawn.k], b = t / lv.width;
+      const i = lowerBound(lv.b1, b + 1e-9, 0, lv.n);
+      return i < lv.n && lv.b0[i] <= b ? { kind: "run", lane, lv, i } : { kind: "lane", lane };
+    }
     let best = -1, bestDist = Infinity;
     let i = lowerBound(lane.cmax, t - slop, 0, lane.n);
     for (; i < lane.n && lane.start[i] <= t + slop; i++) {
@@ -782,6 +958,14 @@
       }
       return true;
     }
+    if (target.kind === "run") {
+      const L = target.lane, lv = target.lv, i = target.i, name = S.hdr.states[lv.state[i]];
+      addLine(into, "h", name);
+      addLine(into, "", L.name + " · mostly " + name + " from " + fmtTime(lv.b0[i] * lv.width) + " to " + fmtTime(lv.b1[i] * lv.width));
+      addLine(into, "", Math.round(lv.fill[i] / 2.55) + "% of the time covered · level " + lv.k + " of " + (S.hdr.detail.count - 1) + ", buckets of " + fmtDur(lv.width));
+      addLine(into, "", "zoom in for its " + (L.total === 1 ? "span" : "spans") + (S.served ? "" : L.exactWin ? "" : " (not held by this page: goblueprint trace view)"));
+      return true;
+    }
     if (target.kind === "instant") {
       const L = target.lane, i = target.i;
       addLine(into, "h", L.ilabel[i] >= 0 ? S.strings[L.ilabel[i]] : "event");
@@ -798,7 +982,7 @@
     if (target.kind === "lane") {
       const L = target.lane;
       addLine(into, "h", L.name);
-      addLine(into, "", L.n + " spans, " + L.ni + " events");
+      addLine(into, "", L.total + " spans, " + L.ni + " events");
       return true;
     }
     return false;
@@ -1064,7 +1248,12 @@
   }
   // The key table as the handler uses it, for tests and tools.
   const keyTable = () => KEYS.map((e) => ({ keys: e.keys.slice(), names: e.keys.map(keyName), what: e.what }));
-  S.api = { locate, setWindow, layout, keyTable, stackFrames };
+  // Top of lane I's row on screen (CSS pixels in the canvas), undefined when it has no row.
+  function laneY(i) {
+    const y = laneRowY(i);
+    return y === undefined ? undefined : y - S.scrollY + AXIS_H;
+  }
+  S.api = { locate, setWindow, layout, keyTable, stackFrames, laneY, t2x, wantLevel, levelWidth };
 
   async function main() {
     try {

@@ -19,6 +19,8 @@ import gzip
 import html
 import json
 import re
+from collections.abc import Callable
+from dataclasses import replace
 from importlib import resources
 from typing import Any
 
@@ -35,7 +37,9 @@ from goblueprint.render.lanes import (
     span_titles,
     state_names,
 )
+from goblueprint.render.levels import PER_LANE, PageDetail, plan_page
 from goblueprint.render.run_stacks import running_stacks
+from goblueprint.timeline.detail import COLUMNS
 from goblueprint.timeline.model import InstantKind, LaneKind, Timeline
 
 FORMAT_VERSION = 2  # 2: stacks as an interned table in the blob; spans carry end_stack
@@ -63,6 +67,8 @@ COUNTER_TITLES = {
     "/gc/heap/goal:bytes": "heap goal",
     "/sched/gomaxprocs:threads": "GOMAXPROCS",
 }
+COUNTER_BUCKETS = 4 * COLUMNS  # a counter keeps about two samples per bucket of this many
+FLOW_BYTES = 24  # from f8, to f8, from_lane i4, to_lane i4
 _PLACEHOLDER = re.compile(r"<!--GBP:([A-Z]+)-->")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -102,25 +108,26 @@ class _Blob:
         return {"n": n, "arrays": {name: self.add(arr, dt) for name, (arr, dt) in columns.items()}}
 
 
-def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], bytes]:
-    """The viewer's data: a JSON-able header and the raw (uncompressed) typed-array blob."""
+def timeline_payload(
+    tl: Timeline, title: str = "", *, served: PageDetail | None = None
+) -> tuple[dict[str, Any], bytes]:
+    """The viewer's data: a JSON-able header and the raw (uncompressed) typed-array blob.
+
+    The page carries levels of detail and the exact spans of the lanes small enough
+    (render.levels states the bound).  SERVED: the page of ``trace view``: TL holds no
+    spans, SERVED the levels the server read for the page (level 0), and the viewer fetches
+    the rest as tiles.
+    """
     strings = _Strings(tl.strings)
-    spans = sorted_spans(tl)
-    lanes = arrange(tl, spans)
+    all_spans = sorted_spans(tl)
+    lanes = arrange(tl, all_spans)
+    detail = served if served is not None else plan_page(tl, lanes)
+    spans, lanes = _exact_spans(all_spans, lanes, detail.exact)
     names, code_to_index = state_names()
     blob = _Blob()
     origin = tl.start_ns
 
-    kinds = spans["lane_kind"].to_numpy()
-    lane_ids = spans["lane_id"].to_numpy()
-    g = spans["g"].to_numpy()
-    # Every span carries its title (the same text Perfetto and Chrome show) as a string id.
-    title_of_span, titles = span_titles(tl, spans, lanes)
-    title_ids = np.array([strings.intern(t) for t in titles], dtype=np.int64)
-    display = title_ids[title_of_span] if len(titles) else np.zeros(0, dtype=np.int64)
-    own_g = (kinds == LaneKind.G) | (kinds == LaneKind.GRANGE) | (kinds == LaneKind.REGION)
-    gid = np.where(own_g, lane_ids, np.where(kinds == LaneKind.TASK, -1, g))
-    start_stack, end_stack = running_stacks(spans)
+    display, gid, start_stack, end_stack = span_fields(tl, spans, lanes, strings.intern)
     lane_index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(lanes)}
     instants, instant_ranges = _instants(tl, lane_index, strings)
     instant_stack = instants["stack"].to_numpy().astype(np.int64)
@@ -136,7 +143,7 @@ def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], byt
             "label": (display, "i4"),
             "stack": (np.where(start_stack != 0, dense[:n_spans], -1), "i4"),
             "end_stack": (np.where(end_stack != 0, dense[n_spans : 2 * n_spans], -1), "i4"),
-            "gid": (np.clip(gid, -1, 2**31 - 1), "i4"),
+            "gid": (gid, "i4"),
             "state": (code_to_index[spans["state"].to_numpy()], "u1"),
         },
     )
@@ -154,6 +161,7 @@ def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], byt
         for key, title_, _k, folded in GROUPS
     ]
     group_index = {key: k for k, (key, *_rest) in enumerate(GROUPS)}
+    level_tables, level_ranges = _levels(detail, len(lanes), blob)
     header_lanes = []
     for k, lane in enumerate(lanes):
         header_lanes.append(
@@ -163,6 +171,9 @@ def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], byt
                 "gid": lane.lane_id if lane.kind == LaneKind.G else None,
                 "fn": strings.intern(lane.function) if lane.function else -1,
                 "spans": [lane.lo, lane.hi],
+                "exact": bool(detail.exact[k]),
+                "total": int(detail.counts[k]),
+                "levels": level_ranges[k],
                 "instants": list(instant_ranges.get(k, (0, 0))),
             }
         )
@@ -170,7 +181,7 @@ def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], byt
     counters, header_samples = _counters(tl, blob, origin, len(groups), lanes, lane_index)
     if any(c["lane"] < 0 for c in counters):
         groups.append({"name": COUNTER_GROUP, "kind": "C", "collapsed": False})
-    header_flows = _flows(tl, blob, origin, lane_index)
+    header_flows, flows_whole = _flows(tl, blob, origin, lane_index, detail)
     header = {
         "format": FORMAT_VERSION,
         "title": title,
@@ -185,10 +196,83 @@ def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], byt
         "instants": header_instants,
         "samples": header_samples,
         "flows": header_flows,
+        "flows_whole": flows_whole,
         "stacks": header_stacks,
         "strings": strings.items,
+        "detail": {
+            **detail.levels.to_json(),
+            "levels": level_tables,
+            "per_lane": PER_LANE,
+            "served": served is not None,
+        },
     }
     return header, b"".join(blob.parts)
+
+
+def span_fields(
+    tl: Timeline, spans: pl.DataFrame, lanes: list[Lane], intern: Callable[[str], int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of SPANS (sorted as ``sorted_spans``): its title (a string id from INTERN), its
+    goroutine (-1: none), and its stacks at start and end (the Timeline's stack ids, 0: none).
+
+    The title is the same text Perfetto and Chrome show.
+    """
+    kinds = spans["lane_kind"].to_numpy()
+    lane_ids = spans["lane_id"].to_numpy()
+    g = spans["g"].to_numpy()
+    title_of_span, titles = span_titles(tl, spans, lanes)
+    title_ids = np.array([intern(t) for t in titles], dtype=np.int64)
+    display = title_ids[title_of_span] if len(titles) else np.zeros(0, dtype=np.int64)
+    own_g = (kinds == LaneKind.G) | (kinds == LaneKind.GRANGE) | (kinds == LaneKind.REGION)
+    gid = np.where(own_g, lane_ids, np.where(kinds == LaneKind.TASK, -1, g))
+    start_stack, end_stack = running_stacks(spans)
+    return display, np.clip(gid, -1, 2**31 - 1), start_stack, end_stack
+
+
+def _exact_spans(
+    spans: pl.DataFrame, lanes: list[Lane], exact: np.ndarray
+) -> tuple[pl.DataFrame, list[Lane]]:
+    """The rows of SPANS (sorted) of the lanes whose exact spans the page holds, and the lanes
+    with their row ranges into that subset (empty for the others)."""
+    keep = np.zeros(spans.height, dtype=bool)
+    for lane, whole in zip(lanes, exact.tolist(), strict=True):
+        if whole:
+            keep[lane.lo : lane.hi] = True
+    prefix = np.concatenate(([0], np.cumsum(keep)))
+    moved = [
+        replace(lane, lo=int(prefix[lane.lo]), hi=int(prefix[lane.hi]) if whole else int(prefix[lane.lo]))
+        for lane, whole in zip(lanes, exact.tolist(), strict=True)
+    ]
+    return spans.filter(pl.Series(keep)), moved
+
+
+def _levels(
+    detail: PageDetail, n_lanes: int, blob: _Blob
+) -> tuple[list[dict[str, Any]], list[list[list[int]]]]:
+    """One typed-array table per level (runs by lane, then b0) and, per lane, the row range of
+    each level the page holds for it, coarse to fine (a lane's list stops at its finest)."""
+    tables = []
+    ranges: list[list[list[int]]] = [[] for _ in range(n_lanes)]
+    for level in detail.runs:
+        lane = level["lane"].to_numpy()
+        tables.append(
+            blob.table(
+                level.height,
+                {
+                    "b0": (level["b0"].to_numpy(), "u4"),
+                    "b1": (level["b1"].to_numpy(), "u4"),
+                    "state": (level["state"].to_numpy(), "u1"),
+                    "fill": (level["fill"].to_numpy(), "u1"),
+                },
+            )
+        )
+        present = np.unique(lane)
+        lo = np.searchsorted(lane, present, side="left")
+        hi = np.searchsorted(lane, present, side="right")
+        for k, a, b in zip(present.tolist(), lo.tolist(), hi.tolist(), strict=True):
+            if len(ranges[k]) == len(tables) - 1:  # levels of a lane stay contiguous from 0
+                ranges[k].append([a, b])
+    return tables, ranges
 
 
 def _instants(
@@ -222,6 +306,8 @@ def _instants(
         df.with_columns(pl.Series("lane", lane), pl.Series("text", texts))
         .filter(pl.col("lane") >= 0)
         .sort(["lane", "time"])
+        # A lane's events are part of its exact detail: bounded per lane as its spans are.
+        .filter(pl.len().over("lane") <= PER_LANE)
     )
     ranges: dict[int, tuple[int, int]] = {}
     lanes_col = df["lane"].to_numpy()
@@ -246,7 +332,7 @@ def _counters(
     lane ("lane": its index, in its group); the others in the shared counter group (lane -1)."""
     owners = counter_lanes(tl)
     group_index = {key: k for k, (key, *_rest) in enumerate(GROUPS)}
-    df = tl.counters.sort(["name", "time"])
+    df = thin_counters(tl.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
     out = []
     names = df["name"].to_numpy()
     if len(names):
@@ -273,10 +359,54 @@ def _counters(
     return out, table
 
 
-def _flows(tl: Timeline, blob: _Blob, origin: int, lane_index: dict[tuple[int, int], int]) -> dict[str, Any]:
-    """Wake-up arrows from the waker's lane (its G, else its P) to the woken G's lane.
+def thin_counters(counters: pl.DataFrame | pl.LazyFrame, origin: int, duration: int) -> pl.DataFrame:
+    """Counters sorted by name and time, each at most about 2 * COUNTER_BUCKETS samples.
+
+    A counter with more samples keeps, per bucket of the trace, its largest value (at the
+    bucket's first sample: peaks survive, as the viewer keeps the maximum per pixel column)
+    and its last one (so the step after the bucket starts from the right value).  Lazy in
+    and run by polars' streaming engine, so the server reads a stored table without holding it.
+    """
+    schema = counters.lazy().collect_schema()
+    # The row number keeps samples of one time in the table's order: the last one is the value.
+    lf = counters.lazy().with_row_index("_i")
+    width = max(1, -(-duration // COUNTER_BUCKETS))
+    sizes = lf.group_by("name").agg(pl.len().alias("n")).collect(engine="streaming")
+    busy = sizes.filter(pl.col("n") > 2 * COUNTER_BUCKETS)["name"].implode()
+    is_busy = pl.col("name").is_in(busy)
+    per_bucket = (
+        lf.filter(is_busy)
+        .with_columns(((pl.col("time") - origin) // width).alias("_b"))
+        .group_by(["name", "_b"])
+        .agg(
+            pl.col("time").min().alias("t_first"),
+            pl.col("value").max().alias("v_max"),
+            pl.col("time").max().alias("t_last"),
+            pl.col("value").sort_by("_i").last().alias("v_last"),
+            pl.col("_i").min().alias("i_first"),
+            pl.col("_i").max().alias("i_last"),
+        )
+    )
+    peaks = per_bucket.select(
+        "name", pl.col("t_first").alias("time"), pl.col("v_max").alias("value"), pl.col("i_first").alias("_i")
+    )
+    lasts = per_bucket.filter(pl.col("t_last") > pl.col("t_first")).select(
+        "name", pl.col("t_last").alias("time"), pl.col("v_last").alias("value"), pl.col("i_last").alias("_i")
+    )
+    thin = pl.concat([lf.filter(~is_busy).select("name", "time", "value", "_i"), peaks, lasts])
+    got = thin.collect(engine="streaming").sort(["name", "time", "_i"])
+    return got.select(list(schema)).cast(dict(schema))
+
+
+def _flows(
+    tl: Timeline, blob: _Blob, origin: int, lane_index: dict[tuple[int, int], int], detail: PageDetail
+) -> tuple[dict[str, Any], bool]:
+    """Wake-up arrows from the waker's lane (its G, else its P) to the woken G's lane, and
+    whether the page holds all of them.
 
     A flow without a goroutine (a steal from the lab's records) ends on its to_p's P lane.
+    Arrows count against the page's budget: all of them if they fit what is left of it,
+    else those between lanes whose exact spans the page holds if those fit, else none.
     """
     df = tl.flows.filter(pl.col("to_time") >= 0).sort("from_time")
     from_g = [lane_index.get((int(LaneKind.G), x), -1) for x in df["from_g"].to_list()]
@@ -288,15 +418,22 @@ def _flows(tl: Timeline, blob: _Blob, origin: int, lane_index: dict[tuple[int, i
         [a if g >= 0 else b for a, b, g in zip(to_g, to_p, df["g"].to_list(), strict=True)], dtype=np.int64
     )
     keep = (src >= 0) & (dst >= 0)
-    return blob.table(
-        int(keep.sum()),
+    held, whole = keep, True
+    if int(keep.sum()) * FLOW_BYTES > detail.budget_left:
+        exact = np.append(detail.exact, False)  # index -1: no lane
+        held, whole = keep & exact[src] & exact[dst], False
+        if int(held.sum()) * FLOW_BYTES > detail.budget_left:
+            held = np.zeros_like(keep)
+    table = blob.table(
+        int(held.sum()),
         {
-            "from": (df["from_time"].to_numpy()[keep] - origin, "f8"),
-            "to": (df["to_time"].to_numpy()[keep] - origin, "f8"),
-            "from_lane": (src[keep], "i4"),
-            "to_lane": (dst[keep], "i4"),
+            "from": (df["from_time"].to_numpy()[held] - origin, "f8"),
+            "to": (df["to_time"].to_numpy()[held] - origin, "f8"),
+            "from_lane": (src[held], "i4"),
+            "to_lane": (dst[held], "i4"),
         },
     )
+    return table, whole
 
 
 def _stack_table(tl: Timeline, ids: np.ndarray, blob: _Blob) -> dict[str, Any]:
@@ -341,12 +478,19 @@ def embed_json(value: Any) -> str:
     return re.sub("[<>&\u2028\u2029]", lambda m: _JSON_ESCAPES[m.group(0)], text)
 
 
-def render_timeline_html(tl: Timeline, title: str = "", compress: bool = True) -> str:
-    """The whole page as text.  Deterministic: the same timeline gives the same bytes."""
-    header, raw = timeline_payload(tl, title)
+def render_timeline_html(
+    tl: Timeline, title: str = "", compress: bool = True, *, served: PageDetail | None = None
+) -> str:
+    """The whole page as text.  Deterministic: the same timeline gives the same bytes.
+
+    SERVED: the page of ``trace view`` (see ``timeline_payload``), allowed to fetch its
+    tiles from where it came from.
+    """
+    header, raw = timeline_payload(tl, title, served=served)
     data = gzip.compress(raw, compresslevel=5, mtime=0) if compress else raw
     header["blob"] = {"codec": "gzip" if compress else "raw", "size": len(raw)}
     parts = {
+        "CONNECT": "connect-src 'self'; " if served is not None else "",
         "TITLE": html.escape(f"{title} · goblueprint timeline" if title else "goblueprint timeline"),
         "CSS": _asset("timeline.css"),
         "JS": _asset("timeline.js"),

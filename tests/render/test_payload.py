@@ -6,14 +6,15 @@ import base64
 import gzip
 import json
 import re
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
 import pytest
 import synth
 
-from goblueprint.render.lanes import sorted_spans
-from goblueprint.render.timeline_html import embed_json, render_timeline_html
+from goblueprint.render.lanes import arrange, sorted_spans
+from goblueprint.render.timeline_html import COUNTER_BUCKETS, embed_json, render_timeline_html
 from goblueprint.timeline.model import STATE_NAMES
 
 
@@ -36,7 +37,20 @@ def column(header, raw, table, name, dtype):
 
 
 def check_spans(tl, page):
+    """The page's exact spans are the Timeline's spans of those lanes, all of them."""
     header, raw = decode(page)
+    lanes = arrange(tl)
+    held = [
+        (int(lane.kind), lane.lane_id) for lane, h in zip(lanes, header["lanes"], strict=True) if h["exact"]
+    ]
+    tl = replace(
+        tl,
+        spans=tl.spans.join(
+            pl.DataFrame(held, schema={"lane_kind": pl.UInt8, "lane_id": pl.Int64}, orient="row"),
+            on=["lane_kind", "lane_id"],
+            maintain_order="left",
+        ),
+    )
     start = column(header, raw, "spans", "start", "f8")
     end = column(header, raw, "spans", "end", "f8")
     state = column(header, raw, "spans", "state", "u1")
@@ -96,7 +110,12 @@ def test_no_network_references(synthetic_timeline):
 def test_real_trace_round_trip(sched_timeline):
     check_spans(sched_timeline, render_timeline_html(sched_timeline, "sched"))
     counters = decode(render_timeline_html(sched_timeline, "sched"))[0]["counters"]
-    assert sum(c["samples"][1] - c["samples"][0] for c in counters) == sched_timeline.counters.height
+    # Counters with more samples than the page keeps per counter are thinned (test_levels).
+    per_name = sched_timeline.counters.group_by("name").len()["len"]
+    shown = sorted(c["samples"][1] - c["samples"][0] for c in counters)
+    assert max(shown) <= 2 * COUNTER_BUCKETS
+    small = sorted(per_name.filter(per_name <= 2 * COUNTER_BUCKETS).to_list())
+    assert shown[: len(small)] == small
     assert pl.Series([c["name"] for c in counters]).is_unique().all()
 
 
@@ -118,7 +137,10 @@ def test_stack_table_holds_the_timelines_frames(sched_timeline):
     # Spans that are not runs point at the Timeline's own stack, through the page's table.
     stack = column(header, raw, "spans", "stack", "i4")
     spans = sorted_spans(sched_timeline)
-    own = spans["stack"].to_numpy()
+    held = np.zeros(spans.height, dtype=bool)  # the rows of the lanes the page holds exactly
+    for lane, h in zip(arrange(sched_timeline, spans), header["lanes"], strict=True):
+        held[lane.lo : lane.hi] = h["exact"]
+    own = spans["stack"].to_numpy()[held]
     checked = 0
     for k in np.flatnonzero(own > 0)[:: max(1, int((own > 0).sum()) // 300)]:
         assert frames(stack[k]) == sched_timeline.stack(int(own[k]))

@@ -1,0 +1,293 @@
+"""The timeline viewer served from 127.0.0.1, its detail read from the ingested tables on demand.
+
+``GET /`` is the same page as ``trace timeline`` writes, holding level 0 of every lane;
+``GET /tile?lanes=I,J&from=T0&to=T1&level=K`` answers, for the page's lanes I, J (display
+order) and the window [T0, T1) in ns since the trace start, each lane's exact spans when
+the window holds at most ``detail_store.EXACT_LIMIT`` of them, else its runs at level K.
+The answer is JSON: ``strings`` and ``stacks`` local to the tile (labels and stacks index
+them) and per lane ``exact`` (columns of spans) or ``runs`` (columns of runs).
+
+Nothing of the trace is held but the page: every tile is read from the stored levels and
+the ingested spans table with predicate pushdown (timeline.detail_store).  A bad request
+gets 400 and a one-line JSON error, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, replace
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import polars as pl
+
+from goblueprint.errors import GoblueprintError
+from goblueprint.render.lanes import Lane, arrange, sorted_spans, state_names
+from goblueprint.render.levels import PageDetail, lane_keys
+from goblueprint.render.timeline_html import render_timeline_html, span_fields, thin_counters
+from goblueprint.timeline.detail_store import EXACT_LIMIT, DetailStore, open_store
+from goblueprint.timeline.ingest import TIMELINE_DIR, Ingested
+from goblueprint.timeline.model import Timeline
+
+MAX_TILE_LANES = 256  # lanes of one tile request, at most
+
+
+class BadRequest(GoblueprintError):
+    """A tile request the server cannot answer as asked (HTTP 400)."""
+
+
+@dataclass
+class ServedTrace:
+    """What the server keeps: the page, the lanes, and where the tables are."""
+
+    store: DetailStore
+    light: Timeline  # strings, lanes, stack frames: no spans
+    lanes: list[Lane]
+    keys: pl.DataFrame  # lane_kind, lane_id, lane (display index)
+    page: bytes
+
+
+def prepare(found: Ingested, title: str) -> ServedTrace:
+    """The served page of FOUND (level 0 of every lane, bounded like any page) and its store."""
+    store = open_store(found)
+    d = found.path / TIMELINE_DIR
+    light = Timeline(
+        start_ns=store.origin,
+        end_ns=store.origin + store.duration,
+        strings=pl.read_parquet(d / "strings.parquet")["s"].to_list(),
+        lanes=pl.read_parquet(d / "lanes.parquet"),
+        instants=pl.read_parquet(d / "instants.parquet"),
+        stack_frames=pl.read_parquet(d / "stack_frames.parquet"),
+        counters=thin_counters(pl.scan_parquet(d / "counters.parquet"), store.origin, store.duration),
+        go_version=found.manifest["timeline"]["go_version"],
+    )
+    lanes = arrange(light)
+    keys = lane_keys(lanes)
+    _names, code_to_index = state_names()
+    to_index = pl.Series("i", code_to_index, dtype=pl.UInt8)
+    level0 = (
+        pl.read_parquet(store.level_file(0))
+        .join(keys, on=["lane_kind", "lane_id"])
+        .select("lane", "b0", "b1", "state", "fill")
+        .with_columns(pl.col("state").cast(pl.UInt32).map_batches(to_index.gather, return_dtype=pl.UInt8))
+        .sort(["lane", "b0"])
+    )
+    counts = keys.join(store.span_counts(), on=["lane_kind", "lane_id"], how="left").sort("lane")
+    detail = PageDetail(
+        levels=store.levels,
+        runs=[level0],
+        exact=np.zeros(len(lanes), dtype=bool),
+        counts=counts["n"].fill_null(0).to_numpy().astype(np.int64),
+        budget_left=0,
+    )
+    page = render_timeline_html(light, title, served=detail).encode("utf-8")
+    return ServedTrace(store=store, light=light, lanes=lanes, keys=keys, page=page)
+
+
+def _int(query: dict[str, list[str]], name: str) -> int:
+    values = query.get(name)
+    if not values or len(values) != 1:
+        raise BadRequest(f"tile: give one {name}=")
+    try:
+        return int(values[0])
+    except ValueError:
+        raise BadRequest(f"tile: {name}={values[0]!r} is not an integer") from None
+
+
+def parse_tile(view: ServedTrace, query_text: str) -> tuple[list[int], int, int, int]:
+    """(lanes, level, from, to) of a tile query string, or BadRequest saying what is wrong."""
+    query = parse_qs(query_text, keep_blank_values=True, strict_parsing=False)
+    unknown = sorted(set(query) - {"lanes", "level", "from", "to"})
+    if unknown:
+        raise BadRequest(f"tile: unknown parameter {unknown[0]!r} (lanes, level, from, to)")
+    level, t_from, t_to = _int(query, "level"), _int(query, "from"), _int(query, "to")
+    count = view.store.levels.count
+    if not 0 <= level < count:
+        raise BadRequest(f"tile: level {level} is not in 0..{count - 1}")
+    if not 0 <= t_from < t_to:
+        raise BadRequest(f"tile: the window [{t_from}, {t_to}) must have 0 <= from < to")
+    if t_from >= view.store.duration:
+        raise BadRequest(f"tile: from={t_from} is past the trace's end ({view.store.duration} ns)")
+    raw = query.get("lanes", [""])
+    if len(raw) != 1 or not raw[0]:
+        raise BadRequest("tile: give lanes=I,J,... (display indexes)")
+    try:
+        lanes = sorted({int(x) for x in raw[0].split(",")})
+    except ValueError:
+        raise BadRequest(f"tile: lanes={raw[0]!r} is not a list of integers") from None
+    if len(lanes) > MAX_TILE_LANES:
+        raise BadRequest(f"tile: {len(lanes)} lanes asked, at most {MAX_TILE_LANES} per tile")
+    if lanes[0] < 0 or lanes[-1] >= len(view.lanes):
+        raise BadRequest(f"tile: lane indexes run 0..{len(view.lanes) - 1}")
+    return lanes, level, t_from, min(t_to, view.store.duration)
+
+
+def tile(view: ServedTrace, lanes: list[int], level: int, t_from: int, t_to: int) -> dict[str, Any]:
+    """The tile's JSON (see the module doc)."""
+    store = view.store
+    keys = view.keys.filter(pl.col("lane").is_in(lanes))
+    counts = keys.join(store.window_counts(keys, t_from, t_to), on=["lane_kind", "lane_id"], how="left")
+    few = counts.filter(pl.col("n").fill_null(0) <= EXACT_LIMIT)
+    many = counts.filter(pl.col("n").fill_null(0) > EXACT_LIMIT)
+    strings: dict[str, int] = {}
+
+    def intern(text: str) -> int:
+        return strings.setdefault(text, len(strings))
+
+    out_lanes: list[dict[str, Any]] = []
+    stacks: list[list[list[Any]]] = []
+    if few.height:
+        spans = sorted_spans(replace_spans(view.light, store.spans(few, t_from, t_to)))
+        out_lanes += _exact(view, spans, few, intern, stacks, store.origin)
+    if many.height:
+        out_lanes += _runs(view, store.runs(many, level, t_from, t_to), many, level)
+    out_lanes.sort(key=lambda lane: lane["lane"])
+    return {
+        "level": level,
+        "from": t_from,
+        "to": t_to,
+        "strings": list(strings),
+        "stacks": stacks,
+        "lanes": out_lanes,
+    }
+
+
+def replace_spans(tl: Timeline, spans: pl.DataFrame) -> Timeline:
+    return replace(tl, spans=spans)
+
+
+def _exact(
+    view: ServedTrace,
+    spans: pl.DataFrame,
+    few: pl.DataFrame,
+    intern: Any,
+    stacks: list[list[list[Any]]],
+    origin: int,
+) -> list[dict[str, Any]]:
+    _names, code_to_index = state_names()
+    label, gid, start_stack, end_stack = span_fields(view.light, spans, view.lanes, intern)
+    used = np.unique(np.concatenate((start_stack, end_stack)))
+    used = used[used != 0]
+    for sid in used.tolist():
+        stacks.append([list(frame) for frame in view.light.stack(int(sid))])
+    dense = {int(sid): k for k, sid in enumerate(used.tolist())}
+
+    def stack_ids(raw: np.ndarray) -> list[int]:
+        return [dense.get(int(x), -1) for x in raw.tolist()]
+
+    lane_of = spans.join(few.select("lane_kind", "lane_id", "lane"), on=["lane_kind", "lane_id"], how="left")[
+        "lane"
+    ].to_numpy()
+    out = []
+    present = set()
+    if len(lane_of):
+        change = np.flatnonzero(lane_of[1:] != lane_of[:-1]) + 1
+        bounds = np.concatenate(([0], change, [len(lane_of)]))
+        state = code_to_index[spans["state"].to_numpy()]
+        start = spans["start"].to_numpy() - origin
+        end = spans["end"].to_numpy() - origin
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            lane = int(lane_of[lo])
+            present.add(lane)
+            out.append(
+                {
+                    "lane": lane,
+                    "exact": {
+                        "start": start[lo:hi].tolist(),
+                        "end": end[lo:hi].tolist(),
+                        "label": label[lo:hi].tolist(),
+                        "state": state[lo:hi].tolist(),
+                        "gid": gid[lo:hi].tolist(),
+                        "stack": stack_ids(start_stack[lo:hi]),
+                        "end_stack": stack_ids(end_stack[lo:hi]),
+                    },
+                }
+            )
+    empty = {"start": [], "end": [], "label": [], "state": [], "gid": [], "stack": [], "end_stack": []}
+    out += [{"lane": lane, "exact": empty} for lane in few["lane"].to_list() if lane not in present]
+    return out
+
+
+def _runs(view: ServedTrace, rows: pl.DataFrame, many: pl.DataFrame, level: int) -> list[dict[str, Any]]:
+    _names, code_to_index = state_names()
+    width = view.store.levels.width(level)
+    rows = rows.join(many.select("lane_kind", "lane_id", "lane"), on=["lane_kind", "lane_id"]).sort(
+        ["lane", "b0"]
+    )
+    out = []
+    for (lane,), part in rows.group_by("lane", maintain_order=True):
+        out.append(
+            {
+                "lane": int(lane),
+                "runs": {
+                    "from": int(part["b0"].min()) * width,
+                    "to": int(part["b1"].max()) * width,
+                    "b0": part["b0"].to_list(),
+                    "b1": part["b1"].to_list(),
+                    "state": code_to_index[part["state"].to_numpy()].tolist(),
+                    "fill": part["fill"].to_list(),
+                },
+            }
+        )
+    return out
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ViewServer
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        view = self.server.view
+        if url.path in ("/", "/index.html"):
+            self._send(HTTPStatus.OK, "text/html; charset=utf-8", view.page)
+            return
+        if url.path != "/tile":
+            self._error(HTTPStatus.NOT_FOUND, f"no such page {url.path!r}: / is the viewer, /tile its tiles")
+            return
+        try:
+            body = tile(view, *parse_tile(view, url.query))
+        except BadRequest as exc:
+            self._error(HTTPStatus.BAD_REQUEST, str(exc))
+            return
+        except (GoblueprintError, OSError, pl.exceptions.PolarsError) as exc:
+            # The tables went away or broke under the server: say so, keep serving.
+            self._error(
+                HTTPStatus.INTERNAL_SERVER_ERROR, f"tile: {type(exc).__name__}: {exc}".splitlines()[0]
+            )
+            return
+        data = json.dumps(body, separators=(",", ":")).encode("utf-8")
+        self._send(HTTPStatus.OK, "application/json", data)
+
+    def _error(self, status: HTTPStatus, message: str) -> None:
+        self._send(status, "application/json", json.dumps({"error": message}).encode("utf-8"))
+
+    def _send(self, status: HTTPStatus, kind: str, data: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:
+            print(f"goblueprint: {self.address_string()} {format % args}", file=sys.stderr)
+
+
+class ViewServer(HTTPServer):
+    """One request at a time: a tile's memory is all the server holds beyond the page."""
+
+    def __init__(self, view: ServedTrace, host: str, port: int, *, verbose: bool = False) -> None:
+        self.view = view
+        self.verbose = verbose
+        super().__init__((host, port), _Handler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        shown = f"[{host}]" if ":" in str(host) else host
+        return f"http://{shown}:{port}/"

@@ -1,0 +1,281 @@
+"""Levels of detail: the bucket summaries against a direct computation, the page's size
+bound on two traces, and the tile server's answers to bad requests."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from test_payload import decode
+
+from goblueprint.cli import main
+from goblueprint.render import levels as page_levels
+from goblueprint.render.lanes import arrange
+from goblueprint.render.timeline_html import render_timeline_html
+from goblueprint.timeline.detail import COLUMNS, FANOUT, FULL, MAX_LEVELS, plan_levels, runs
+from goblueprint.timeline.model import build_timeline
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _hand_built() -> pl.DataFrame:
+    """Lanes that tile time, leave gaps, start mid-bucket, and a lane of nested, overlapping ranges."""
+    rows = [
+        # lane 0: back to back, states alternate, spans of 1..250 ns
+        *[(0, t, t + d, s) for t, d, s in ((0, 5, 0), (5, 250, 1), (255, 1, 2), (256, 44, 0), (300, 700, 3))],
+        # lane 1: gaps between spans, first span late
+        (1, 37, 90, 1),
+        (1, 130, 131, 2),
+        (1, 500, 1000, 1),
+        # lane 2: overlapping ranges of two states, one nested in another of its own state
+        (2, 10, 900, 0),
+        (2, 100, 200, 0),
+        (2, 150, 400, 1),
+        (2, 380, 990, 1),
+        # lane 3: one span only, inside a single bucket at every width used
+        (3, 601, 602, 2),
+    ]
+    return pl.DataFrame(
+        rows, schema={"lane": pl.UInt32, "start": pl.Int64, "end": pl.Int64, "state": pl.UInt8}, orient="row"
+    )
+
+
+def _direct(spans: pl.DataFrame, width: int) -> dict[tuple[int, int], dict[int, int]]:
+    """(lane, bucket) -> {state: ns of the bucket some span of that state covers}, by enumerating ns."""
+    covered: dict[tuple[int, int, int], set[int]] = {}
+    for lane, start, end, state in spans.iter_rows():
+        for t in range(start, end):
+            covered.setdefault((lane, t // width, state), set()).add(t)
+    out: dict[tuple[int, int], dict[int, int]] = {}
+    for (lane, b, state), ts in covered.items():
+        out.setdefault((lane, b), {})[state] = len(ts)
+    return out
+
+
+@pytest.mark.parametrize("width", [1, 3, 16, 64, 250, 2000])
+def test_runs_are_the_dominant_state_and_fill_of_every_bucket(width):
+    spans = _hand_built()
+    want = _direct(spans, width)
+    got = runs(spans, width)
+    assert got.sort(["lane", "b0"]).equals(got)
+    seen = {}
+    for lane, b0, b1, state, fill in got.iter_rows():
+        assert b1 > b0
+        for b in range(b0, b1):
+            assert (lane, b) not in seen, "buckets of a lane are in one run only"
+            seen[(lane, b)] = (state, fill)
+    assert set(seen) == set(want), "exactly the buckets some span covers"
+    for key, per_state in want.items():
+        state, fill = seen[key]
+        assert per_state.get(state, 0) == max(per_state.values()), (key, per_state, state)
+        if key[0] != 2:  # lane 2's states overlap each other: its fill may count time twice
+            total = min(width, sum(per_state.values()))
+            assert fill == (total * FULL + width // 2) // width, (key, per_state, fill)
+    # Runs are maximal: neighbours in one lane differ in state or fill, or leave a gap.
+    rows = list(got.iter_rows())
+    for (lane, _b0, b1, state, fill), (lane2, b0n, _b1n, state2, fill2) in itertools.pairwise(rows):
+        if lane == lane2 and b1 == b0n:
+            assert (state, fill) != (state2, fill2)
+
+
+def test_a_window_changes_nothing_inside_it():
+    spans = _hand_built()
+    whole = runs(spans, 16)
+    part = runs(spans, 16, window=(10, 40))
+    expand = lambda df: {(r[0], b): r[3:] for r in df.iter_rows() for b in range(r[1], r[2])}  # noqa: E731
+    inside = {k: v for k, v in expand(whole).items() if 10 <= k[1] < 40}
+    assert expand(part) == inside
+
+
+def test_levels_nest_and_stop_at_the_finest_width():
+    for duration in (1, 999, 2048 * 1000, 7_000_000_000, 10**15):
+        lv = plan_levels(duration, 1000)
+        assert -(-duration // lv.width0) <= COLUMNS, "level 0 has at most COLUMNS buckets"
+        for k in range(1, lv.count):
+            assert lv.width(k - 1) == lv.width(k) * FANOUT
+        assert lv.width(lv.count - 1) <= 1000 or lv.count == MAX_LEVELS
+        assert lv.count == 1 or lv.width(lv.count - 2) > 1000
+
+
+def _span_bytes(header: dict) -> int:
+    """Bytes of span data in a page: level runs, exact spans, wake-up arrows."""
+    runs_ = sum(t["n"] for t in header["detail"]["levels"]) * page_levels.RUN_BYTES
+    return runs_ + header["spans"]["n"] * page_levels.SPAN_BYTES + header["flows"]["n"] * 24
+
+
+@pytest.fixture(scope="module")
+def two_timelines(go_trace):
+    small = build_timeline(go_trace("small", "1.27", prog_root=ROOT / "tests" / "trace_check" / "goprogs"))
+    large = build_timeline(go_trace("sched"))
+    assert large.spans.height > 20 * small.spans.height
+    return small, large
+
+
+def test_page_size_is_bounded_per_lane_and_level(two_timelines, monkeypatch):
+    """With a bound small enough to bind on both traces, each lane and level holds at most the
+    bound, and the page's span data stays under lanes * COLUMNS runs + the budget."""
+    monkeypatch.setattr(page_levels, "PER_LANE", 64)
+    monkeypatch.setattr(page_levels, "BUDGET", 64 * 1024)
+    sizes = []
+    for tl in two_timelines:
+        header, _raw = decode(render_timeline_html(tl, "t"))
+        lanes = header["lanes"]
+        counts = {k: lane.hi - lane.lo for k, lane in enumerate(arrange(tl))}
+        assert any(not lane["exact"] for lane in lanes), "the bound must bind for the test to mean anything"
+        for k, lane in enumerate(lanes):
+            for level, (lo, hi) in enumerate(lane["levels"]):
+                assert hi - lo <= (COLUMNS if level == 0 else 64), (lane["name"], level)
+            if lane["exact"]:
+                assert lane["spans"][1] - lane["spans"][0] == counts[k] <= 64
+            else:
+                assert lane["spans"][0] == lane["spans"][1]
+        bound = len(lanes) * COLUMNS * page_levels.RUN_BYTES + 64 * 1024
+        assert _span_bytes(header) <= bound
+        sizes.append(_span_bytes(header))
+    # Level 0 is the part that grows with the trace, lane by lane: never with its spans.
+    assert sizes[1] < two_timelines[1].spans.height * page_levels.SPAN_BYTES / 20
+
+
+def test_default_bound_on_a_large_trace(two_timelines):
+    tl = two_timelines[1]
+    header, _raw = decode(render_timeline_html(tl, "t"))
+    assert _span_bytes(header) <= len(header["lanes"]) * COLUMNS * page_levels.RUN_BYTES + page_levels.BUDGET
+    assert any(len(lane["levels"]) > 1 for lane in header["lanes"]), "finer levels fit the budget"
+    assert header["detail"]["count"] == plan_levels(tl.end_ns - tl.start_ns).count
+
+
+# ---------- the tile server ----------
+
+
+@pytest.fixture(scope="module")
+def served(go_trace):
+    from goblueprint.render.serve import ViewServer, prepare
+    from goblueprint.timeline.ingest import ingest
+
+    view = prepare(ingest(go_trace("sched")), "sched")
+    server = ViewServer(view, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def _get(url: str) -> tuple[int, dict | str]:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r:
+            body = r.read().decode()
+            return r.status, json.loads(body) if r.headers["Content-Type"] == "application/json" else body
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read().decode())
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("lanes=0&from=0&to=10", "give one level="),
+        ("lanes=0&from=0&to=10&level=x", "level='x' is not an integer"),
+        ("lanes=0&from=0&to=10&level=99", "is not in 0.."),
+        ("lanes=0&from=10&to=10&level=0", "0 <= from < to"),
+        ("lanes=0&from=-5&to=10&level=0", "0 <= from < to"),
+        ("lanes=0&from=99999999999999&to=999999999999999&level=0", "past the trace's end"),
+        ("lanes=&from=0&to=10&level=0", "give lanes="),
+        ("lanes=1,a&from=0&to=10&level=0", "not a list of integers"),
+        ("lanes=100000&from=0&to=10&level=0", "lane indexes run 0.."),
+        ("lanes=" + ",".join(map(str, range(300))) + "&from=0&to=10&level=0", "at most 256"),
+        ("lanes=0&from=0&to=10&level=0&x=1", "unknown parameter 'x'"),
+        ("lanes=0&lanes=1&from=0&to=10&level=0", "give lanes="),
+    ],
+)
+def test_bad_tile_requests_get_400_and_one_line(served, query, says):
+    status, body = _get(served.url + "tile?" + query)
+    assert status == 400
+    assert says in body["error"]
+    assert "\n" not in body["error"] and "Traceback" not in body["error"]
+
+
+def test_unknown_path_is_404(served):
+    status, body = _get(served.url + "nope")
+    assert status == 404 and "/tile" in body["error"]
+
+
+def test_tiles_are_the_stored_levels_and_the_exact_spans(served, go_trace, monkeypatch):
+    """A tile answers exact spans equal to the Timeline's in the window, or the level's runs
+    equal to the level function over the Timeline's spans."""
+    from goblueprint.render import serve
+
+    view = served.view
+    tl = build_timeline(go_trace("sched"))
+    origin = tl.start_ns
+    lanes = arrange(tl)
+    busy = int(np.argmax([lane.hi - lane.lo for lane in lanes]))
+    kind, lane_id = int(lanes[busy].kind), lanes[busy].lane_id
+    middle = int(
+        tl.spans.filter((pl.col("lane_kind") == kind) & (pl.col("lane_id") == lane_id))["start"].median()
+    )
+    t_from, t_to = middle - origin - 50_000, middle - origin + 50_000
+    status, body = _get(served.url + f"tile?lanes={busy}&from={t_from}&to={t_to}&level=3")
+    assert status == 200
+    (got,) = body["lanes"]
+    mine = tl.spans.filter(
+        (pl.col("lane_kind") == kind)
+        & (pl.col("lane_id") == lane_id)
+        & (pl.col("start") < origin + t_to)
+        & (pl.col("end") > origin + t_from)
+    ).sort(["start", "end"], descending=[False, True])
+    assert got["exact"]["start"] == (mine["start"] - origin).to_list()
+    assert got["exact"]["end"] == (mine["end"] - origin).to_list()
+    assert len(mine) > 5
+    # Few spans allowed per lane: the same lane and window answer with the level's runs.
+    monkeypatch.setattr(serve, "EXACT_LIMIT", 5)
+    status, body = _get(served.url + f"tile?lanes={busy}&from={t_from}&to={t_to}&level=3")
+    (got,) = body["lanes"]
+    assert "runs" in got, (len(mine), list(got))
+    width = view.store.levels.width(3)
+    names, code_to_index = page_levels.state_names()
+    inp = tl.spans.filter((pl.col("lane_kind") == kind) & (pl.col("lane_id") == lane_id)).select(
+        pl.lit(0, pl.UInt32).alias("lane"), pl.col("start") - origin, pl.col("end") - origin, "state"
+    )
+    lo, hi = t_from // width, -(-t_to // width)
+    want = runs(inp, width, window=(lo, hi))
+    assert got["runs"]["b0"] == want["b0"].to_list()
+    assert got["runs"]["b1"] == want["b1"].to_list()
+    assert got["runs"]["state"] == code_to_index[want["state"].to_numpy()].tolist()
+    assert got["runs"]["fill"] == want["fill"].to_list()
+    del names
+
+
+def test_trace_view_refuses_a_non_local_host(capsys, tmp_path):
+    # Refused before the trace is read: the file need not even exist.
+    assert main(["trace", "view", str(tmp_path / "t.trace"), "--host", "0.0.0.0"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("goblueprint: error:") and "--allow-remote" in err
+
+
+def test_trace_view_prints_its_url_serves_and_stops_on_ctrl_c(go_trace):
+    import signal
+    import subprocess
+    import sys
+
+    trace = go_trace("small", "1.27", prog_root=ROOT / "tests" / "trace_check" / "goprogs")
+    cmd = [sys.executable, "-m", "goblueprint", "trace", "view", str(trace), "--port", "0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "http://127.0.0.1:" in line, (line, proc.poll())
+        url = line.split(" at ", 1)[1].split()[0]
+        status, page = _get(url)
+        assert status == 200 and "connect-src 'self'" in page and '"served":true' in page
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=60)
+    assert code == 0
+    assert "Traceback" not in proc.stderr.read()
