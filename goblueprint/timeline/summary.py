@@ -99,7 +99,7 @@ class Summary:
 
 
 
-# Column dtypes the kernel is compiled for (the store's; task ids are read as int64 bit patterns).
+# The columns the kernel reads, with the store's dtypes.
 _FEED = (
     ("kind", np.uint8), ("time", np.int64), ("goroutine", np.int64), ("proc", np.int64),
     ("resource_kind", np.uint8), ("resource_id", np.int64), ("old_state", np.int8),
@@ -169,10 +169,12 @@ class Summarizer:
     def _run(self, mode: int, feed: list[np.ndarray]) -> None:
         k = self._kernel
         sc, *tables = self._state
-        # Task ids are uint64 on the wire; the kernel compares their bit patterns.
-        feed = [a.astype(dt, copy=False) for a, (_, dt) in zip(feed, _FEED, strict=True)]
-        feed[-2] = feed[-2].view(np.int64)
-        feed[-1] = feed[-1].view(np.int64)
+        # All int64, so the kernel is compiled for one signature whatever the columns' widths;
+        # task ids (uint64 on the wire) as their bit patterns.
+        feed = [
+            a.view(np.int64) if a.dtype == np.uint64 else a.astype(np.int64, copy=False)
+            for a in feed
+        ]
         status, row, value, *tables = k.summary_step(
             mode, *feed, self._root_func, self._root_pc, self._system, self._forever, sc, *tables
         )

@@ -52,6 +52,9 @@ from goblueprint.timeline._api import (
 )
 
 _I = np.int64
+# Arguments of compiled helpers go through _i: a bare constant would be typed as a literal
+# and compile the helper once more per distinct value (and numba's compile time is the cost).
+_i = np.int64
 STATS = np.dtype(
     [("exec", _I), ("sched", _I), ("syscall", _I), ("sysblock", _I), ("total", _I),
      ("bh", _I), ("bt", _I), ("nb", _I), ("rh", _I), ("rt", _I), ("nr", _I)]
@@ -88,6 +91,7 @@ NS_G, NS_TASK, NS_PAIR, NS_SYSP, NS_SYSG, NS_RANGEP = 0, 1, 2, 3, 4, 5
 ) = range(16)  # fmt: skip
 
 OK, ERR_UNSEEN = 0, 1
+BLOCK, RANGE = 0, 1  # which map of an ExecStats
 MODE_CHUNK, MODE_FINALIZE = 0, 1
 
 
@@ -227,8 +231,9 @@ def _lookup(E, head, key):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _add(S, E, sc, s, ranges, key, delta):  # pragma: no cover - compiled
-    """map[key] += delta in stats S[s]'s block-reason (or, with RANGES, range-time) map."""
+def _add(S, E, sc, s, which, key, delta):  # pragma: no cover - compiled
+    """map[key] += delta in stats S[s]'s block-reason (WHICH == BLOCK) or range-time map."""
+    ranges = which == RANGE
     e = _lookup(E, S[s].rh if ranges else S[s].bh, key)
     if e >= 0:
         E[e].val += delta
@@ -267,11 +272,11 @@ def _clone(S, E, sc, s):  # pragma: no cover - compiled
     S[c].total = S[s].total
     e = S[s].bh
     while e >= 0:
-        E = _add(S, E, sc, c, False, E[e].key, E[e].val)
+        E = _add(S, E, sc, c, _i(BLOCK), E[e].key, E[e].val)
         e = E[e].next
     e = S[s].rh
     while e >= 0:
-        E = _add(S, E, sc, c, True, E[e].key, E[e].val)
+        E = _add(S, E, sc, c, _i(RANGE), E[e].key, E[e].val)
         e = E[e].next
     return S, E, c
 
@@ -314,14 +319,14 @@ def _snapshot(G, S, E, sc, g, last_ts):  # pragma: no cover - compiled
     if G[g].last_runnable != 0:
         S[r].sched += last_ts - G[g].last_runnable
     if G[g].last_block != 0:
-        E = _add(S, E, sc, r, False, G[g].last_block_reason, last_ts - G[g].last_block)
+        E = _add(S, E, sc, r, _i(BLOCK), G[g].last_block_reason, last_ts - G[g].last_block)
     if G[g].last_syscall != 0:
         S[r].syscall += last_ts - G[g].last_syscall
     if G[g].last_syscall_block != 0:
         S[r].sched += last_ts - G[g].last_syscall_block
     e = G[g].ph
     while e >= 0:
-        E = _add(S, E, sc, r, True, E[e].key, last_ts - E[e].val)
+        E = _add(S, E, sc, r, _i(RANGE), E[e].key, last_ts - E[e].val)
         e = E[e].next
     return S, E, r
 
@@ -388,7 +393,7 @@ def _new_g(G, S, H, sc, gid, creation):  # pragma: no cover - compiled
     G[g].ph = -1
     G[g].pt = -1
     G[g].top = -1
-    H = hput(H, sc, NS_G, gid, 0, g)
+    H = hput(H, sc, _i(NS_G), gid, _i(0), g)
     return G, S, H, g
 
 
@@ -472,7 +477,7 @@ def _task(T, H, sc, tid):  # pragma: no cover - compiled
     sc[SC_TN] += 1
     T[k].id = tid
     T[k].child_of = -1
-    H = hput(H, sc, NS_TASK, tid, 0, k)
+    H = hput(H, sc, _i(NS_TASK), tid, _i(0), k)
     return T, H, k
 
 
@@ -485,7 +490,7 @@ def _task_goroutine(P, H, sc, k, gid):  # pragma: no cover - compiled
     P[sc[SC_PN]].task = k
     P[sc[SC_PN]].gid = gid
     sc[SC_PN] += 1
-    H = hput(H, sc, NS_PAIR, k, gid, 1)
+    H = hput(H, sc, _i(NS_PAIR), k, gid, _i(1))
     return P, H
 
 
@@ -519,7 +524,7 @@ def summary_step(
     if mode == MODE_FINALIZE:
         for g in range(sc[SC_GN]):
             if G[g].live:
-                S, E = _finalize(G, S, E, R, sc, system, g, sc[SC_LAST_TS], 0, 0)
+                S, E = _finalize(G, S, E, R, sc, system, g, sc[SC_LAST_TS], _i(0), _i(0))
         return OK, 0, 0, G, S, E, R, T, P, H
     for i in range(kind.shape[0]):
         t = time[i]
@@ -546,7 +551,7 @@ def summary_step(
                     if new == G_RUNNING:
                         S[s].exec += dt
                     elif new == G_WAITING:
-                        E = _add(S, E, sc, s, False, reason[i], dt)
+                        E = _add(S, E, sc, s, _i(BLOCK), reason[i], dt)
                     elif new == G_RUNNABLE:
                         S[s].sched += dt
                     elif new == G_SYSCALL:
@@ -560,7 +565,7 @@ def summary_step(
                     if creator >= 0 and G[creator].top >= 0:
                         # A new goroutine inherits the task of its creator's innermost region.
                         S, zero = _new_stats(S, sc)
-                        R, r = _new_region(R, sc, R[G[creator].top].task, 0, t, 1, zero)
+                        R, r = _new_region(R, sc, R[G[creator].top].task, _i(0), t, _i(1), zero)
                         G[g].top = r
                 elif g < 0:
                     return ERR_UNSEEN, i, gid, G, S, E, R, T, P, H
@@ -571,7 +576,7 @@ def summary_step(
                         G[g].last_start = 0
                     elif old == G_WAITING:
                         if G[g].last_block != 0:
-                            E = _add(S, E, sc, s, False, G[g].last_block_reason, t - G[g].last_block)
+                            E = _add(S, E, sc, s, _i(BLOCK), G[g].last_block_reason, t - G[g].last_block)
                             G[g].last_block = 0
                     elif old == G_RUNNABLE:
                         if G[g].last_runnable != 0:
@@ -605,11 +610,11 @@ def summary_step(
                     G[g].last_block_reason = reason[i]
                 elif new == G_WAITING or new == G_NOT_EXIST:
                     # Waiting "forever" is like goroutine death.
-                    S, E = _finalize(G, S, E, R, sc, system, g, t, t, 1)
+                    S, E = _finalize(G, S, E, R, sc, system, g, t, t, _i(1))
                 elif new == G_SYSCALL:
                     # Stored values must not be negative: IDs (>= -1, NoProc/NoGoroutine) go in plus one.
-                    H = hput(H, sc, NS_SYSP, proc[i], 0, gid + 1)
-                    H = hput(H, sc, NS_SYSG, gid, 0, proc[i] + 1)
+                    H = hput(H, sc, _i(NS_SYSP), proc[i], _i(0), gid + 1)
+                    H = hput(H, sc, _i(NS_SYSG), gid, _i(0), proc[i] + 1)
                     G[g].last_syscall = t
             elif rkind[i] == R_PROC:
                 if old_state[i] != new_state[i] and new_state[i] == P_IDLE:
@@ -629,13 +634,13 @@ def summary_step(
             elif rkind[i] == R_PROC:
                 g = hget(H, NS_G, goroutine[i], 0)
                 if g >= 0:
-                    H = hput(H, sc, NS_RANGEP, rid[i], name[i], goroutine[i] + 1)
+                    H = hput(H, sc, _i(NS_RANGEP), rid[i], name[i], goroutine[i] + 1)
             if g < 0:
                 continue
             if k == K_RANGE_ACTIVE:
                 e = -1 if G[g].frozen else _pending_range(E, G, g, name[i])
                 if e >= 0 and E[e].val != 0:
-                    E = _add(S, E, sc, G[g].stats, True, name[i], sc[SC_SYNC_TS] - E[e].val)
+                    E = _add(S, E, sc, G[g].stats, _i(RANGE), name[i], sc[SC_SYNC_TS] - E[e].val)
                 E = _set_pending_range(G, E, sc, g, name[i], sc[SC_SYNC_TS])
             else:
                 E = _set_pending_range(G, E, sc, g, name[i], t)
@@ -652,14 +657,14 @@ def summary_step(
             e = _pending_range(E, G, g, name[i])
             if e < 0 or E[e].val == 0:
                 continue
-            E = _add(S, E, sc, G[g].stats, True, name[i], t - E[e].val)
+            E = _add(S, E, sc, G[g].stats, _i(RANGE), name[i], t - E[e].val)
             _drop_pending_range(G, E, g, name[i])
         elif k == K_REGION_BEGIN:
             g = hget(H, NS_G, goroutine[i], 0)
             if g < 0:
                 continue
             S, E, snap = _snapshot(G, S, E, sc, g, t)
-            R, r = _new_region(R, sc, task[i], name[i], t, 1, snap)
+            R, r = _new_region(R, sc, task[i], name[i], t, _i(1), snap)
             R[r].below = G[g].top
             G[g].top = r
             T, P, H = _task_region(R, T, P, H, sc, r, G[g].gid)
@@ -673,7 +678,7 @@ def summary_step(
             else:
                 # An end without a begin: the region is made up now.
                 S, zero = _new_stats(S, sc)
-                R, r = _new_region(R, sc, task[i], name[i], 0, 0, zero)
+                R, r = _new_region(R, sc, task[i], name[i], _i(0), _i(0), zero)
                 T, P, H = _task_region(R, T, P, H, sc, r, G[g].gid)
             S, E, snap = _snapshot(G, S, E, sc, g, t)
             S, E, d = _sub(S, E, sc, snap, R[r].stats)
