@@ -121,14 +121,14 @@ def _grow(a, n):  # pragma: no cover - compiled
 _EMPTY, _DELETED = -1, -2
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _slot(ns, k1, k2, mask):  # pragma: no cover - compiled
     x = (k1 * -7046029254386353131) ^ (k2 * 0x9E3779B97F4A7C15 - 1) ^ (ns << 56)
     x = x * -4658895280553007687
     return (x ^ (x >> 29)) & mask
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _find(H, ns, k1, k2):  # pragma: no cover - compiled
     """Bucket of the key, or -1."""
     mask = H.shape[0] - 1
@@ -142,14 +142,14 @@ def _find(H, ns, k1, k2):  # pragma: no cover - compiled
         i = (i + 1) & mask
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def hget(H, ns, k1, k2):  # pragma: no cover - compiled
     """The value stored for the key, or -1 (values are never negative)."""
     b = _find(H, ns, k1, k2)
     return H[b, 3] if b >= 0 else -1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def hpop(H, ns, k1, k2):  # pragma: no cover - compiled
     """Remove the key; its value, or -1."""
     b = _find(H, ns, k1, k2)
@@ -160,7 +160,7 @@ def hpop(H, ns, k1, k2):  # pragma: no cover - compiled
     return v
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _put(H, ns, k1, k2, val):  # pragma: no cover - compiled
     """Store; 1 when an empty bucket was taken (the fill count grows)."""
     mask = H.shape[0] - 1
@@ -220,7 +220,7 @@ def _new_stats(S, sc):  # pragma: no cover - compiled
     return S, s
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _lookup(E, head, key):  # pragma: no cover - compiled
     e = head
     while e >= 0:
@@ -379,7 +379,7 @@ def _new_g(G, S, H, sc, gid, creation):  # pragma: no cover - compiled
     g = sc[SC_GN]
     sc[SC_GN] += 1
     S, s = _new_stats(S, sc)
-    old = hget(H, NS_G, gid, 0)
+    old = hget(H, _i(NS_G), gid, _i(0))
     if old >= 0:
         G[old].live = 0
         G[g].rank = G[old].rank
@@ -397,7 +397,7 @@ def _new_g(G, S, H, sc, gid, creation):  # pragma: no cover - compiled
     return G, S, H, g
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _pending_range(E, G, g, name):  # pragma: no cover - compiled
     """The E row of Go's g.lastRangeTime[name], or -1."""
     return _lookup(E, G[g].ph, name)
@@ -426,7 +426,7 @@ def _set_pending_range(G, E, sc, g, name, ts):  # pragma: no cover - compiled
     return E
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _drop_pending_range(G, E, g, name):  # pragma: no cover - compiled
     prev = -1
     e = G[g].ph
@@ -469,7 +469,7 @@ def _new_region(R, sc, task, name, start, has_start, stats):  # pragma: no cover
 @njit(cache=True, nogil=True)
 def _task(T, H, sc, tid):  # pragma: no cover - compiled
     """Go's getOrAddTask: the task's row."""
-    k = hget(H, NS_TASK, tid, 0)
+    k = hget(H, _i(NS_TASK), tid, _i(0))
     if k >= 0:
         return T, H, k
     T = _grow(T, sc[SC_TN] + 1)
@@ -484,7 +484,7 @@ def _task(T, H, sc, tid):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def _task_goroutine(P, H, sc, k, gid):  # pragma: no cover - compiled
     """Add GID to task row K's goroutine set."""
-    if hget(H, NS_PAIR, k, gid) >= 0:
+    if hget(H, _i(NS_PAIR), k, gid) >= 0:
         return P, H
     P = _grow(P, sc[SC_PN] + 1)
     P[sc[SC_PN]].task = k
@@ -542,7 +542,7 @@ def summary_step(
                 new = new_state[i]
                 if old == new:
                     continue
-                g = hget(H, NS_G, gid, 0)
+                g = hget(H, _i(NS_G), gid, _i(0))
                 if old == G_UNDETERMINED:
                     G, S, H, g = _new_g(G, S, H, sc, gid, sc[SC_SYNC_TS])
                     # The time since the sync was spent in NEW.
@@ -561,7 +561,7 @@ def summary_step(
                             S[s].syscall += dt
                 elif old == G_NOT_EXIST:
                     G, S, H, g = _new_g(G, S, H, sc, gid, t)
-                    creator = hget(H, NS_G, goroutine[i], 0)
+                    creator = hget(H, _i(NS_G), goroutine[i], _i(0))
                     if creator >= 0 and G[creator].top >= 0:
                         # A new goroutine inherits the task of its creator's innermost region.
                         S, zero = _new_stats(S, sc)
@@ -590,9 +590,9 @@ def summary_step(
                             S[s].syscall += t - G[g].last_syscall
                         G[g].last_syscall = 0
                         G[g].last_syscall_block = 0
-                        p = hpop(H, NS_SYSG, gid, 0)
+                        p = hpop(H, _i(NS_SYSG), gid, _i(0))
                         # Go deletes syscallingP[syscallingG[id]]: a missing entry reads as P 0.
-                        hpop(H, NS_SYSP, p - 1 if p >= 0 else 0, 0)
+                        hpop(H, _i(NS_SYSP), p - 1 if p >= 0 else _i(0), _i(0))
                 if G[g].name == 0:
                     # The root frame names the goroutine: its immutable start point.
                     st = tstack[i]
@@ -618,11 +618,11 @@ def summary_step(
                     G[g].last_syscall = t
             elif rkind[i] == R_PROC:
                 if old_state[i] != new_state[i] and new_state[i] == P_IDLE:
-                    b = _find(H, NS_SYSP, rid[i], 0)
+                    b = _find(H, _i(NS_SYSP), rid[i], _i(0))
                     if b >= 0:
                         gid = H[b, 3] - 1
                         H[b, 3] = _DELETED
-                        g = hget(H, NS_G, gid, 0)
+                        g = hget(H, _i(NS_G), gid, _i(0))
                         if g >= 0:
                             G[g].last_syscall_block = t
         elif k == K_SYNC:
@@ -630,9 +630,9 @@ def summary_step(
         elif k == K_RANGE_BEGIN or k == K_RANGE_ACTIVE:
             g = -1
             if rkind[i] == R_GOROUTINE:
-                g = hget(H, NS_G, rid[i], 0)
+                g = hget(H, _i(NS_G), rid[i], _i(0))
             elif rkind[i] == R_PROC:
-                g = hget(H, NS_G, goroutine[i], 0)
+                g = hget(H, _i(NS_G), goroutine[i], _i(0))
                 if g >= 0:
                     H = hput(H, sc, _i(NS_RANGEP), rid[i], name[i], goroutine[i] + 1)
             if g < 0:
@@ -647,11 +647,11 @@ def summary_step(
         elif k == K_RANGE_END:
             g = -1
             if rkind[i] == R_GOROUTINE:
-                g = hget(H, NS_G, rid[i], 0)
+                g = hget(H, _i(NS_G), rid[i], _i(0))
             elif rkind[i] == R_PROC:
-                v = hpop(H, NS_RANGEP, rid[i], name[i])
+                v = hpop(H, _i(NS_RANGEP), rid[i], name[i])
                 if v >= 0 and v - 1 == goroutine[i]:
-                    g = hget(H, NS_G, goroutine[i], 0)
+                    g = hget(H, _i(NS_G), goroutine[i], _i(0))
             if g < 0:
                 continue
             e = _pending_range(E, G, g, name[i])
@@ -660,7 +660,7 @@ def summary_step(
             E = _add(S, E, sc, G[g].stats, _i(RANGE), name[i], t - E[e].val)
             _drop_pending_range(G, E, g, name[i])
         elif k == K_REGION_BEGIN:
-            g = hget(H, NS_G, goroutine[i], 0)
+            g = hget(H, _i(NS_G), goroutine[i], _i(0))
             if g < 0:
                 continue
             S, E, snap = _snapshot(G, S, E, sc, g, t)
@@ -669,7 +669,7 @@ def summary_step(
             G[g].top = r
             T, P, H = _task_region(R, T, P, H, sc, r, G[g].gid)
         elif k == K_REGION_END:
-            g = hget(H, NS_G, goroutine[i], 0)
+            g = hget(H, _i(NS_G), goroutine[i], _i(0))
             if g < 0:
                 continue
             r = G[g].top
