@@ -48,7 +48,8 @@ def api_chunks(events: Iterable[Any], interner: Interner) -> Iterator[dict[str, 
 
 def _columns(rows: list[tuple], names: list[str]) -> dict[str, np.ndarray]:
     return {
-        name: np.array(col, dtype=COLUMNS[name]) for name, col in zip(names, zip(*rows, strict=True), strict=True)
+        name: np.array(col, dtype=COLUMNS[name])
+        for name, col in zip(names, zip(*rows, strict=True), strict=True)
     }
 
 

@@ -97,8 +97,6 @@ class Summary:
     end_time: int  # last event's time
 
 
-
-
 # The columns the kernel reads, with the store's dtypes.
 _FEED = (
     ("kind", np.uint8), ("time", np.int64), ("goroutine", np.int64), ("proc", np.int64),
@@ -171,11 +169,8 @@ class Summarizer:
         sc, *tables = self._state
         # All int64, so the kernel is compiled for one signature whatever the columns' widths;
         # task ids (uint64 on the wire) as their bit patterns.
-        feed = [
-            a.view(np.int64) if a.dtype == np.uint64 else a.astype(np.int64, copy=False)
-            for a in feed
-        ]
-        status, row, value, *tables = k.summary_step(
+        feed = [a.view(np.int64) if a.dtype == np.uint64 else a.astype(np.int64, copy=False) for a in feed]
+        status, value, *tables = k.summary_step(
             mode, *feed, self._root_func, self._root_pc, self._system, self._forever, sc, *tables
         )
         self._state = (sc, *tables)
@@ -198,7 +193,9 @@ class Summarizer:
         # the order they ended; regions of a summary that was replaced are dropped with it.
         owned = np.flatnonzero(R["g_seq"] >= 0)
         owned = owned[G["live"][R["owner"][owned]] == 1]
-        owned = owned[np.lexsort((R["g_seq"][owned], R["start"][owned], R["has_start"][owned], R["owner"][owned]))]
+        owned = owned[
+            np.lexsort((R["g_seq"][owned], R["start"][owned], R["has_start"][owned], R["owner"][owned]))
+        ]
         by_owner = _groups(R["owner"][owned], owned)
         goroutines: dict[int, GoroutineSummary] = {}
         names = self._names
@@ -243,8 +240,7 @@ def _groups(keys: np.ndarray, values: np.ndarray) -> dict[int, list[int]]:
     cuts = np.flatnonzero(np.diff(keys)) + 1
     starts = np.concatenate([[0], cuts])
     return {
-        int(keys[s]): part.tolist()
-        for s, part in zip(starts.tolist(), np.split(values, cuts), strict=True)
+        int(keys[s]): part.tolist() for s, part in zip(starts.tolist(), np.split(values, cuts), strict=True)
     }
 
 

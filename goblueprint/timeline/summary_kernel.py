@@ -20,7 +20,7 @@ of named structured arrays that grow (doubling) with the trace:
   key2) -> value, namespaces below.
 
 Everything is int64 inside; task ids are Go's uint64 as int64 bit patterns (NoTask
-is -1).  An error leaves as a status and the row it happened at.
+is -1).  An error leaves as a status and the goroutine it is about.
 """
 
 from __future__ import annotations
@@ -518,14 +518,14 @@ def summary_step(
     ROOT_FUNC / ROOT_PC: per interned stack, the root frame's function (an id into
     the caller's names, -1 = no frames) and PC; SYSTEM: per name id, Go's
     IsSystemGoroutine; FOREVER: the string id of the reason "forever" (-2 = none yet).
-    Returns (status, row, value, G, S, E, R, T, P, H): the tables may have been replaced
+    Returns (status, value, G, S, E, R, T, P, H): the tables may have been replaced
     by bigger ones.
     """
     if mode == MODE_FINALIZE:
         for g in range(sc[SC_GN]):
             if G[g].live:
                 S, E = _finalize(G, S, E, R, sc, system, g, sc[SC_LAST_TS], _i(0), _i(0))
-        return OK, 0, 0, G, S, E, R, T, P, H
+        return OK, 0, G, S, E, R, T, P, H
     for i in range(kind.shape[0]):
         t = time[i]
         k = kind[i]
@@ -568,7 +568,7 @@ def summary_step(
                         R, r = _new_region(R, sc, R[G[creator].top].task, _i(0), t, _i(1), zero)
                         G[g].top = r
                 elif g < 0:
-                    return ERR_UNSEEN, i, gid, G, S, E, R, T, P, H
+                    return ERR_UNSEEN, gid, G, S, E, R, T, P, H
                 else:
                     s = G[g].stats
                     if old == G_RUNNING:
@@ -709,4 +709,4 @@ def summary_step(
             T, H, tk = _task(T, H, sc, task[i])
             P, H = _task_goroutine(P, H, sc, tk, goroutine[i])
             T[tk].logs += 1
-    return OK, 0, 0, G, S, E, R, T, P, H
+    return OK, 0, G, S, E, R, T, P, H

@@ -11,7 +11,14 @@ import pytest
 from tl_goref import MORE_TRACES, TRACES, goref_binary
 
 from goblueprint.timeline.source import run_pass
-from goblueprint.timeline.summary import ExecStats, GoroutineSummary, RegionSummary, Summarizer, Summary, summarize
+from goblueprint.timeline.summary import (
+    ExecStats,
+    GoroutineSummary,
+    RegionSummary,
+    Summarizer,
+    Summary,
+    summarize,
+)
 
 pytestmark = pytest.mark.slow
 
