@@ -97,12 +97,10 @@ class Summary:
     end_time: int  # last event's time
 
 
-# The columns the kernel reads, with the store's dtypes.
+# The columns the kernel reads (the store's).
 _FEED = (
-    ("kind", np.uint8), ("time", np.int64), ("goroutine", np.int64), ("proc", np.int64),
-    ("resource_kind", np.uint8), ("resource_id", np.int64), ("old_state", np.int8),
-    ("new_state", np.int8), ("reason", np.int32), ("transition_stack", np.int32), ("name", np.int32),
-    ("task", np.uint64), ("parent_task", np.uint64),
+    "kind", "time", "goroutine", "proc", "resource_kind", "resource_id", "old_state", "new_state",
+    "reason", "transition_stack", "name", "task", "parent_task",
 )  # fmt: skip
 
 
@@ -131,7 +129,7 @@ class Summarizer:
         elif interner is not self._interner:
             raise ValueError("a Summarizer reads one pass: its chunks share one Interner")
         self._learn(interner)
-        self._run(self._kernel.MODE_CHUNK, [cols[name] for name, _ in _FEED])
+        self._run(self._kernel.MODE_CHUNK, [cols[name] for name in _FEED])
 
     def _learn(self, interner: Interner) -> None:
         """Per string and stack the pass interned since the last chunk (not per event)."""
@@ -179,7 +177,7 @@ class Summarizer:
 
     def finalize(self) -> Summary:
         k = self._kernel
-        self._run(k.MODE_FINALIZE, [np.zeros(0, dt) for _, dt in _FEED])
+        self._run(k.MODE_FINALIZE, [np.zeros(0, np.int64) for _ in _FEED])
         sc, G, S, E, R, T, P, _ = self._state
         strings = self._interner.strings if self._interner is not None else [""]
         G, S, E = G[: sc[k.SC_GN]], S[: sc[k.SC_SN]], E[: sc[k.SC_EN]]

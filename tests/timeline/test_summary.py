@@ -140,11 +140,17 @@ def go_test_trace(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return get
 
 
-@pytest.mark.parametrize("name", [*_go_tests(), "sched", "gcmix"])
-def test_whole_summary_equals_go(name: str, go_test_trace: Any, trace_path: Any, gc_trace: Any) -> None:
+@pytest.mark.parametrize("name", [*_go_tests(), "sched", "gcmix", "summaryedges"])
+def test_whole_summary_equals_go(name: str, go_test_trace: Any, go_trace: Any) -> None:
     # Every field of every goroutine, region and task, against Go's Summarizer on the same bytes.
-    trace = trace_path("sched", "1.27") if name == "sched" else gc_trace("1.27") if name == "gcmix" else (
-        go_test_trace(name))  # fmt: skip
+    # summaryedges makes what the others lack: regions and tasks ended but not begun while
+    # traced, goroutines waiting "forever" (in a region too), regions left open.
+    if name in ("gcmix", "summaryedges"):
+        trace = go_trace(name, go="1.27", prog_root=Path(__file__).parent / "goprogs")
+    elif name == "sched":
+        trace = go_trace(name, go="1.27")
+    else:
+        trace = go_test_trace(name)
     binary = goref_binary(source=Path(__file__).parent / "gosummary" / "main.go", name="gosummary")
     ref = json.loads(subprocess.run([str(binary), str(trace)], capture_output=True, check=True).stdout)
     assert "error" not in ref
