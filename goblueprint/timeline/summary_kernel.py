@@ -123,7 +123,8 @@ _EMPTY, _DELETED = -1, -2
 
 @njit(cache=True, nogil=True)
 def _slot(ns, k1, k2, mask):  # pragma: no cover - compiled
-    x = (k1 * -7046029254386353131) ^ (k2 * 0x9E3779B97F4A7C15 - 1) ^ (ns << 56)
+    # Multiplicative hashing; int64 products wrap, as Go's uint64 would.
+    x = (k1 * -7046029254386353131) ^ (k2 * 2685821657736338717) ^ (ns << 56)
     x = x * -4658895280553007687
     return (x ^ (x >> 29)) & mask
 
