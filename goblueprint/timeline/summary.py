@@ -4,6 +4,10 @@
 from this summary, so it is ported line by line (same zero-time sentinels, same
 quirks) rather than re-derived: the point is to print Go's numbers.  Durations
 and times are integer nanoseconds.
+
+The per-event work is compiled (``summary_kernel.py``) and fed the pass's columns
+chunk by chunk; Python runs once per new stack or string while events stream in,
+and once per goroutine, region and task when ``finalize`` builds the objects below.
 """
 
 from __future__ import annotations
@@ -12,31 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from goblueprint.errors import TraceError
-from goblueprint.timeline._api import (
-    G_NOT_EXIST,
-    G_RUNNABLE,
-    G_RUNNING,
-    G_SYSCALL,
-    G_UNDETERMINED,
-    G_WAITING,
-    K_LOG,
-    K_RANGE_ACTIVE,
-    K_RANGE_BEGIN,
-    K_RANGE_END,
-    K_REGION_BEGIN,
-    K_REGION_END,
-    K_STATE,
-    K_SYNC,
-    K_TASK_BEGIN,
-    K_TASK_END,
-    NO_PROC,
-    NO_TASK,
-    P_IDLE,
-    R_GOROUTINE,
-    R_PROC,
-    is_system_goroutine,
-)
+from goblueprint.timeline._api import is_system_goroutine
+from goblueprint.trace.store import Interner
 
 
 @dataclass
@@ -50,30 +34,6 @@ class ExecStats:
     syscall_block_time: int = 0
     total_time: int = 0
     range_time: dict[str, int] = field(default_factory=dict)
-
-    def clone(self) -> ExecStats:
-        return ExecStats(
-            self.exec_time,
-            self.sched_wait_time,
-            dict(self.block_time_by_reason),
-            self.syscall_time,
-            self.syscall_block_time,
-            self.total_time,
-            dict(self.range_time),
-        )
-
-    def sub(self, v: ExecStats) -> ExecStats:
-        r = self.clone()
-        r.exec_time -= v.exec_time
-        r.sched_wait_time -= v.sched_wait_time
-        for reason in self.block_time_by_reason:
-            r.block_time_by_reason[reason] -= v.block_time_by_reason.get(reason, 0)
-        r.syscall_time -= v.syscall_time
-        r.syscall_block_time -= v.syscall_block_time
-        r.total_time -= v.total_time
-        for name in self.range_time:
-            r.range_time[name] -= v.range_time.get(name, 0)
-        return r
 
     def unknown_time(self) -> int:
         total = self.exec_time + self.sched_wait_time + self.syscall_time + self.syscall_block_time
@@ -117,31 +77,6 @@ class TaskSummary:
     goroutines: set[int] = field(default_factory=set)
 
 
-class _Pending:
-    """Go's private goroutineSummary: state needed only while events stream in."""
-
-    __slots__ = (
-        "active_regions",
-        "last_block_reason",
-        "last_block_time",
-        "last_range_time",
-        "last_runnable_time",
-        "last_start_time",
-        "last_syscall_block_time",
-        "last_syscall_time",
-    )
-
-    def __init__(self) -> None:
-        self.last_start_time = 0
-        self.last_runnable_time = 0
-        self.last_block_time = 0
-        self.last_block_reason = ""
-        self.last_syscall_time = 0
-        self.last_syscall_block_time = 0
-        self.last_range_time: dict[str, int] = {}
-        self.active_regions: list[RegionSummary] = []
-
-
 @dataclass
 class GoroutineSummary:
     id: int
@@ -152,52 +87,6 @@ class GoroutineSummary:
     end_time: int = 0  # 0: never exited
     regions: list[RegionSummary] = field(default_factory=list)
     stats: ExecStats = field(default_factory=ExecStats)
-    pending: _Pending | None = field(default=None, repr=False)
-
-    def snapshot(self, last_ts: int) -> ExecStats:
-        ret = self.stats.clone()
-        p = self.pending
-        if p is None:
-            return ret
-        if self.stats.total_time == 0:
-            ret.total_time = last_ts - self.creation_time
-        if p.last_start_time:
-            ret.exec_time += last_ts - p.last_start_time
-        if p.last_runnable_time:
-            ret.sched_wait_time += last_ts - p.last_runnable_time
-        if p.last_block_time:
-            reasons = ret.block_time_by_reason
-            reasons[p.last_block_reason] = reasons.get(p.last_block_reason, 0) + last_ts - p.last_block_time
-        if p.last_syscall_time:
-            ret.syscall_time += last_ts - p.last_syscall_time
-        if p.last_syscall_block_time:
-            ret.sched_wait_time += last_ts - p.last_syscall_block_time
-        for name, ts in p.last_range_time.items():
-            ret.range_time[name] = ret.range_time.get(name, 0) + last_ts - ts
-        return ret
-
-    def finalize(self, last_ts: int, trigger_time: int | None) -> None:
-        if trigger_time is not None:
-            self.end_time = trigger_time
-        final = self.snapshot(last_ts)
-        self.stats = final
-        if self.pending is None:
-            return
-        if not is_system_goroutine(self.name):
-            for region in self.pending.active_regions:
-                region.end_time = trigger_time
-                region.stats = final.sub(region.stats)
-                self.regions.append(region)
-        self.pending = _Pending()
-        # Go zeroes the pending state (its maps become nil): no more ranges are tracked.
-        self.pending.last_range_time = _FrozenDict()
-
-
-class _FrozenDict(dict):
-    """Go's nil map after finalize: reads are empty, writes are dropped."""
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        pass
 
 
 @dataclass
@@ -208,235 +97,202 @@ class Summary:
     end_time: int  # last event's time
 
 
+# The columns the kernel reads (the store's).
+_FEED = (
+    "kind", "time", "goroutine", "proc", "resource_kind", "resource_id", "old_state", "new_state",
+    "reason", "transition_stack", "name", "task", "parent_task",
+)  # fmt: skip
+
+
 class Summarizer:
-    """Feed events in reader order with ``event(ev)``, then ``finalize()``."""
+    """Feed every chunk of a pass's columns to ``columns(cols, interner)``, then ``finalize()``."""
 
     def __init__(self) -> None:
-        self.gs: dict[int, GoroutineSummary] = {}
-        self.tasks: dict[int, TaskSummary] = {}
-        self.syscalling_p: dict[int, int] = {}
-        self.syscalling_g: dict[int, int] = {}
-        self.ranges_p: dict[tuple[int, str], int] = {}
-        self.last_ts = 0
-        self.sync_ts = 0
-        self.first_ts: int | None = None
+        from goblueprint.timeline import summary_kernel as kernel
 
-    def _new_g(self, gid: int, creation: int) -> GoroutineSummary:
-        g = GoroutineSummary(id=gid, creation_time=creation, pending=_Pending())
-        self.gs[gid] = g
-        return g
+        self._kernel = kernel
+        self._state = kernel.new_state()
+        self._interner: Interner | None = None
+        # Goroutine names (root functions of transition stacks), by id; 0 is "", a system name.
+        self._names: list[str] = [""]
+        self._name_ids: dict[str, int] = {"": 0}
+        self._system = np.ones(1, np.bool_)
+        # Per interned stack: its root frame's name id (-1: no frames) and PC (as int64 bits).
+        self._root_func = np.full(1, -1, np.int64)
+        self._root_pc = np.zeros(1, np.int64)
+        self._strings_seen = 0
+        self._forever = -2  # string id of the reason "forever", once the pass has it
 
-    def _task(self, tid: int) -> TaskSummary:
-        task = self.tasks.get(tid)
-        if task is None:
-            task = self.tasks[tid] = TaskSummary(tid)
-        return task
+    def columns(self, cols: dict[str, np.ndarray], interner: Interner) -> None:
+        if self._interner is None:
+            self._interner = interner
+        elif interner is not self._interner:
+            raise ValueError("a Summarizer reads one pass: its chunks share one Interner")
+        self._learn(interner)
+        self._run(self._kernel.MODE_CHUNK, [cols[name] for name in _FEED])
 
-    def event(self, ev: Any) -> None:
-        kind = int(ev.kind)
-        self.step(ev, kind, ev.state_transition() if kind == K_STATE else None)
-
-    def step(self, ev: Any, kind: int, st: Any) -> None:
-        t = ev.time
-        if self.first_ts is None:
-            self.first_ts = t
-        if self.sync_ts == 0:
-            self.sync_ts = t
-        self.last_ts = t
-        if kind == K_STATE:
-            self._transition(ev, st, t)
-        elif kind == K_SYNC:
-            self.sync_ts = t
-        elif kind == K_RANGE_BEGIN or kind == K_RANGE_ACTIVE:
-            self._range_begin(ev, kind, t)
-        elif kind == K_RANGE_END:
-            self._range_end(ev, t)
-        elif kind == K_REGION_BEGIN:
-            g = self.gs.get(ev.goroutine)
-            if g is None or g.pending is None:
-                return
-            r = ev.region()
-            region = RegionSummary(r.task, r.type, t, None, g.snapshot(t))
-            g.pending.active_regions.append(region)
-            task = self._task(r.task)
-            task.regions.append(region)
-            task.goroutines.add(g.id)
-        elif kind == K_REGION_END:
-            g = self.gs.get(ev.goroutine)
-            if g is None or g.pending is None:
-                return
-            r = ev.region()
-            stack = g.pending.active_regions
-            if stack:
-                sd = stack.pop()
-            else:
-                sd = RegionSummary(r.task, r.type, None, None)
-                task = self._task(r.task)
-                task.goroutines.add(g.id)
-                task.regions.append(sd)
-            sd.stats = g.snapshot(t).sub(sd.stats)
-            sd.end_time = t
-            g.regions.append(sd)
-        elif kind == K_TASK_BEGIN or kind == K_TASK_END:
-            tk = ev.task()
-            task = self._task(tk.id)
-            task.name = tk.type
-            task.goroutines.add(ev.goroutine)
-            if kind == K_TASK_BEGIN:
-                task.start_time = t
-            else:
-                task.end_time = t
-            if tk.parent != NO_TASK and task.parent is None:
-                parent = self._task(tk.parent)
-                task.parent = tk.parent
-                parent.children.append(task.id)
-        elif kind == K_LOG:
-            task = self._task(ev.log().task)
-            task.goroutines.add(ev.goroutine)
-            task.logs += 1
-
-    def _transition(self, ev: Any, st: Any, t: int) -> None:
-        rkind = st.resource.kind
-        if rkind == R_GOROUTINE:
-            gid = st.resource.id
-            old, new = st.old, st.new
-            if old == new:
-                return
-            g = self.gs.get(gid)
-            if old == G_UNDETERMINED:
-                g = self._new_g(gid, self.sync_ts)
-                state_time = t - self.sync_ts
-                s = g.stats
-                if new == G_RUNNING:
-                    s.exec_time += state_time
-                elif new == G_WAITING:
-                    s.block_time_by_reason[st.reason] = s.block_time_by_reason.get(st.reason, 0) + state_time
-                elif new == G_RUNNABLE:
-                    s.sched_wait_time += state_time
-                elif new == G_SYSCALL:
-                    if ev.proc == NO_PROC:
-                        s.syscall_block_time += state_time
-                    else:
-                        s.syscall_time += state_time
-            elif old == G_NOT_EXIST:
-                g = self._new_g(gid, t)
-                creator = self.gs.get(ev.goroutine)
-                if creator is not None and creator.pending is not None and creator.pending.active_regions:
-                    # A new goroutine inherits the task of its creator's innermost region.
-                    top = creator.pending.active_regions[-1]
-                    g.pending = _Pending()
-                    g.pending.active_regions = [RegionSummary(top.task, "", t, None)]
-            elif g is None or g.pending is None:
-                raise TraceError(f"goroutine {gid} changes state before it was seen")
-            else:
-                p = g.pending
-                s = g.stats
-                if old == G_RUNNING:
-                    s.exec_time += t - p.last_start_time
-                    p.last_start_time = 0
-                elif old == G_WAITING:
-                    if p.last_block_time:
-                        reason = p.last_block_reason
-                        s.block_time_by_reason[reason] = (
-                            s.block_time_by_reason.get(reason, 0) + t - p.last_block_time
-                        )
-                        p.last_block_time = 0
-                elif old == G_RUNNABLE:
-                    if p.last_runnable_time:
-                        s.sched_wait_time += t - p.last_runnable_time
-                        p.last_runnable_time = 0
-                elif old == G_SYSCALL and p.last_syscall_time:
-                    if p.last_syscall_block_time:
-                        s.syscall_block_time += t - p.last_syscall_block_time
-                        s.syscall_time += p.last_syscall_block_time - p.last_syscall_time
-                    else:
-                        s.syscall_time += t - p.last_syscall_time
-                    p.last_syscall_time = 0
-                    p.last_syscall_block_time = 0
-                    proc = self.syscalling_g.pop(gid, None)
-                    # Go deletes syscallingP[syscallingG[id]]; a missing entry reads as P 0.
-                    self.syscalling_p.pop(0 if proc is None else proc, None)
-            if not g.name:
-                # The root frame names the goroutine: its immutable start point.
-                for frame in st.stack.frames():
-                    g.pc = frame.pc
-                    g.name = frame.func
-            p = g.pending
-            if p is None:
-                return
-            if new == G_RUNNING:
-                p.last_start_time = t
-                if g.start_time == 0:
-                    g.start_time = t
-            elif new == G_RUNNABLE:
-                p.last_runnable_time = t
-            elif new == G_WAITING and st.reason != "forever":
-                p.last_block_time = t
-                p.last_block_reason = st.reason
-            elif new == G_WAITING or new == G_NOT_EXIST:
-                # Waiting "forever" is like goroutine death.
-                g.finalize(t, t)
-            elif new == G_SYSCALL:
-                self.syscalling_p[ev.proc] = gid
-                self.syscalling_g[gid] = ev.proc
-                p.last_syscall_time = t
-        elif rkind == R_PROC:
-            pid = st.resource.id
-            if st.old != st.new and st.new == P_IDLE:
-                gid = self.syscalling_p.pop(pid, None)
-                if gid is not None:
-                    g = self.gs.get(gid)
-                    if g is not None and g.pending is not None:
-                        g.pending.last_syscall_block_time = t
-
-    def _range_begin(self, ev: Any, kind: int, t: int) -> None:
-        r = ev.range()
-        g = None
-        if r.scope.kind == R_GOROUTINE:
-            g = self.gs.get(r.scope.id)
-        elif r.scope.kind == R_PROC:
-            g = self.gs.get(ev.goroutine)
-            if g is not None:
-                self.ranges_p[(r.scope.id, r.name)] = ev.goroutine
-        if g is None or g.pending is None:
+    def _learn(self, interner: Interner) -> None:
+        """Per string and stack the pass interned since the last chunk (not per event)."""
+        strings = interner.strings
+        if self._strings_seen < len(strings):
+            if self._forever < 0 and "forever" in strings[self._strings_seen :]:
+                self._forever = strings.index("forever", self._strings_seen)
+            self._strings_seen = len(strings)
+        stacks = interner.stacks
+        known = len(self._root_func)
+        if known >= len(stacks):
             return
-        last = g.pending.last_range_time
-        if kind == K_RANGE_ACTIVE:
-            ts = last.get(r.name, 0)
-            if ts:
-                g.stats.range_time[r.name] = g.stats.range_time.get(r.name, 0) + self.sync_ts - ts
-            last[r.name] = self.sync_ts
-        else:
-            last[r.name] = t
+        funcs = np.full(len(stacks) - known, -1, np.int64)
+        pcs = np.zeros(len(stacks) - known, np.uint64)
+        for k, frames in enumerate(stacks[known:]):
+            if frames:
+                root = frames[-1]
+                funcs[k] = self._name_id(root.func)
+                pcs[k] = root.pc
+        self._root_func = np.concatenate([self._root_func, funcs])
+        self._root_pc = np.concatenate([self._root_pc, pcs.view(np.int64)])
+        if len(self._system) < len(self._names):
+            system = [is_system_goroutine(n) for n in self._names[len(self._system) :]]
+            self._system = np.concatenate([self._system, np.array(system, np.bool_)])
 
-    def _range_end(self, ev: Any, t: int) -> None:
-        r = ev.range()
-        g = None
-        if r.scope.kind == R_GOROUTINE:
-            g = self.gs.get(r.scope.id)
-        elif r.scope.kind == R_PROC:
-            key = (r.scope.id, r.name)
-            gid = self.ranges_p.pop(key, None)
-            if gid is not None and gid == ev.goroutine:
-                g = self.gs.get(gid)
-        if g is None or g.pending is None:
-            return
-        ts = g.pending.last_range_time.get(r.name, 0)
-        if not ts:
-            return
-        g.stats.range_time[r.name] = g.stats.range_time.get(r.name, 0) + t - ts
-        g.pending.last_range_time.pop(r.name, None)
+    def _name_id(self, func: str) -> int:
+        nid = self._name_ids.get(func)
+        if nid is None:
+            nid = self._name_ids[func] = len(self._names)
+            self._names.append(func)
+        return nid
+
+    def _run(self, mode: int, feed: list[np.ndarray]) -> None:
+        k = self._kernel
+        sc, *tables = self._state
+        # All int64, so the kernel is compiled for one signature whatever the columns' widths;
+        # task ids (uint64 on the wire) as their bit patterns.
+        feed = [a.view(np.int64) if a.dtype == np.uint64 else a.astype(np.int64, copy=False) for a in feed]
+        status, value, *tables = k.summary_step(
+            mode, *feed, self._root_func, self._root_pc, self._system, self._forever, sc, *tables
+        )
+        self._state = (sc, *tables)
+        if status == k.ERR_UNSEEN:
+            raise TraceError(f"goroutine {value} changes state before it was seen")
 
     def finalize(self) -> Summary:
-        for g in self.gs.values():
-            g.finalize(self.last_ts, None)
-            g.regions.sort(key=lambda r: (r.start_time is not None, r.start_time or 0))
-            g.pending = None
-        return Summary(self.gs, self.tasks, self.first_ts or 0, self.last_ts)
+        k = self._kernel
+        self._run(k.MODE_FINALIZE, [np.zeros(0, np.int64) for _ in _FEED])
+        sc, G, S, E, R, T, P, _ = self._state
+        strings = self._interner.strings if self._interner is not None else [""]
+        G, S, E = G[: sc[k.SC_GN]], S[: sc[k.SC_SN]], E[: sc[k.SC_EN]]
+        R, T, P = R[: sc[k.SC_RN]], T[: sc[k.SC_TN]], P[: sc[k.SC_PN]]
+        stats = _StatsReader(S, E, strings)
+        regions = _Regions(R, stats, strings)
+
+        live = np.flatnonzero(G["live"] == 1)
+        live = live[np.argsort(G["rank"][live], kind="stable")]
+        # A goroutine's regions, as Go sorts them: by start time (unknown first), ties in
+        # the order they ended; regions of a summary that was replaced are dropped with it.
+        owned = np.flatnonzero(R["g_seq"] >= 0)
+        owned = owned[G["live"][R["owner"][owned]] == 1]
+        owned = owned[
+            np.lexsort((R["g_seq"][owned], R["start"][owned], R["has_start"][owned], R["owner"][owned]))
+        ]
+        by_owner = _groups(R["owner"][owned], owned)
+        goroutines: dict[int, GoroutineSummary] = {}
+        names = self._names
+        for g, gid, name, creation, start, end, pc, s in zip(
+            live.tolist(), *(G[f][live].tolist() for f in ("gid", "name", "creation", "start", "end")),
+            G["pc"][live].view(np.uint64).tolist(), G["stats"][live].tolist(), strict=True,
+        ):  # fmt: skip
+            goroutines[gid] = GoroutineSummary(
+                gid, names[name], pc, creation, start, end,
+                [regions.get(r) for r in by_owner.get(g, ())], stats.get(s),
+            )  # fmt: skip
+
+        ids = T["id"].view(np.uint64).tolist()
+        parents = T["parent"].view(np.uint64).tolist()
+        in_task = np.flatnonzero(R["t_seq"] >= 0)
+        in_task = in_task[np.lexsort((R["t_seq"][in_task], R["task_slot"][in_task]))]
+        task_regions = _groups(R["task_slot"][in_task], in_task)
+        kids = np.flatnonzero(T["child_of"] >= 0)
+        kids = kids[np.lexsort((T["child_seq"][kids], T["child_of"][kids]))]
+        children = _groups(T["child_of"][kids], kids)
+        pairs = np.argsort(P["task"], kind="stable")
+        members = _groups(P["task"][pairs], P["gid"][pairs])
+        tasks: dict[int, TaskSummary] = {}
+        for t, (name, has_parent, start, has_start, end, has_end, logs) in enumerate(
+            zip(*(T[f].tolist() for f in ("name", "has_parent", "start", "has_start", "end", "has_end", "logs")),
+                strict=True)
+        ):  # fmt: skip
+            tasks[ids[t]] = TaskSummary(
+                ids[t], strings[name], parents[t] if has_parent else None,
+                [ids[c] for c in children.get(t, ())], start if has_start else None,
+                end if has_end else None, logs, [regions.get(r) for r in task_regions.get(t, ())],
+                set(members.get(t, ())),
+            )  # fmt: skip
+        first = int(sc[k.SC_FIRST_TS]) if sc[k.SC_FIRST_SET] else 0
+        return Summary(goroutines, tasks, first, int(sc[k.SC_LAST_TS]))
+
+
+def _groups(keys: np.ndarray, values: np.ndarray) -> dict[int, list[int]]:
+    """VALUES split by KEYS (sorted, equal keys adjacent): key -> values in order."""
+    if not len(keys):
+        return {}
+    cuts = np.flatnonzero(np.diff(keys)) + 1
+    starts = np.concatenate([[0], cuts])
+    return {
+        int(keys[s]): part.tolist() for s, part in zip(starts.tolist(), np.split(values, cuts), strict=True)
+    }
+
+
+class _StatsReader:
+    """ExecStats objects from the kernel's stats rows (maps: linked entry rows, in insertion order)."""
+
+    def __init__(self, S: np.ndarray, E: np.ndarray, strings: list[str]) -> None:
+        self._scalars = list(zip(*(S[f].tolist() for f in ("exec", "sched", "syscall", "sysblock", "total")),
+                                 strict=True))  # fmt: skip
+        self._heads = list(zip(S["bh"].tolist(), S["rh"].tolist(), strict=True))
+        self._key, self._val, self._next = E["key"].tolist(), E["val"].tolist(), E["next"].tolist()
+        self._strings = strings
+
+    def _map(self, e: int) -> dict[str, int]:
+        out = {}
+        while e >= 0:
+            out[self._strings[self._key[e]]] = self._val[e]
+            e = self._next[e]
+        return out
+
+    def get(self, s: int) -> ExecStats:
+        exec_time, sched, syscall, sysblock, total = self._scalars[s]
+        bh, rh = self._heads[s]
+        return ExecStats(exec_time, sched, self._map(bh), syscall, sysblock, total, self._map(rh))
+
+
+class _Regions:
+    """One RegionSummary per region row, shared by its goroutine's and its task's lists (as in Go)."""
+
+    def __init__(self, R: np.ndarray, stats: _StatsReader, strings: list[str]) -> None:
+        self._R = R
+        self._tasks = R["task"].view(np.uint64)
+        self._stats = stats
+        self._strings = strings
+        self._made: dict[int, RegionSummary] = {}
+
+    def get(self, r: int) -> RegionSummary:
+        region = self._made.get(r)
+        if region is None:
+            row = self._R[r]
+            region = self._made[r] = RegionSummary(
+                int(self._tasks[r]), self._strings[int(row["name"])],
+                int(row["start"]) if row["has_start"] else None, int(row["end"]) if row["has_end"] else None,
+                self._stats.get(int(row["stats"])),
+            )  # fmt: skip
+        return region
 
 
 def summarize(events: Iterable[Any]) -> Summary:
+    """The summary of any iterable of objects with the Event API (e.g. Go's own events in tests)."""
+    from goblueprint.timeline.api_columns import api_chunks
+
     s = Summarizer()
-    for ev in events:
-        s.event(ev)
+    interner = Interner()
+    for cols in api_chunks(events, interner):
+        s.columns(cols, interner)
     return s.finalize()

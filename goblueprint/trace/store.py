@@ -227,6 +227,10 @@ class Interner:
             self.stacks.append(frames)
         return sid
 
+    def frames_id(self, frames: tuple[StackFrame, ...]) -> int:
+        """Our id of a stack given by its frames (a source without the reader's stack tables)."""
+        return self._frames_id(frames)
+
     def stack(self, stack) -> int:
         """Our id of a reader Stack; frames are fetched once per stack and generation."""
         if not stack:

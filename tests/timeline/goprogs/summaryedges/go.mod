@@ -1,0 +1,3 @@
+module summaryedges
+
+go 1.22
