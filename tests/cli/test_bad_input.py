@@ -99,6 +99,9 @@ def test_unreadable_trace_inputs_are_one_line_and_write_nothing(bad_traces, tmp_
         # --allow-partial accepts a partial result, not an empty one.
         cases.append(["trace", "stats", "--allow-partial", str(bad_traces[kind])])
         where.append((kind, "stats --allow-partial", None))
+        # The server refuses before it listens (on a readable trace it would serve until stopped).
+        cases.append(["trace", "view", "--port", "0", str(bad_traces[kind])])
+        where.append((kind, "view", None))
     for (kind, name, out_dir), res in zip(where, run_many(cases), strict=True):
         assert res.code == 1, (kind, name, res)
         line = res.one_line()
@@ -304,7 +307,7 @@ def test_wrong_command_lines_are_one_line_too():
 
 
 def test_trace_commands_document_the_partial_rule():
-    names = ["stats", "dump", "metrics", "timeline", "export", "sql", "pprof"]
+    names = ["stats", "dump", "metrics", "timeline", "export", "sql", "pprof", "view"]
     results = run_many([["trace", n, "--help"] for n in names] + [["schedtrace", "--help"]])
     top = run_many([["--help"]])[0]
     assert "Exit status" in top.stdout and "--allow-partial" in top.stdout
