@@ -17,7 +17,8 @@ idle ticks), its preemption of a G that kept one schedtick for forcePreemptNS,
 its retake of Ps from syscalls (after one tick of observation, or at once when
 there is work and nobody to do it) and its network poll; handoffp; exitsyscall and
 Go 1.27's exitsyscallTryGetP; timers on the P the G slept on, run by the M parked in
-netpoll, the owner's findRunnable or a thief's last steal round; injectglist;
+netpoll, the owner's findRunnable or a thief's last steal round; injectglist; the
+blocking netpoll of an M giving its P up;
 stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS.
 
 Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
