@@ -17,7 +17,8 @@ idle ticks), its preemption of a G that kept one schedtick for forcePreemptNS,
 its retake of Ps from syscalls (after one tick of observation, or at once when
 there is work and nobody to do it) and its network poll; handoffp; exitsyscall and
 Go 1.27's exitsyscallTryGetP; timers on the P the G slept on, run by the M parked in
-netpoll, the owner's findRunnable or a thief's last steal round; injectglist;
+netpoll, the owner's findRunnable or a thief's last steal round; injectglist; the
+blocking netpoll of an M giving its P up;
 stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS.
 
 Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
@@ -775,7 +776,8 @@ class Sim:
         return self.grun_start[g] + self.grem[g] > self.now + self.c.runnext_steal_wait_ns
 
     def stop_m(self, p: int) -> None:
-        """Nothing to run: release P; a spinning M re-checks the queues once after dropping its spin."""
+        """Nothing to run: release P; a spinning M re-checks the queues once after dropping its spin,
+        then the M polls the network (blocking) if Gs wait there."""
         was_spinning = self.spinning[p]
         if was_spinning:
             self.spinning[p] = False
@@ -785,6 +787,13 @@ class Sim:
             if self.npidle and not self.stw_active:
                 q = self.pidleget()
                 self.startm(q, True, self.steal_ns, woken=False)  # this M, back with a P
+                return
+        if self.netready and not self.stw_active:
+            # findRunnable's blocking netpoll: with no P, this M blocks in netpoll (nobody else
+            # does: a poller already blocked would have taken these at once, net_ready), which
+            # returns at once with the Gs whose fds became ready while it held its P; it takes
+            # an idle P back (pidleget: the top, the one it just released) and runs the first.
+            self.startm(self.pidleget(), False, self.k.schedule_ns, woken=False)
 
     def execute(self, p: int, g: int, inherit: bool) -> None:
         if not inherit:

@@ -105,10 +105,12 @@ def test_replay_metrics_within_the_stated_tolerance(
     assert real["migrations"] <= sim["migrations"] <= 7 * real["migrations"]
     # findRunnable spins as long as the traced machine did (model.spinning), holding its P and
     # nmspinning through its steal rounds, so wakep wakes fewer threads and Ps idle less often:
-    # still too many of both (x1.5-x1.7 and x1.9-x2.3, from x1.7-x2.2 and x2.0-x2.5 before).
+    # and an M giving its P up polls the network (findRunnable's blocking netpoll), so Gs ready
+    # there run on the P it takes back instead of waiting for another P's poll and its wakep:
+    # still too many of both (x1.5-x1.6 and x1.8-x2.0, from x1.5-x1.7 and x1.9-x2.0 before).
     assert abs(sim["find_idle_p50_ns"] - real["find_idle_p50_ns"]) <= 0.1 * real["find_idle_p50_ns"]
-    assert real["thread_wakeups"] < sim["thread_wakeups"] <= 1.7 * real["thread_wakeups"]
-    assert real["idle_p_spans"] < sim["idle_p_spans"] <= 2.3 * real["idle_p_spans"]
+    assert real["thread_wakeups"] < sim["thread_wakeups"] <= 1.6 * real["thread_wakeups"]
+    assert real["idle_p_spans"] < sim["idle_p_spans"] <= 2.0 * real["idle_p_spans"]
     # Thread wake-ups read the same way from both: the trace's run from microseconds to
     # milliseconds; the model's cost the one constant it is given, and never read longer.
     assert real["thread_wakeups"] > 0 and sim["thread_wakeups"] > 0

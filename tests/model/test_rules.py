@@ -504,6 +504,27 @@ def test_a_spinning_m_takes_what_reached_the_global_queue_before_giving_its_p_up
     )
 
 
+def test_an_m_giving_its_p_up_polls_the_network_and_runs_what_became_ready(consts: Constants) -> None:
+    # A G's fd becomes ready while P0's M spins and P1 runs (no P idle, so no M blocks in
+    # netpoll). After its rounds the M drops P0 and, the one M without a P, blocks in netpoll
+    # (findRunnable's end), which returns at once: it takes P0 back and runs the G itself —
+    # no thread woken, and the G does not wait for another P's poll or sysmon's.
+    sim = _spinning_p0(consts, procs=2)
+    t0, m0 = sim.now, sim.pm[0]
+    (g,) = _gs(sim, 1)
+    sim.gstatus[g] = engine.GS_WAITING
+    sim.netwaiters += 1
+    sim.net_ready(g)
+    assert sim.netready == [g] and sim.pstatus[0] == PS_RUN
+    _p0_rounds(sim)
+    assert sim.pg[0] == g and sim.pm[0] == m0 and not sim.netready
+    assert sim.now == t0 + consts.steal_tries * 1000 + sim.k.schedule_ns
+    tl = sim.rec.timeline(engine.T_START, sim.now + 1, 2)
+    flow = tl.flows.filter(tl.flows["g"] == g)
+    assert flow["from_p"].to_list() == [0] and flow["to_p"].to_list() == [0]
+    sim.check_invariants()
+
+
 def test_gs_a_stop_the_world_preempts_stay_on_their_ps_runnext(consts: Constants) -> None:
     # goschedImpl with gcwaiting: runqput(pp, gp, true), "so it can keep running immediately
     # after the STW" on its own P; through the global queue they would swap Ps.
