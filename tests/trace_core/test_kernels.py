@@ -90,3 +90,43 @@ def test_module_name_follows_the_sources(tmp_path, monkeypatch):
         assert kernels.module_name() != name, src
         path.write_bytes(original)
     assert kernels.module_name() == name
+
+
+def _analyse(trace: Path, out: Path, mode: str | None) -> str:
+    """pprof, metrics (its own pass: --mmu-flags) and ingest in one child; its kernels' mode, whether
+    numba got imported, the loops the JIT compiled, then the profile's and the metrics' bytes."""
+    env = {"GOBLUEPRINT_KERNELS": mode} if mode else {}
+    code = f"""
+import contextlib, hashlib, io, sys
+from goblueprint.cli import main
+from goblueprint.trace import kernels
+trace, out = {str(trace)!r}, {str(out)!r}
+metrics = io.StringIO()
+with contextlib.redirect_stdout(metrics):
+    assert main(["trace", "metrics", "--mmu-flags", "stw", trace]) == 0
+with contextlib.redirect_stdout(io.StringIO()):  # these name their output paths
+    assert main(["trace", "pprof", "--type", "sync", "-o", out + "/sync.pb.gz", trace]) == 0
+    assert main(["trace", "ingest", "--force", "-o", out + "/ingest", trace]) == 0
+k = kernels.get()
+ran = [n for n in ("summary_step", "collect_stays", "utilization_rows") if getattr(getattr(k, n), "signatures", None)]
+print(k.mode, "numba" in sys.modules, ",".join(ran) or "-")
+print(hashlib.sha256(open(out + "/sync.pb.gz", "rb").read()).hexdigest())
+print(hashlib.sha256(metrics.getvalue().encode()).hexdigest())
+"""
+    return _py(code, env)
+
+
+@pytest.mark.slow
+def test_analyses_with_the_aot_module_do_not_import_numba(go_trace, tmp_path):
+    # The summary, stays and utilization loops are in the AOT module too: a process making a
+    # profile, metrics or an ingest loads them without numba, and they give the JIT's results.
+    trace = go_trace("sched", go="1.27")
+    (tmp_path / "aot").mkdir()
+    (tmp_path / "jit").mkdir()
+    aot = _analyse(trace, tmp_path / "aot", None).splitlines()
+    jit = _analyse(trace, tmp_path / "jit", "jit").splitlines()
+    assert kernels.aot_path().exists(), "the ahead-of-time build failed on a machine with a C compiler"
+    assert aot[0] == "aot False -", "the analyses with the AOT module must not import numba"
+    # The JIT run shows the three commands do call the three loops.
+    assert jit[0] == "jit True summary_step,collect_stays,utilization_rows"
+    assert aot[1:] == jit[1:]
