@@ -30,7 +30,7 @@ def _py(code: str, env: dict[str, str] | None = None) -> str:
 
 
 def _dump(trace: Path, mode: str | None) -> str:
-    env = {"GOBLUEPRINT_KERNELS": mode} if mode else {}
+    env = {"GOBLUEPRINT_KERNELS": mode or ""}  # "": the AOT module, whatever this run uses
     code = f"""
 import sys
 from goblueprint.trace import kernels
@@ -95,7 +95,7 @@ def test_module_name_follows_the_sources(tmp_path, monkeypatch):
 def _analyse(trace: Path, out: Path, mode: str | None) -> str:
     """pprof, metrics (its own pass: --mmu-flags) and ingest in one child; its kernels' mode, whether
     numba got imported, the loops the JIT compiled, then the profile's and the metrics' bytes."""
-    env = {"GOBLUEPRINT_KERNELS": mode} if mode else {}
+    env = {"GOBLUEPRINT_KERNELS": mode or ""}  # "": the AOT module, whatever this run uses
     code = f"""
 import contextlib, hashlib, io, sys
 from goblueprint.cli import main
@@ -130,3 +130,24 @@ def test_analyses_with_the_aot_module_do_not_import_numba(go_trace, tmp_path):
     # The JIT run shows the three commands do call the three loops.
     assert jit[0] == "jit True summary_step,collect_stays,utilization_rows"
     assert aot[1:] == jit[1:]
+
+
+def test_module_name_follows_the_analyses_sources(tmp_path, monkeypatch):
+    # The analyses' loops and their numba-free codes are compiled in too: an edit of any rebuilds.
+    import shutil
+
+    for src in kernels._OTHER_SOURCES:
+        (tmp_path / src).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(kernels._PACKAGE / src, tmp_path / src)
+    monkeypatch.setattr(kernels, "_PACKAGE", tmp_path)
+    name = kernels.module_name()
+    for module in kernels.MODULES.values():
+        if module.startswith("goblueprint.timeline."):
+            assert "timeline/" + module.rsplit(".", 1)[1] + ".py" in kernels._OTHER_SOURCES, module
+    for src in kernels._OTHER_SOURCES:
+        path = tmp_path / src
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n")
+        assert kernels.module_name() != name, src
+        path.write_bytes(original)
+    assert kernels.module_name() == name
