@@ -29,15 +29,16 @@ from typing import Any
 import numpy as np
 
 from goblueprint.errors import TraceError, UsageError
+from goblueprint.timeline import util_codes as uc
 from goblueprint.timeline._api import (
     K_LABEL,
     K_METRIC,
     K_RANGE_ACTIVE,
     R_GOROUTINE,
 )
+from goblueprint.timeline.util_codes import ASSIST, BACKGROUND, PER_PROC, STW, SWEEP
+from goblueprint.trace import kernels
 
-# Go's UtilFlags bits.
-STW, BACKGROUND, ASSIST, SWEEP, PER_PROC = 1, 2, 4, 8, 16
 FLAG_NAMES = {"stw": STW, "background": BACKGROUND, "assist": ASSIST, "sweep": SWEEP, "perproc": PER_PROC}
 # go tool trace's /mmu page opens with these boxes ticked (sweep is off, "System" view).
 DEFAULT_FLAGS = STW | BACKGROUND | ASSIST
@@ -92,24 +93,21 @@ class UtilCollector:
     """Go's MutatorUtilizationV2 as a columnar pass consumer (util_kernel), then ``finish``."""
 
     def __init__(self, flags: int = DEFAULT_FLAGS) -> None:
-        from goblueprint.timeline import util_kernel as uk
         from goblueprint.timeline.goroutine_slots import GoroutineSlots
 
         self.flags = flags
-        self.state = np.zeros(1, uk.STATE)
+        self.state = np.zeros(1, uc.STATE)
         self.state["flags"][0] = flags
-        self.ps = np.zeros(0, uk.PSTATE)
-        self.gs = np.zeros(0, uk.GSTATE)
-        self.points = np.zeros(0, uk.POINT)
+        self.ps = np.zeros(0, uc.PSTATE)
+        self.gs = np.zeros(0, uc.GSTATE)
+        self.points = np.zeros(0, uc.POINT)
         self.last = np.zeros(0, np.int64)
-        self.procs = np.zeros(0, uk.PROCS)
+        self.procs = np.zeros(0, uc.PROCS)
         self.slots = GoroutineSlots()
-        self.bits = np.zeros(0, np.int8)  # what each string id means to the loop (util_kernel.S_*)
+        self.bits = np.zeros(0, np.int8)  # what each string id means to the loop (util_codes.S_*)
 
     def _string_bits(self, strings: list[str]) -> None:
         """Each new string's meaning, decided once per string (Go's handleSTW/Sweep/MarkAssist)."""
-        from goblueprint.timeline import util_kernel as uk
-
         have = len(self.bits)
         if have == len(strings):
             return
@@ -117,17 +115,17 @@ class UtilCollector:
         for i, name in enumerate(strings[have:]):
             b = 0
             if name.startswith("stop-the-world") and "GC" in name:
-                b |= uk.S_STW
+                b |= uc.S_STW
             if name == "GC incremental sweep":
-                b |= uk.S_SWEEP
+                b |= uc.S_SWEEP
             if name == "GC mark assist":
-                b |= uk.S_ASSIST
+                b |= uc.S_ASSIST
             if name.startswith("GC ") and name != "GC (idle)":
-                b |= uk.S_BG_LABEL
+                b |= uc.S_BG_LABEL
             if name == "GC (dedicated)":
-                b |= uk.S_DEDICATED
+                b |= uc.S_DEDICATED
             if name == GOMAXPROCS_METRIC:
-                b |= uk.S_GOMAXPROCS
+                b |= uc.S_GOMAXPROCS
             new[i] = b
         self.bits = np.concatenate([self.bits, new])
 
@@ -143,7 +141,6 @@ class UtilCollector:
         self.procs = grown(self.procs, int(st["n_procs"]) + 1)
 
     def columns(self, cols: dict[str, np.ndarray], interner: Any) -> None:
-        from goblueprint.timeline import util_kernel as uk
         from goblueprint.timeline.goroutine_slots import grown
 
         kind = cols["kind"]
@@ -164,32 +161,31 @@ class UtilCollector:
         self.gs = grown(self.gs, self.slots.count)
         # GOMAXPROCS values of this chunk: the per-P table is made big enough for them first.
         metric = np.flatnonzero(kind == K_METRIC)
-        gomaxprocs = metric[(self.bits[name[metric]] & uk.S_GOMAXPROCS) != 0]
+        gomaxprocs = metric[(self.bits[name[metric]] & uc.S_GOMAXPROCS) != 0]
         procs = int(cols["value"][gomaxprocs].max()) if len(gomaxprocs) else 0
         if procs > _MAX_PROCS:
             # Go would make a per-P table that big and fail; we say what the trace claims.
             raise TraceError(f"GOMAXPROCS metric of {procs} is beyond any machine (at most {_MAX_PROCS})")
         args = (kind, cols["time"], cols["proc"], rkind, rid, rslot, gslot, cols["old_state"],
                 cols["new_state"], name, cols["value"], self.bits)  # fmt: skip
+        utilization_rows = kernels.get().utilization_rows
         row = 0
         while row < n:
             self._room(procs)
-            _, row = uk.utilization_rows(*args, self.state, self.ps, self.gs, self.points, self.last,
-                                         self.procs, row, False)  # fmt: skip
+            _, row = utilization_rows(*args, self.state, self.ps, self.gs, self.points, self.last,
+                                      self.procs, row, False)  # fmt: skip
 
     def finish(self) -> list[Series]:
         """The utilization functions; each ends with utilization 0 at the last event."""
-        from goblueprint.timeline import util_kernel as uk
-
         st = self.state[0]
         if not st["seen"]:
             return []
         self._room(0)
         no_rows = np.zeros(0, np.int64)
         e8, u8 = np.zeros(0, np.int8), np.zeros(0, np.uint8)
-        uk.utilization_rows(u8, no_rows, no_rows, u8, no_rows, no_rows, no_rows, e8, e8,
-                            np.zeros(0, np.int32), np.zeros(0, np.uint64), self.bits, self.state, self.ps,
-                            self.gs, self.points, self.last, self.procs, 0, True)  # fmt: skip
+        kernels.get().utilization_rows(u8, no_rows, no_rows, u8, no_rows, no_rows, no_rows, e8, e8,
+                                       np.zeros(0, np.int32), np.zeros(0, np.uint64), self.bits, self.state,
+                                       self.ps, self.gs, self.points, self.last, self.procs, 0, True)  # fmt: skip
         points = self.points[: int(st["n_points"])]
         order = np.argsort(points["series"], kind="stable")
         points = points[order]

@@ -53,7 +53,7 @@ class StayCollector:
 
     def __init__(self, types: Iterable[str]) -> None:
         from goblueprint.timeline.goroutine_slots import GoroutineSlots
-        from goblueprint.timeline.stay_kernel import STAY, TRACK
+        from goblueprint.timeline.stay_codes import STAY, TRACK
 
         self.names = sorted({t: PROFILE_TYPES[t] for t in types})  # type index = name order
         self.type_state = np.array([PROFILE_TYPES[t][0] for t in self.names], np.int8)
@@ -76,7 +76,7 @@ class StayCollector:
 
     def columns(self, cols: dict[str, np.ndarray], interner: Any) -> None:
         from goblueprint.timeline.goroutine_slots import grown
-        from goblueprint.timeline.stay_kernel import collect_stays
+        from goblueprint.trace import kernels
 
         kind = cols["kind"]
         base = self.seq
@@ -95,6 +95,7 @@ class StayCollector:
             self.track = track
         args = (slot, g, cols["new_state"][rows], cols["reason"][rows], cols["time"][rows],
                 cols["stack"][rows], rows + (base + 1), self.type_state, self.starts, self.track)  # fmt: skip
+        collect_stays = kernels.get().collect_stays
         done = 0
         while done < len(rows):
             # Room for the stays of a few rows at least; grown (doubling) when full.

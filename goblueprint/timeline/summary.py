@@ -19,7 +19,9 @@ from typing import Any
 import numpy as np
 
 from goblueprint.errors import TraceError
+from goblueprint.timeline import summary_codes
 from goblueprint.timeline._api import is_system_goroutine
+from goblueprint.trace import kernels
 from goblueprint.trace.store import Interner
 
 
@@ -108,10 +110,7 @@ class Summarizer:
     """Feed every chunk of a pass's columns to ``columns(cols, interner)``, then ``finalize()``."""
 
     def __init__(self) -> None:
-        from goblueprint.timeline import summary_kernel as kernel
-
-        self._kernel = kernel
-        self._state = kernel.new_state()
+        self._state = summary_codes.new_state()
         self._interner: Interner | None = None
         # Goroutine names (root functions of transition stacks), by id; 0 is "", a system name.
         self._names: list[str] = [""]
@@ -129,7 +128,7 @@ class Summarizer:
         elif interner is not self._interner:
             raise ValueError("a Summarizer reads one pass: its chunks share one Interner")
         self._learn(interner)
-        self._run(self._kernel.MODE_CHUNK, [cols[name] for name in _FEED])
+        self._run(summary_codes.MODE_CHUNK, [cols[name] for name in _FEED])
 
     def _learn(self, interner: Interner) -> None:
         """Per string and stack the pass interned since the last chunk (not per event)."""
@@ -163,12 +162,12 @@ class Summarizer:
         return nid
 
     def _run(self, mode: int, feed: list[np.ndarray]) -> None:
-        k = self._kernel
+        k = summary_codes
         sc, *tables = self._state
         # All int64, so the kernel is compiled for one signature whatever the columns' widths;
         # task ids (uint64 on the wire) as their bit patterns.
         feed = [a.view(np.int64) if a.dtype == np.uint64 else a.astype(np.int64, copy=False) for a in feed]
-        status, value, *tables = k.summary_step(
+        status, value, *tables = kernels.get().summary_step(
             mode, *feed, self._root_func, self._root_pc, self._system, self._forever, sc, *tables
         )
         self._state = (sc, *tables)
@@ -176,7 +175,7 @@ class Summarizer:
             raise TraceError(f"goroutine {value} changes state before it was seen")
 
     def finalize(self) -> Summary:
-        k = self._kernel
+        k = summary_codes
         self._run(k.MODE_FINALIZE, [np.zeros(0, np.int64) for _ in _FEED])
         sc, G, S, E, R, T, P, _ = self._state
         strings = self._interner.strings if self._interner is not None else [""]

@@ -30,7 +30,7 @@ def _py(code: str, env: dict[str, str] | None = None) -> str:
 
 
 def _dump(trace: Path, mode: str | None) -> str:
-    env = {"GOBLUEPRINT_KERNELS": mode} if mode else {}
+    env = {"GOBLUEPRINT_KERNELS": mode or ""}  # "": the AOT module, whatever this run uses
     code = f"""
 import sys
 from goblueprint.trace import kernels
@@ -85,6 +85,67 @@ def test_module_name_follows_the_sources(tmp_path, monkeypatch):
     assert name.startswith("gb_trace_kernels_") and name.isidentifier()
     for src in ("codes.py", "engine.py", "tables.py", "gosort.py", "aot.py"):
         path = copy / src
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n")
+        assert kernels.module_name() != name, src
+        path.write_bytes(original)
+    assert kernels.module_name() == name
+
+
+def _analyse(trace: Path, out: Path, mode: str | None) -> str:
+    """pprof, metrics (its own pass: --mmu-flags) and ingest in one child; its kernels' mode, whether
+    numba got imported, the loops the JIT compiled, then the profile's and the metrics' bytes."""
+    env = {"GOBLUEPRINT_KERNELS": mode or ""}  # "": the AOT module, whatever this run uses
+    code = f"""
+import contextlib, hashlib, io, sys
+from goblueprint.cli import main
+from goblueprint.trace import kernels
+trace, out = {str(trace)!r}, {str(out)!r}
+metrics = io.StringIO()
+with contextlib.redirect_stdout(metrics):
+    assert main(["trace", "metrics", "--mmu-flags", "stw", trace]) == 0
+with contextlib.redirect_stdout(io.StringIO()):  # these name their output paths
+    assert main(["trace", "pprof", "--type", "sync", "-o", out + "/sync.pb.gz", trace]) == 0
+    assert main(["trace", "ingest", "--force", "-o", out + "/ingest", trace]) == 0
+k = kernels.get()
+ran = [n for n in ("summary_step", "collect_stays", "utilization_rows") if getattr(getattr(k, n), "signatures", None)]
+print(k.mode, "numba" in sys.modules, ",".join(ran) or "-")
+print(hashlib.sha256(open(out + "/sync.pb.gz", "rb").read()).hexdigest())
+print(hashlib.sha256(metrics.getvalue().encode()).hexdigest())
+"""
+    return _py(code, env)
+
+
+@pytest.mark.slow
+def test_analyses_with_the_aot_module_do_not_import_numba(go_trace, tmp_path):
+    # The summary, stays and utilization loops are in the AOT module too: a process making a
+    # profile, metrics or an ingest loads them without numba, and they give the JIT's results.
+    trace = go_trace("sched", go="1.27")
+    (tmp_path / "aot").mkdir()
+    (tmp_path / "jit").mkdir()
+    aot = _analyse(trace, tmp_path / "aot", None).splitlines()
+    jit = _analyse(trace, tmp_path / "jit", "jit").splitlines()
+    assert kernels.aot_path().exists(), "the ahead-of-time build failed on a machine with a C compiler"
+    assert aot[0] == "aot False -", "the analyses with the AOT module must not import numba"
+    # The JIT run shows the three commands do call the three loops.
+    assert jit[0] == "jit True summary_step,collect_stays,utilization_rows"
+    assert aot[1:] == jit[1:]
+
+
+def test_module_name_follows_the_analyses_sources(tmp_path, monkeypatch):
+    # The analyses' loops and their numba-free codes are compiled in too: an edit of any rebuilds.
+    import shutil
+
+    for src in kernels._OTHER_SOURCES:
+        (tmp_path / src).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(kernels._PACKAGE / src, tmp_path / src)
+    monkeypatch.setattr(kernels, "_PACKAGE", tmp_path)
+    name = kernels.module_name()
+    for module in kernels.MODULES.values():
+        if module.startswith("goblueprint.timeline."):
+            assert "timeline/" + module.rsplit(".", 1)[1] + ".py" in kernels._OTHER_SOURCES, module
+    for src in kernels._OTHER_SOURCES:
+        path = tmp_path / src
         original = path.read_bytes()
         path.write_bytes(original + b"\n")
         assert kernels.module_name() != name, src

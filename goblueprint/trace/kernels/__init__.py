@@ -32,6 +32,9 @@ NAMES = {
     "tables": ("scan_strings", "scan_stacks", "scan_cpu_samples", "finish_stacks", "scan_batch_headers"),
     "gosort": ("sort_by_key",),
     "timeline": ("build_step",),
+    "summary": ("summary_step",),
+    "stays": ("collect_stays",),
+    "util": ("utilization_rows",),
 }
 # Where each NAMES key's functions live.
 MODULES = {
@@ -39,11 +42,18 @@ MODULES = {
     "tables": "goblueprint.trace.kernels.tables",
     "gosort": "goblueprint.trace.kernels.gosort",
     "timeline": "goblueprint.timeline.builder_kernel",
+    "summary": "goblueprint.timeline.summary_kernel",
+    "stays": "goblueprint.timeline.stay_kernel",
+    "util": "goblueprint.timeline.util_kernel",
 }
 _SOURCES = ("codes.py", "engine.py", "tables.py", "gosort.py", "aot.py")
 _HERE = Path(__file__).resolve().parent
 # The analyses' loops and the numba-free modules of their codes (paths from the package root).
-_OTHER_SOURCES = ("timeline/builder_kernel.py", "timeline/builder_codes.py", "timeline/_api.py")
+_OTHER_SOURCES = (
+    "timeline/builder_kernel.py", "timeline/builder_codes.py", "timeline/_api.py",
+    "timeline/summary_kernel.py", "timeline/summary_codes.py", "timeline/stay_kernel.py",
+    "timeline/stay_codes.py", "timeline/util_kernel.py", "timeline/util_codes.py",
+)  # fmt: skip
 _PACKAGE = Path(__file__).resolve().parent.parent.parent
 _loaded: SimpleNamespace | None = None
 

@@ -27,16 +27,28 @@ def _ro(a: np.ndarray) -> np.ndarray:
 
 def sample_args() -> dict[str, tuple]:
     """Harmless arguments (nothing to read) of the types the reader passes, per function."""
+    from goblueprint.timeline import stay_codes, summary_codes, util_codes
     from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.timeline.builder_codes import E_WIDTH
     from goblueprint.trace.kernels.codes import CS_SIZE, RS_SIZE
     from goblueprint.trace.ordering import EngineState
+    from goblueprint.trace.store import COLUMNS
 
     buf = _ro(np.zeros(64, np.uint8))  # trace bytes: a read-only uint8 view
     e = np.zeros(0, np.int64)
     u = np.zeros(0, np.uint64)
     st = EngineState()
     tb = TimelineBuilder()
+
+    def col(name: str) -> np.ndarray:  # a chunk's column, of the store's type
+        return np.zeros(0, COLUMNS[name])
+
+    # The summary's feed is all int64 (summary.py converts the columns).
+    feed = [e] * 13
+    b = np.zeros(0, np.bool_)
+    util_cols = ("kind", "time", "proc", "resource_kind", "resource_id")
+    util_state = (np.zeros(1, util_codes.STATE), np.zeros(0, util_codes.PSTATE), np.zeros(0, util_codes.GSTATE),
+                  np.zeros(0, util_codes.POINT), e, np.zeros(0, util_codes.PROCS))  # fmt: skip
     return {
         "run_step": (
             buf,
@@ -65,7 +77,16 @@ def sample_args() -> dict[str, tuple]:
         "finish_stacks": (u, np.zeros(1, np.int64), u, u, u, u, np.zeros(1, np.uint64)),
         "scan_batch_headers": (buf, 0, 0, 1, 1, 1, 1, 1),
         "build_step": tb.loop_args(np.zeros((0, E_WIDTH), np.int64), np.zeros(0, np.float64), 0),
-    }
+        "summary_step": (summary_codes.MODE_CHUNK, *feed, e, e, b, -2, *summary_codes.new_state()),
+        "collect_stays": (
+            e, e, col("new_state"), col("reason"), col("time"), col("stack"), e, np.zeros(0, np.int8),
+            np.zeros((0, 0), np.bool_), np.zeros((0, 0), stay_codes.TRACK), np.zeros(0, stay_codes.STAY), 0, 0,
+        ),
+        "utilization_rows": (
+            *map(col, util_cols), e, e, col("old_state"), col("new_state"), col("name"), col("value"),
+            np.zeros(0, np.int8), *util_state, 0, False,
+        ),
+    }  # fmt: skip
 
 
 def build(out: Path) -> None:
