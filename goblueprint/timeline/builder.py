@@ -49,6 +49,7 @@ from goblueprint.timeline.model import (
     Timeline,
     frame,
 )
+from goblueprint.timeline.slots import Slots
 from goblueprint.trace import kernels
 
 L_G = int(LaneKind.G)
@@ -76,70 +77,6 @@ _SYNTHETIC = {
     K.SYN_COUNT - 2: "goroutines in syscall",
     K.SYN_ALIVE: "goroutines",
 }
-
-
-# Ids below this are slotted through a direct table (goroutine, proc and thread ids are small
-# counters in practice); others, and a task's -1, through a sorted key array.
-_DENSE = 1 << 22
-
-
-class _Slots:
-    """Ids -> dense slots 0, 1, ... (looked up per chunk, never per event).
-
-    With ``none`` (the default), -1 is "no such resource" and stays -1."""
-
-    def __init__(self, none: bool = True) -> None:
-        self.none = none
-        self.lut = np.zeros(0, np.int64)  # id -> slot (-1: none yet), for ids below _DENSE
-        self.keys = np.zeros(0, np.int64)  # the other ids, sorted
-        self.slot_of_key = np.zeros(0, np.int64)
-        self.ids = np.zeros(16, np.int64)  # slot -> id
-        self.n = 0
-
-    def map(self, vals: np.ndarray) -> np.ndarray:
-        small = (vals >= 0) & (vals < _DENSE)
-        if small.all():
-            return self._dense(vals)
-        out = np.full(len(vals), NONE, np.int64)
-        out[small] = self._dense(vals[small])
-        big = ~small
-        if self.none:
-            big &= vals != NONE
-        if big.any():
-            out[big] = self._sparse(vals[big])
-        return out
-
-    def _new(self, new: np.ndarray) -> np.ndarray:
-        slots = np.arange(self.n, self.n + len(new), dtype=np.int64)
-        self.n += len(new)
-        self.ids = _grown(self.ids, self.n)
-        self.ids[slots] = new
-        return slots
-
-    def _dense(self, vals: np.ndarray) -> np.ndarray:
-        if not len(vals):
-            return np.zeros(0, np.int64)
-        self.lut = _grown(self.lut, int(vals.max()) + 1, NONE)
-        out = self.lut[vals]
-        missing = out < 0
-        if missing.any():
-            new = np.unique(vals[missing])
-            self.lut[new] = self._new(new)
-            out = self.lut[vals]
-        return out
-
-    def _sparse(self, vals: np.ndarray) -> np.ndarray:
-        u = np.unique(vals)
-        pos = np.searchsorted(self.keys, u)
-        known = pos < len(self.keys)
-        known[known] = self.keys[pos[known]] == u[known]
-        new = u[~known]
-        if len(new):
-            keys = np.concatenate([self.keys, new])
-            order = np.argsort(keys, kind="stable")
-            self.keys = keys[order]
-            self.slot_of_key = np.concatenate([self.slot_of_key, self._new(new)])[order]
-        return self.slot_of_key[np.searchsorted(self.keys, vals)]
 
 
 def _grown(a: np.ndarray, rows: int, fill: np.ndarray | int = 0) -> np.ndarray:
@@ -213,7 +150,8 @@ class TimelineBuilder:
 
     def __init__(self) -> None:
         self._interner: Any = None
-        self._g, self._p, self._m, self._t = _Slots(), _Slots(), _Slots(), _Slots(none=False)
+        self._g, self._p, self._m = Slots(keep_none=True), Slots(keep_none=True), Slots(keep_none=True)
+        self._t = Slots()  # a task id of -1 (NoTask, truncated) is an id like any other here
         self.G, self._g_blank = _table(K.G_WIDTH, {K.G_STATE: -1, K.G_RTOP: -1})
         self.P, self._p_blank = _table(K.P_WIDTH, {K.P_STATE: -1, K.P_OWNER: -1})
         self.M, self._m_blank = _table(K.M_WIDTH)

@@ -93,7 +93,7 @@ class UtilCollector:
     """Go's MutatorUtilizationV2 as a columnar pass consumer (util_kernel), then ``finish``."""
 
     def __init__(self, flags: int = DEFAULT_FLAGS) -> None:
-        from goblueprint.timeline.goroutine_slots import GoroutineSlots
+        from goblueprint.timeline.slots import Slots
 
         self.flags = flags
         self.state = np.zeros(1, uc.STATE)
@@ -103,7 +103,7 @@ class UtilCollector:
         self.points = np.zeros(0, uc.POINT)
         self.last = np.zeros(0, np.int64)
         self.procs = np.zeros(0, uc.PROCS)
-        self.slots = GoroutineSlots()
+        self.slots = Slots()
         self.bits = np.zeros(0, np.int8)  # what each string id means to the loop (util_codes.S_*)
 
     def _string_bits(self, strings: list[str]) -> None:
@@ -131,7 +131,7 @@ class UtilCollector:
 
     def _room(self, procs: int) -> None:
         """Buffers with room for PROCS Ps and for what one more row can add (util_kernel)."""
-        from goblueprint.timeline.goroutine_slots import grown
+        from goblueprint.timeline.slots import grown
 
         st = self.state[0]  # a view: read at the time of the call
         self.ps = grown(self.ps, procs)
@@ -141,7 +141,7 @@ class UtilCollector:
         self.procs = grown(self.procs, int(st["n_procs"]) + 1)
 
     def columns(self, cols: dict[str, np.ndarray], interner: Any) -> None:
-        from goblueprint.timeline.goroutine_slots import grown
+        from goblueprint.timeline.slots import grown
 
         kind = cols["kind"]
         n = len(kind)
@@ -155,10 +155,10 @@ class UtilCollector:
         gslot = np.full(n, -1, np.int64)
         at_r = np.flatnonzero(rkind == R_GOROUTINE)
         at_g = np.flatnonzero((kind == K_LABEL) | (kind == K_RANGE_ACTIVE))
-        slots = self.slots.slots(np.concatenate([rid[at_r], cols["goroutine"][at_g]]))
+        slots = self.slots.map(np.concatenate([rid[at_r], cols["goroutine"][at_g]]))
         rslot[at_r] = slots[: len(at_r)]
         gslot[at_g] = slots[len(at_r) :]
-        self.gs = grown(self.gs, self.slots.count)
+        self.gs = grown(self.gs, self.slots.n)
         # GOMAXPROCS values of this chunk: the per-P table is made big enough for them first.
         metric = np.flatnonzero(kind == K_METRIC)
         gomaxprocs = metric[(self.bits[name[metric]] & uc.S_GOMAXPROCS) != 0]

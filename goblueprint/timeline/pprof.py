@@ -52,13 +52,13 @@ class StayCollector:
     """
 
     def __init__(self, types: Iterable[str]) -> None:
-        from goblueprint.timeline.goroutine_slots import GoroutineSlots
+        from goblueprint.timeline.slots import Slots
         from goblueprint.timeline.stay_codes import STAY, TRACK
 
         self.names = sorted({t: PROFILE_TYPES[t] for t in types})  # type index = name order
         self.type_state = np.array([PROFILE_TYPES[t][0] for t in self.names], np.int8)
         self.starts = np.zeros((len(self.names), 0), np.bool_)  # [type, reason string id]
-        self.slots = GoroutineSlots()
+        self.slots = Slots()
         self.track = np.zeros((len(self.names), 0), TRACK)
         self.out = np.zeros(0, STAY)
         self.n = 0
@@ -75,7 +75,7 @@ class StayCollector:
         self.starts = np.concatenate([self.starts, new], axis=1)
 
     def columns(self, cols: dict[str, np.ndarray], interner: Any) -> None:
-        from goblueprint.timeline.goroutine_slots import grown
+        from goblueprint.timeline.slots import grown
         from goblueprint.trace import kernels
 
         kind = cols["kind"]
@@ -86,11 +86,9 @@ class StayCollector:
             return
         self._reasons(interner.strings)
         g = cols["resource_id"][rows]
-        slot = self.slots.slots(g)
-        if self.track.shape[1] < self.slots.count:
-            track = np.zeros(
-                (len(self.names), max(self.slots.count, 2 * self.track.shape[1])), self.track.dtype
-            )
+        slot = self.slots.map(g)
+        if self.track.shape[1] < self.slots.n:
+            track = np.zeros((len(self.names), max(self.slots.n, 2 * self.track.shape[1])), self.track.dtype)
             track[:, : self.track.shape[1]] = self.track
             self.track = track
         args = (slot, g, cols["new_state"][rows], cols["reason"][rows], cols["time"][rows],

@@ -136,29 +136,3 @@ def test_column_by_column_sort_is_dataframe_sort(chunks: int) -> None:
     want = df.sort(keys, maintain_order=True)
     assert want.select(keys).is_duplicated().any()  # the data has ties to keep in order
     assert _sorted_column_by_column(df, keys).equals(want)
-
-
-def test_slots_of_small_large_and_negative_ids() -> None:
-    # Goroutine, proc, thread and task ids become dense slots chunk after chunk: small ids through
-    # a direct table, others (huge ids, a task's -1) through sorted keys; an id keeps its slot.
-    import numpy as np
-
-    from goblueprint.timeline.builder import _DENSE, _Slots
-
-    big = 1 << 40
-    ids = _Slots()
-    chunks = [
-        np.array([5, -1, big, 5, _DENSE, 0], np.int64),
-        np.array([big + 1, 0, _DENSE, 7, big, -1], np.int64),
-    ]
-    slot_of: dict[int, int] = {}
-    for vals in chunks:
-        for v, s in zip(vals.tolist(), ids.map(vals).tolist(), strict=True):
-            if v == -1:
-                assert s == -1
-                continue
-            assert slot_of.setdefault(v, s) == s and ids.ids[s] == v
-    assert sorted(slot_of.values()) == list(range(ids.n)) and ids.n == 6
-    tasks = _Slots(none=False)  # -1 (NoTask) is an id like any other here
-    got = tasks.map(np.array([-1, 3, -1, big], np.int64)).tolist()
-    assert got[0] == got[2] >= 0 and len(set(got)) == 3 and tasks.ids[got[0]] == -1
