@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import lzma
 import threading
 import urllib.error
 import urllib.request
@@ -23,6 +24,7 @@ from goblueprint.timeline.detail import COLUMNS, FANOUT, FULL, MAX_LEVELS, plan_
 from goblueprint.timeline.model import build_timeline
 
 ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "timeline" / "golden_builder"
 
 
 def _hand_built() -> pl.DataFrame:
@@ -112,7 +114,8 @@ def _span_bytes(header: dict) -> int:
 
 @pytest.fixture(scope="module")
 def two_timelines(go_trace):
-    small = build_timeline(go_trace("small", "1.27", prog_root=ROOT / "tests" / "trace_check" / "goprogs"))
+    # The small one is a committed trace (a fresh run of a program differs in size run to run).
+    small = build_timeline(lzma.decompress((GOLDEN / "cpusample-go1.22.trace.xz").read_bytes()))
     large = build_timeline(go_trace("sched"))
     assert large.spans.height > 20 * small.spans.height
     return small, large
