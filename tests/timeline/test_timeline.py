@@ -91,6 +91,19 @@ def test_spans_add_up_when_a_syscall_whose_p_was_taken_ends_the_trace(tmp_path: 
     _assert_spans_add_up_to_gos_summary(tl, goref.reference(trace).summaries)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known, not yet explained: G21's runnable spans total 54.4 us less "
+    "than Go's summary's sched wait on this trace (the per-event Python builder gave the same)",
+)
+def test_spans_add_up_on_a_trace_where_a_sched_wait_differs(tmp_path: Path) -> None:
+    # A fresh run of the sched program (Go 1.25) on which the differential test above failed,
+    # 1 run in 36 here; committed so the discrepancy is reproducible until it is found.
+    trace = tmp_path / "t.trace"
+    trace.write_bytes(lzma.decompress((DATA / "sched-go1.25-summary-mismatch.trace.xz").read_bytes()))
+    _assert_spans_add_up_to_gos_summary(build_timeline(trace), goref.reference(trace).summaries)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("prog", "go"), TRACES)
 def test_ranges_match_gos_range_events(prog: str, go: str, analysed: Any, go_reference: Any) -> None:
