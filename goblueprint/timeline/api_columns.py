@@ -30,6 +30,7 @@ from goblueprint.timeline._api import (
 from goblueprint.trace.store import COLUMNS, Interner
 
 CHUNK_ROWS = 32768
+_U64 = (1 << 64) - 1  # task ids are uint64s; an API may give NoTask as -1
 _RANGES = (K_RANGE_BEGIN, K_RANGE_ACTIVE, K_RANGE_END)
 
 
@@ -71,16 +72,18 @@ def _row(ev: Any, it: Interner) -> tuple:
         name, rk, rid = it.string(r.name), int(r.scope.kind), r.scope.id
     elif kind == K_TASK_BEGIN or kind == K_TASK_END:
         t = ev.task()
-        name, task, parent = it.string(t.type), t.id, t.parent
+        name, task, parent = it.string(t.type), t.id & _U64, t.parent & _U64
     elif kind == K_REGION_BEGIN or kind == K_REGION_END:
         r = ev.region()
-        name, task = it.string(r.type), r.task
+        name, task = it.string(r.type), r.task & _U64
     elif kind == K_LOG:
         lg = ev.log()
-        name, message, task = it.string(lg.category), it.string(lg.message), lg.task
+        name, message, task = it.string(lg.category), it.string(lg.message), lg.task & _U64
     elif kind == K_METRIC:
         m = ev.metric()
-        v = getattr(m.value, "scalar", m.value)
+        v = m.value
+        if not isinstance(v, int):  # Go's Value, or the reader's (its uint64())
+            v = v.uint64() if hasattr(v, "uint64") else getattr(v, "scalar", 0)
         name, value = it.string(m.name), v if isinstance(v, int) else 0
     elif kind == K_LABEL:
         lb = ev.label()

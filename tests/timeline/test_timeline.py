@@ -9,10 +9,10 @@ from typing import Any
 import polars as pl
 import pytest
 import tl_goref as goref
-from tl_columns import columns_of_events
 from tl_goref import MORE_TRACES, TRACES, FakeEvent, Stack, StackFrame
 
 from goblueprint.timeline._api import EventKind, GoState, ProcState, ResourceKind
+from goblueprint.timeline.api_columns import api_chunks
 from goblueprint.timeline.builder import TimelineBuilder
 from goblueprint.timeline.model import FlowKind, LaneKind, State, Timeline, build_timeline, state_table
 from goblueprint.trace.store import Interner
@@ -232,7 +232,8 @@ def test_synthetic_wakeup_and_steal() -> None:
     ]
     b = TimelineBuilder()
     it = Interner()
-    b.columns(columns_of_events(events, it), it)
+    for cols in api_chunks(events, it):
+        b.columns(cols, it)
     tl = b.finish(200)
     tl.validate()
     g2 = tl.spans.filter((pl.col("lane_kind") == int(LaneKind.G)) & (pl.col("lane_id") == 2)).sort("start")
