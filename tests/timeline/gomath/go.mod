@@ -1,0 +1,3 @@
+module gomath
+
+go 1.21
