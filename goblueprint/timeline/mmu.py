@@ -15,12 +15,12 @@ refined from the lowest bound up, skipping starts that cannot go lower), ported
 step for step too.  Where the windowed mean is flat its float rounding differs
 from one start to the next, so only the same starts visited in the same order
 give Go's numbers to the last bit.  ``MMUCurve.plot`` samples the MMU at the
-window sizes of ``go tool trace``'s /mmu plot.
+window sizes of ``go tool trace``'s /mmu plot, computed with Go's own ``math.Log`` and
+``math.Exp`` (go_float.py), whose last bits decide a window's last nanosecond.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from bisect import bisect_right
 from decimal import Decimal
@@ -36,6 +36,7 @@ from goblueprint.timeline._api import (
     K_RANGE_ACTIVE,
     R_GOROUTINE,
 )
+from goblueprint.timeline.go_float import go_exp, go_log
 from goblueprint.timeline.util_codes import ASSIST, BACKGROUND, PER_PROC, STW, SWEEP
 from goblueprint.trace import kernels
 
@@ -382,10 +383,12 @@ class MMUCurve:
         x_max = min(x_min * 1_000_000, span)
         if x_max <= 0:
             return []
-        log_min, log_max = math.log(x_min), math.log(x_max)
+        # Go's Log and Exp, not libm's: they are an ulp apart often enough to move a window by
+        # 1 ns (e.g. the last one, exp(log(x_max)), truncated to x_max - 1 with libm's).
+        log_min, log_max = go_log(float(x_min)), go_log(float(x_max))
         out = []
         for i in range(samples):
-            window = int(math.exp(i / (samples - 1) * (log_max - log_min) + log_min))
+            window = int(go_exp(i / (samples - 1) * (log_max - log_min) + log_min))
             out.append((window, self.mmu(window)))
         return out
 
