@@ -81,8 +81,12 @@ def test_mmu_equals_gos(prog: str, go: str, trace_of: Any) -> None:
         # and the same MMU at each.
         assert [[float(w), u] for w, u in mmu.curve(series)] == want["curve"], f"flags {want['flags']}"
     # The comparison means something: STW and sweep never charge a P-less event, so Go
-    # computes them whatever the trace, and GC work shows in the functions.
-    assert {mmu.STW, mmu.SWEEP} <= compared and len(compared) >= len(FLAG_SETS) // 2
+    # computes them whatever the trace, and GC work shows in the functions.  Go charges a
+    # P on a goroutine's state change only for mark workers and assists, so its panic
+    # excuses only flag sets counting either (all five with background workers, when one
+    # of those leaves a syscall blocked: seen in about 1 of 30 fresh gcmix recordings).
+    assert {mmu.STW, mmu.SWEEP} <= compared
+    assert all(f & (mmu.BACKGROUND | mmu.ASSIST) for f in set(FLAG_SETS) - compared)
     assert any(0 < m < 1 for w in ref for m in w.get("mmu", []))
 
 
