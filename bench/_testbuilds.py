@@ -33,6 +33,6 @@ def tests_module(name: str, instead: str = "") -> ModuleType:
     return importlib.import_module(name)
 
 
-def trace_goprog(prog: str, go: str, scale: int) -> Path:
-    """tests/goprogs/PROG built with GO and traced at SCALE (cached)."""
-    return tests_module("conftest", "name a trace of your own").trace_goprog(prog, go, scale)
+def trace_goprog(prog: str, go: str, scale: int, env: dict[str, str] | None = None) -> Path:
+    """tests/goprogs/PROG built with GO and traced at SCALE with ENV added (cached)."""
+    return tests_module("conftest", "name a trace of your own").trace_goprog(prog, go, scale, env=env)

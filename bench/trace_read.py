@@ -68,10 +68,10 @@ def run_child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float,
     return wall, rss, out.decode(), err.decode(), proc.returncode, cpu
 
 
-def produce_trace(scale: int) -> Path:
+def produce_trace(scale: int, env: dict[str, str] | None = None) -> Path:
     from _testbuilds import trace_goprog  # the tests' cached build-and-trace helpers
 
-    return trace_goprog("big", "1.27", scale)
+    return trace_goprog("big", "1.27", scale, env)
 
 
 def go_env() -> dict[str, str]:

@@ -21,7 +21,7 @@ per byte of trace (a file, or the files of an output directory).  ``--src DIR`` 
 another checkout (PYTHONPATH=DIR), for a before/after comparison in the same
 conditions.
 
-    .venv/bin/python bench/views.py [--scale 100] [--repeat 1] [--trace PATH] [--src DIR]
+    .venv/bin/python bench/views.py [--scale 100] [--repeat 1] [--trace PATH | --few-generations] [--src DIR]
         [--only stats,pprof,...]
 
 Writes JSON to bench/results/views-<UTC time>.json as well.
@@ -49,6 +49,9 @@ PYTHON = (sys.executable, "-P", "-m")
 VIEWS = ("stats", "pprof", "metrics", "ingest", "timeline", "perfetto", "parquet", "sql")
 # Views that read the ingested tables: timed on a first run (no tables yet, the view
 # ingests) and on a second one (the tables from the cache).
+# The runtime's longest generation period: a generation then ends only when its buffers
+# fill, so the trace is few large generations (the reader's hard case for memory).
+FEW_GENERATIONS = {"GODEBUG": "traceadvanceperiod=2147483647"}
 INGESTED = ("ingest", "pprof", "metrics", "timeline", "perfetto", "parquet", "sql")
 
 
@@ -136,6 +139,11 @@ def main() -> int:
     parser.add_argument("--scale", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--trace", type=Path)
+    parser.add_argument(
+        "--few-generations",
+        action="store_true",
+        help="record the workload as a trace of few large generations (GODEBUG=traceadvanceperiod at its maximum)",
+    )
     parser.add_argument("--src", type=Path, help="checkout whose goblueprint runs (default: this one)")
     parser.add_argument(
         "--only", default=",".join(VIEWS), help="comma-separated subset of " + ",".join(VIEWS)
@@ -145,7 +153,7 @@ def main() -> int:
     for v in views:
         if v not in VIEWS:
             parser.error(f"unknown view {v!r}")
-    trace = args.trace or produce_trace(args.scale)
+    trace = args.trace or produce_trace(args.scale, FEW_GENERATIONS if args.few_generations else None)
     size = trace.stat().st_size
     env = dict(os.environ)
     src = (args.src or ROOT).resolve()
