@@ -26,11 +26,11 @@ import numpy as np
 import polars as pl
 
 from goblueprint.errors import GoblueprintError
-from goblueprint.render.lanes import Lane, arrange, sorted_spans, state_names
-from goblueprint.render.levels import PageDetail, lane_keys
-from goblueprint.render.timeline_html import render_timeline_html, span_fields, thin_counters
-from goblueprint.timeline.detail_store import EXACT_LIMIT, DetailStore, open_store
-from goblueprint.timeline.ingest import TIMELINE_DIR, Ingested
+from goblueprint.render.lanes import Lane, arrange_counted, sorted_spans, state_names
+from goblueprint.render.levels import lane_keys
+from goblueprint.render.timeline_html import page_html, span_fields
+from goblueprint.timeline.detail_store import EXACT_LIMIT, DetailStore, ingested_tables
+from goblueprint.timeline.ingest import Ingested
 from goblueprint.timeline.model import Timeline
 
 MAX_TILE_LANES = 256  # lanes of one tile request, at most
@@ -53,39 +53,10 @@ class ServedTrace:
 
 def prepare(found: Ingested, title: str) -> ServedTrace:
     """The served page of FOUND (level 0 of every lane, bounded like any page) and its store."""
-    store = open_store(found)
-    d = found.path / TIMELINE_DIR
-    light = Timeline(
-        start_ns=store.origin,
-        end_ns=store.origin + store.duration,
-        strings=pl.read_parquet(d / "strings.parquet")["s"].to_list(),
-        lanes=pl.read_parquet(d / "lanes.parquet"),
-        instants=pl.read_parquet(d / "instants.parquet"),
-        stack_frames=pl.read_parquet(d / "stack_frames.parquet"),
-        counters=thin_counters(pl.scan_parquet(d / "counters.parquet"), store.origin, store.duration),
-        go_version=found.manifest["timeline"]["go_version"],
-    )
-    lanes = arrange(light)
-    keys = lane_keys(lanes)
-    _names, code_to_index = state_names()
-    to_index = pl.Series("i", code_to_index, dtype=pl.UInt8)
-    level0 = (
-        pl.read_parquet(store.level_file(0))
-        .join(keys, on=["lane_kind", "lane_id"])
-        .select("lane", "b0", "b1", "state", "fill")
-        .with_columns(pl.col("state").cast(pl.UInt32).map_batches(to_index.gather, return_dtype=pl.UInt8))
-        .sort(["lane", "b0"])
-    )
-    counts = keys.join(store.span_counts(), on=["lane_kind", "lane_id"], how="left").sort("lane")
-    detail = PageDetail(
-        levels=store.levels,
-        runs=[level0],
-        exact=np.zeros(len(lanes), dtype=bool),
-        counts=counts["n"].fill_null(0).to_numpy().astype(np.int64),
-        budget_left=0,
-    )
-    page = render_timeline_html(light, title, served=detail).encode("utf-8")
-    return ServedTrace(store=store, light=light, lanes=lanes, keys=keys, page=page)
+    tables = ingested_tables(found)
+    lanes = arrange_counted(tables.light, tables.store.span_counts())
+    page = page_html(tables, title, served=True).encode("utf-8")
+    return ServedTrace(store=tables.store, light=tables.light, lanes=lanes, keys=lane_keys(lanes), page=page)
 
 
 def _int(query: dict[str, list[str]], name: str) -> int:
