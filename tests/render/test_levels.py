@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from test_payload import decode
+from test_payload import column, decode
 
 from goblueprint.cli import main
 from goblueprint.render import levels as page_levels
@@ -155,6 +155,85 @@ def test_default_bound_on_a_large_trace(two_timelines):
     assert _span_bytes(header) <= len(header["lanes"]) * COLUMNS * page_levels.RUN_BYTES + page_levels.BUDGET
     assert any(len(lane["levels"]) > 1 for lane in header["lanes"]), "finer levels fit the budget"
     assert header["detail"]["count"] == plan_levels(tl.end_ns - tl.start_ns).count
+
+
+def test_page_levels_are_the_level_function_over_each_lanes_spans(two_timelines):
+    """The page's levels, read from the stored levels (state codes, mapped to display states
+    after), equal the level function run directly over each lane's spans in display states."""
+    tl = two_timelines[1]
+    header, raw = decode(render_timeline_html(tl, "t"))
+    lanes = arrange(tl)
+    _names, code_to_index = page_levels.state_names()
+    inp = (
+        page_levels.lane_keys(lanes)
+        .join(tl.spans, on=["lane_kind", "lane_id"])
+        .select(
+            "lane",
+            pl.col("start") - tl.start_ns,
+            pl.col("end") - tl.start_ns,
+            pl.Series(
+                code_to_index[
+                    tl.spans.join(page_levels.lane_keys(lanes), on=["lane_kind", "lane_id"])[
+                        "state"
+                    ].to_numpy()
+                ]
+            ).alias("state"),
+        )
+    )
+    width0 = header["detail"]["width0"]
+    checked = 0
+    for k, table in enumerate(header["detail"]["levels"]):
+        got = {
+            name: column({"t": table}, raw, "t", name, dt)
+            for name, dt in (("b0", "u4"), ("b1", "u4"), ("state", "u1"), ("fill", "u1"))
+        }
+        want = runs(inp, width0 // FANOUT**k)
+        for lane, ranges in enumerate(header["lanes"]):
+            if len(ranges["levels"]) <= k:
+                continue
+            lo, hi = ranges["levels"][k]
+            mine = want.filter(pl.col("lane") == lane)
+            assert [got[c][lo:hi].tolist() for c in ("b0", "b1", "state", "fill")] == [
+                mine[c].to_list() for c in ("b0", "b1", "state", "fill")
+            ], (k, ranges["name"])
+            checked += 1
+    assert len(header["detail"]["levels"]) > 2 and checked > 2 * len(lanes)
+
+
+def test_ingested_page_is_the_timeline_page_read_lane_by_lane(tmp_path, monkeypatch):
+    """`trace timeline` makes the page from the ingested tables without the Timeline: it reads
+    no spans or flows table whole, only the spans of the lanes the page holds exactly, and
+    the page is the one made from the whole ingested Timeline in memory, byte for byte."""
+    from goblueprint.timeline import detail_store
+    from goblueprint.timeline.ingest import Ingested, ingest
+
+    trace = tmp_path / "sched.trace"
+    trace.write_bytes(lzma.decompress((GOLDEN / "sched-go1.27.trace.xz").read_bytes()))
+    read: list[int] = []
+    asked: list[object] = []
+    lane_spans, timeline = detail_store.DetailStore.lane_spans, Ingested.timeline
+
+    def counted(self, lanes):
+        got = lane_spans(self, lanes)
+        read.append(got.height)
+        return got
+
+    def recorded(self, **kwargs):
+        asked.append(kwargs.get("tables"))
+        return timeline(self, **kwargs)
+
+    monkeypatch.setattr(detail_store.DetailStore, "lane_spans", counted)
+    monkeypatch.setattr(Ingested, "timeline", recorded)
+    out = tmp_path / "t.html"
+    assert main(["trace", "timeline", str(trace), "-o", str(out)]) == 0
+    assert asked and all(t is not None and not {"spans", "flows"} & set(t) for t in asked)
+    page = out.read_text(encoding="utf-8")
+    header, _raw = decode(page)
+    exact = sum(lane["total"] for lane in header["lanes"] if lane["exact"])
+    assert sum(read) == exact == header["spans"]["n"]
+    tl = timeline(ingest(trace))  # what the page was made from before: the whole Timeline
+    assert exact < tl.spans.height / 10, "the page must leave most spans out for this to mean anything"
+    assert page == render_timeline_html(tl, trace.name)
 
 
 # ---------- the tile server ----------
