@@ -444,17 +444,15 @@ def _flows(
     )
     exact_lanes = pl.Series(np.flatnonzero(detail.exact).astype(np.int32)).implode()
 
-    def count(lf: pl.LazyFrame) -> int:
-        return int(lf.select(pl.len()).collect(engine="streaming").item())
-
-    whole = True
+    between_exact = pl.col("from_lane").is_in(exact_lanes) & pl.col("to_lane").is_in(exact_lanes)
+    counts = placed.select(pl.len().alias("all"), between_exact.sum().alias("exact")).collect(
+        engine="streaming"
+    )
+    whole = int(counts["all"].item()) * FLOW_BYTES <= detail.budget_left
     held = placed
-    if count(held) * FLOW_BYTES > detail.budget_left:
-        held, whole = (
-            placed.filter(pl.col("from_lane").is_in(exact_lanes) & pl.col("to_lane").is_in(exact_lanes)),
-            False,
-        )
-        if count(held) * FLOW_BYTES > detail.budget_left:
+    if not whole:
+        held = placed.filter(between_exact)
+        if int(counts["exact"].item()) * FLOW_BYTES > detail.budget_left:
             held = held.head(0)
     # Sorted by time as read, ties in the table's order.
     df = held.collect(engine="streaming").sort(["from_time", "_row"])
