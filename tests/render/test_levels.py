@@ -200,6 +200,38 @@ def test_page_levels_are_the_level_function_over_each_lanes_spans(two_timelines)
     assert len(header["detail"]["levels"]) > 2 and checked > 2 * len(lanes)
 
 
+def test_arrows_past_the_budget_are_those_between_exact_lanes(two_timelines, monkeypatch):
+    """When all wake-up arrows do not fit what the budget leaves, the page holds exactly the
+    Timeline's arrows whose both ends are lanes it holds exactly (computed here row by row)."""
+    from goblueprint.timeline.model import LaneKind
+
+    tl = two_timelines[1]
+    monkeypatch.setattr(page_levels, "BUDGET", 2**20)
+    header, raw = decode(render_timeline_html(tl, "t"))
+    assert not header["flows_whole"]
+    index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(arrange(tl))}
+    exact = {k for k, lane in enumerate(header["lanes"]) if lane["exact"]}
+    want = []
+    for f in tl.flows.filter(pl.col("to_time") >= 0).iter_rows(named=True):
+        src = index.get((int(LaneKind.G), f["from_g"]), index.get((int(LaneKind.P), f["from_p"]), -1))
+        dst = (
+            index.get((int(LaneKind.G), f["g"]), -1)
+            if f["g"] >= 0
+            else index.get((int(LaneKind.P), f["to_p"]), -1)
+        )
+        if src in exact and dst in exact:
+            want.append((f["from_time"] - tl.start_ns, f["to_time"] - tl.start_ns, src, dst))
+    got = zip(
+        *(
+            column(header, raw, "flows", name, dt)
+            for name, dt in (("from", "f8"), ("to", "f8"), ("from_lane", "i4"), ("to_lane", "i4"))
+        ),
+        strict=True,
+    )
+    got = [tuple(int(x) for x in row) for row in got]
+    assert got == sorted(want, key=lambda row: row[0]) and 0 < len(got) < tl.flows.height
+
+
 def test_ingested_page_is_the_timeline_page_read_lane_by_lane(tmp_path, monkeypatch):
     """`trace timeline` makes the page from the ingested tables without the Timeline: it reads
     no spans or flows table whole, only the spans of the lanes the page holds exactly, and
