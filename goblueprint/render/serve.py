@@ -6,6 +6,9 @@ order) and the window [T0, T1) in ns since the trace start, each lane's exact sp
 the window holds at most ``detail_store.EXACT_LIMIT`` of them, else its runs at level K.
 The answer is JSON: ``strings`` and ``stacks`` local to the tile (labels and stacks index
 them) and per lane ``exact`` (columns of spans) or ``runs`` (columns of runs).
+``GET /flows?from=T0&to=T1`` answers the wake-up arrows that overlap the window (from
+before T1, to at or after T0), placed on the page's lanes as the page places its own
+(render.flow_lanes), when there are at most ``MAX_FLOWS`` of them; else only their count.
 
 Nothing of the trace is held but the page: every tile is read from the stored levels and
 the ingested spans table with predicate pushdown (timeline.detail_store).  A bad request
@@ -19,6 +22,7 @@ import sys
 from dataclasses import dataclass, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -26,14 +30,18 @@ import numpy as np
 import polars as pl
 
 from goblueprint.errors import GoblueprintError
+from goblueprint.render.flow_lanes import placed_flows
 from goblueprint.render.lanes import Lane, arrange_counted, sorted_spans, state_names
 from goblueprint.render.levels import lane_keys
 from goblueprint.render.timeline_html import page_html, span_fields
 from goblueprint.timeline.detail_store import EXACT_LIMIT, DetailStore, ingested_tables
-from goblueprint.timeline.ingest import Ingested
+from goblueprint.timeline.ingest import TIMELINE_DIR, Ingested
 from goblueprint.timeline.model import Timeline
 
 MAX_TILE_LANES = 256  # lanes of one tile request, at most
+# Arrows of one window, at most: the viewer draws no more than 3000 at once, and asks for
+# about three views' worth.
+MAX_FLOWS = 10_000
 
 
 class BadRequest(GoblueprintError):
@@ -49,6 +57,7 @@ class ServedTrace:
     lanes: list[Lane]
     keys: pl.DataFrame  # lane_kind, lane_id, lane (display index)
     page: bytes
+    flows_file: Path  # the ingested flows table
 
 
 def prepare(found: Ingested, title: str) -> ServedTrace:
@@ -56,17 +65,56 @@ def prepare(found: Ingested, title: str) -> ServedTrace:
     tables = ingested_tables(found)
     lanes = arrange_counted(tables.light, tables.store.span_counts())
     page = page_html(tables, title, served=True).encode("utf-8")
-    return ServedTrace(store=tables.store, light=tables.light, lanes=lanes, keys=lane_keys(lanes), page=page)
+    return ServedTrace(
+        store=tables.store,
+        light=tables.light,
+        lanes=lanes,
+        keys=lane_keys(lanes),
+        page=page,
+        flows_file=found.path / TIMELINE_DIR / "flows.parquet",
+    )
 
 
-def _int(query: dict[str, list[str]], name: str) -> int:
+def _int(query: dict[str, list[str]], name: str, what: str = "tile") -> int:
     values = query.get(name)
     if not values or len(values) != 1:
-        raise BadRequest(f"tile: give one {name}=")
+        raise BadRequest(f"{what}: give one {name}=")
     try:
         return int(values[0])
     except ValueError:
-        raise BadRequest(f"tile: {name}={values[0]!r} is not an integer") from None
+        raise BadRequest(f"{what}: {name}={values[0]!r} is not an integer") from None
+
+
+def parse_window(view: ServedTrace, query_text: str, what: str) -> tuple[int, int]:
+    """(from, to) of a query string holding only from= and to=, or BadRequest."""
+    query = parse_qs(query_text, keep_blank_values=True, strict_parsing=False)
+    unknown = sorted(set(query) - {"from", "to"})
+    if unknown:
+        raise BadRequest(f"{what}: unknown parameter {unknown[0]!r} (from, to)")
+    t_from, t_to = _int(query, "from", what), _int(query, "to", what)
+    if not 0 <= t_from < t_to:
+        raise BadRequest(f"{what}: the window [{t_from}, {t_to}) must have 0 <= from < to")
+    return t_from, min(t_to, view.store.duration)
+
+
+def flows(view: ServedTrace, t_from: int, t_to: int) -> dict[str, Any]:
+    """The flows answer (see the module doc): the table is scanned with the window as a
+    predicate, so only row groups that can hold its arrows are read."""
+    a, b = view.store.origin + t_from, view.store.origin + t_to
+    scan = pl.scan_parquet(view.flows_file).filter((pl.col("from_time") < b) & (pl.col("to_time") >= a))
+    placed = placed_flows(scan, view.lanes)
+    n = int(placed.select(pl.len()).collect(engine="streaming").item())
+    out: dict[str, Any] = {"from": t_from, "to": t_to, "n": n, "flows": None}
+    if n <= MAX_FLOWS:
+        df = placed.collect().sort(["from_time", "_row"])
+        origin = view.store.origin
+        out["flows"] = {
+            "from": (df["from_time"] - origin).to_list(),
+            "to": (df["to_time"] - origin).to_list(),
+            "from_lane": df["from_lane"].to_list(),
+            "to_lane": df["to_lane"].to_list(),
+        }
+    return out
 
 
 def parse_tile(view: ServedTrace, query_text: str) -> tuple[list[int], int, int, int]:
@@ -216,18 +264,25 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path in ("/", "/index.html"):
             self._send(HTTPStatus.OK, "text/html; charset=utf-8", view.page)
             return
-        if url.path != "/tile":
-            self._error(HTTPStatus.NOT_FOUND, f"no such page {url.path!r}: / is the viewer, /tile its tiles")
+        if url.path not in ("/tile", "/flows"):
+            self._error(
+                HTTPStatus.NOT_FOUND,
+                f"no such page {url.path!r}: / is the viewer, /tile its tiles, /flows its arrows",
+            )
             return
         try:
-            body = tile(view, *parse_tile(view, url.query))
+            if url.path == "/flows":
+                body = flows(view, *parse_window(view, url.query, "flows"))
+            else:
+                body = tile(view, *parse_tile(view, url.query))
         except BadRequest as exc:
             self._error(HTTPStatus.BAD_REQUEST, str(exc))
             return
         except (GoblueprintError, OSError, pl.exceptions.PolarsError) as exc:
             # The tables went away or broke under the server: say so, keep serving.
             self._error(
-                HTTPStatus.INTERNAL_SERVER_ERROR, f"tile: {type(exc).__name__}: {exc}".splitlines()[0]
+                HTTPStatus.INTERNAL_SERVER_ERROR,
+                f"{url.path[1:]}: {type(exc).__name__}: {exc}".splitlines()[0],
             )
             return
         data = json.dumps(body, separators=(",", ":")).encode("utf-8")

@@ -321,7 +321,7 @@ def test_bad_tile_requests_get_400_and_one_line(served, query, says):
 
 def test_unknown_path_is_404(served):
     status, body = _get(served.url + "nope")
-    assert status == 404 and "/tile" in body["error"]
+    assert status == 404 and "/tile" in body["error"] and "/flows" in body["error"]
 
 
 def test_tiles_are_the_stored_levels_and_the_exact_spans(served, go_trace, monkeypatch):
@@ -368,6 +368,47 @@ def test_tiles_are_the_stored_levels_and_the_exact_spans(served, go_trace, monke
     assert got["runs"]["state"] == code_to_index[want["state"].to_numpy()].tolist()
     assert got["runs"]["fill"] == want["fill"].to_list()
     del names
+
+
+def test_flows_of_a_window_are_the_timelines_arrows_there(served, go_trace, monkeypatch):
+    """/flows answers the arrows overlapping the window, placed as the page places its own
+    (computed here row by row from the ingested Timeline), or only their count past the limit."""
+    from goblueprint.render import serve
+    from goblueprint.timeline.ingest import ingest
+    from goblueprint.timeline.model import LaneKind
+
+    view = served.view
+    found_tl = ingest(go_trace("sched")).timeline()  # what the server was started on, whole
+    origin, duration = view.store.origin, view.store.duration
+    t_from, t_to = duration // 3, duration // 3 + duration // 50
+    status, body = _get(served.url + f"flows?from={t_from}&to={t_to}")
+    assert status == 200
+    index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(view.lanes)}
+    want = []
+    for f in found_tl.flows.filter(pl.col("to_time") >= 0).iter_rows(named=True):
+        if not (f["from_time"] < origin + t_to and f["to_time"] >= origin + t_from):
+            continue
+        src = index.get((int(LaneKind.G), f["from_g"]), index.get((int(LaneKind.P), f["from_p"]), -1))
+        dst = (
+            index.get((int(LaneKind.G), f["g"]), -1)
+            if f["g"] >= 0
+            else index.get((int(LaneKind.P), f["to_p"]), -1)
+        )
+        if src >= 0 and dst >= 0:
+            want.append((f["from_time"] - origin, f["to_time"] - origin, src, dst))
+    got = list(zip(*(body["flows"][k] for k in ("from", "to", "from_lane", "to_lane")), strict=True))
+    assert [tuple(x) for x in got] == sorted(want, key=lambda row: row[0])
+    assert body["n"] == len(want) > 10
+    monkeypatch.setattr(serve, "MAX_FLOWS", 10)
+    status, body = _get(served.url + f"flows?from={t_from}&to={t_to}")
+    assert status == 200 and body["flows"] is None and body["n"] == len(want)
+    for query, says in (
+        ("from=1", "give one to="),
+        ("from=5&to=5", "0 <= from < to"),
+        ("from=0&to=9&x=1", "unknown"),
+    ):
+        status, body = _get(served.url + "flows?" + query)
+        assert status == 400 and says in body["error"], (query, body)
 
 
 def test_trace_view_refuses_a_non_local_host(capsys, tmp_path):
