@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from goblueprint.render.flow_lanes import placed_flows
 from goblueprint.render.lanes import (
     COUNTER_GROUP,
     GROUPS,
@@ -411,39 +412,15 @@ def thin_counters(counters: pl.DataFrame | pl.LazyFrame, origin: int, duration: 
 def _flows(
     flows: pl.LazyFrame, blob: _Blob, origin: int, lanes: list[Lane], detail: PageDetail
 ) -> tuple[dict[str, Any], bool]:
-    """Wake-up arrows from the waker's lane (its G, else its P) to the woken G's lane, and
-    whether the page holds all of them.
+    """Wake-up arrows (placed on lanes by ``flow_lanes.placed_flows``) and whether the page
+    holds all of them.
 
-    A flow without a goroutine (a steal from the lab's records) ends on its to_p's P lane.
     Arrows count against the page's budget: all of them if they fit what is left of it,
     else those between lanes whose exact spans the page holds if those fit, else none.
     FLOWS is read twice, lazily: once to count the arrows, once for those the page keeps.
     """
-
-    def lane_of(kind: LaneKind, column: str) -> pl.LazyFrame:
-        ids = [(lane.lane_id, k) for k, lane in enumerate(lanes) if lane.kind == kind]
-        return pl.DataFrame(ids, schema={column: pl.Int64, f"_{column}": pl.Int32}, orient="row").lazy()
-
-    placed = (
-        flows.filter(pl.col("to_time") >= 0)
-        .select("from_time", "to_time", "from_g", "from_p", "g", "to_p")
-        .with_row_index("_row")
-        .join(lane_of(LaneKind.G, "from_g"), on="from_g", how="left")
-        .join(lane_of(LaneKind.P, "from_p"), on="from_p", how="left")
-        .join(lane_of(LaneKind.G, "g"), on="g", how="left")
-        .join(lane_of(LaneKind.P, "to_p"), on="to_p", how="left")
-        .select(
-            "_row",
-            "from_time",
-            "to_time",
-            pl.coalesce("_from_g", "_from_p").alias("from_lane"),
-            # To a goroutine: its lane or nothing; without one (g < 0): the to_p's P lane.
-            pl.when(pl.col("g") >= 0).then(pl.col("_g")).otherwise(pl.col("_to_p")).alias("to_lane"),
-        )
-        .drop_nulls(["from_lane", "to_lane"])
-    )
+    placed = placed_flows(flows, lanes)
     exact_lanes = pl.Series(np.flatnonzero(detail.exact).astype(np.int32)).implode()
-
     between_exact = pl.col("from_lane").is_in(exact_lanes) & pl.col("to_lane").is_in(exact_lanes)
     counts = placed.select(pl.len().alias("all"), between_exact.sum().alias("exact")).collect(
         engine="streaming"
