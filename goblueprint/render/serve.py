@@ -9,6 +9,9 @@ them) and per lane ``exact`` (columns of spans) or ``runs`` (columns of runs).
 ``GET /flows?from=T0&to=T1`` answers the wake-up arrows that overlap the window (from
 before T1, to at or after T0), placed on the page's lanes as the page places its own
 (render.flow_lanes), when there are at most ``MAX_FLOWS`` of them; else only their count.
+``GET /search?q=TEXT`` answers the goroutines (from the ingested goroutines table) whose id
+is TEXT, or whose start function or one of whose block reasons contains it (case
+ignored): the page holds no spans, so "chan send" finds the goroutines that blocked so.
 
 Nothing of the trace is held but the page: every tile is read from the stored levels and
 the ingested spans table with predicate pushdown (timeline.detail_store).  A bad request
@@ -36,12 +39,13 @@ from goblueprint.render.levels import lane_keys
 from goblueprint.render.timeline_html import page_html, span_fields
 from goblueprint.timeline.detail_store import EXACT_LIMIT, DetailStore, ingested_tables
 from goblueprint.timeline.ingest import TIMELINE_DIR, Ingested
-from goblueprint.timeline.model import Timeline
+from goblueprint.timeline.model import LaneKind, Timeline
 
 MAX_TILE_LANES = 256  # lanes of one tile request, at most
 # Arrows of one window, at most: the viewer draws no more than 3000 at once, and asks for
 # about three views' worth.
 MAX_FLOWS = 10_000
+MAX_HITS = 500  # goroutines of one search answer, at most (the count says how many matched)
 
 
 class BadRequest(GoblueprintError):
@@ -58,6 +62,7 @@ class ServedTrace:
     keys: pl.DataFrame  # lane_kind, lane_id, lane (display index)
     page: bytes
     flows_file: Path  # the ingested flows table
+    goroutines_file: Path  # the ingested goroutines table (Go's goroutine summary)
 
 
 def prepare(found: Ingested, title: str) -> ServedTrace:
@@ -72,6 +77,7 @@ def prepare(found: Ingested, title: str) -> ServedTrace:
         keys=lane_keys(lanes),
         page=page,
         flows_file=found.path / TIMELINE_DIR / "flows.parquet",
+        goroutines_file=found.path / "goroutines.parquet",
     )
 
 
@@ -95,6 +101,64 @@ def parse_window(view: ServedTrace, query_text: str, what: str) -> tuple[int, in
     if not 0 <= t_from < t_to:
         raise BadRequest(f"{what}: the window [{t_from}, {t_to}) must have 0 <= from < to")
     return t_from, min(t_to, view.store.duration)
+
+
+def parse_search(query_text: str) -> str:
+    """The search text of a query string, or BadRequest."""
+    query = parse_qs(query_text, keep_blank_values=True, strict_parsing=False)
+    unknown = sorted(set(query) - {"q"})
+    if unknown:
+        raise BadRequest(f"search: unknown parameter {unknown[0]!r} (q)")
+    values = query.get("q", [])
+    if len(values) != 1 or not values[0].strip():
+        raise BadRequest("search: give one non-empty q=")
+    return values[0].strip()
+
+
+def search(view: ServedTrace, text: str) -> dict[str, Any]:
+    """The search answer (see the module doc), goroutines by id, at most MAX_HITS of them."""
+    needle = text.lower()
+
+    def has(column: pl.Expr) -> pl.Expr:
+        return column.str.to_lowercase().str.contains(needle, literal=True)
+
+    matched = (
+        has(pl.col("name")) | pl.col("block").list.eval(has(pl.element().struct.field("reason"))).list.any()
+    )
+    if text.isdigit():
+        matched = matched | (pl.col("id") == int(text))
+    lf = pl.scan_parquet(view.goroutines_file).filter(matched)
+    n = int(lf.select(pl.len()).collect().item())
+    rows = (
+        lf.sort("id")
+        .head(MAX_HITS)
+        .select(
+            "id",
+            "name",
+            "start_time",
+            "end_time",
+            pl.col("block")
+            .list.eval(pl.element().filter(has(pl.element().struct.field("reason"))))
+            .alias("hit"),
+        )
+        .collect()
+        .join(view.keys.filter(pl.col("lane_kind") == int(LaneKind.G)), left_on="id", right_on="lane_id")
+        .sort("id")
+    )
+    origin = view.store.origin
+    hits = [
+        {
+            "lane": int(row["lane"]),
+            "gid": int(row["id"]),
+            "name": row["name"],
+            # Go's summary gives 0 for a time outside the trace (started before, still running).
+            "from": max(0, int(row["start_time"]) - origin),
+            "to": int(row["end_time"]) - origin if row["end_time"] > origin else view.store.duration,
+            "reasons": {h["reason"]: int(h["ns"]) for h in row["hit"]},
+        }
+        for row in rows.iter_rows(named=True)
+    ]
+    return {"q": text, "n": n, "hits": hits}
 
 
 def flows(view: ServedTrace, t_from: int, t_to: int) -> dict[str, Any]:
@@ -264,14 +328,17 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path in ("/", "/index.html"):
             self._send(HTTPStatus.OK, "text/html; charset=utf-8", view.page)
             return
-        if url.path not in ("/tile", "/flows"):
+        if url.path not in ("/tile", "/flows", "/search"):
             self._error(
                 HTTPStatus.NOT_FOUND,
-                f"no such page {url.path!r}: / is the viewer, /tile its tiles, /flows its arrows",
+                f"no such page {url.path!r}: / is the viewer, /tile its tiles, /flows its arrows, "
+                "/search its goroutines",
             )
             return
         try:
-            if url.path == "/flows":
+            if url.path == "/search":
+                body = search(view, parse_search(url.query))
+            elif url.path == "/flows":
                 body = flows(view, *parse_window(view, url.query, "flows"))
             else:
                 body = tile(view, *parse_tile(view, url.query))

@@ -1054,7 +1054,31 @@
     S.searchHits = { hits, pos: -1 };
     const total = hits.reduce((acc, h) => acc + h.count, 0);
     info.textContent = total + " matches in " + hits.length + " lanes";
+    if (S.served) searchServer(q);
     schedule();
+  }
+  // The page of `trace view` holds no spans: the server searches the goroutines (their
+  // block reasons, start functions, ids) and its hits join the page's own, a goroutine's
+  // lane once.  An answer to a text no longer in the box is dropped.
+  function searchServer(q) {
+    S.searchAsked = q;
+    fetch("search?q=" + encodeURIComponent(q))
+      .then(async (r) => {
+        const body = await r.json();
+        if (!r.ok) throw new Error(body.error || r.statusText);
+        if (S.searchAsked !== q || !S.searchHits) return;
+        const sh = S.searchHits, have = new Set(sh.hits.map((h) => h.lane.index));
+        for (const g of body.hits) {
+          const lane = S.lanes[g.lane];
+          if (!lane || have.has(g.lane)) continue;
+          sh.hits.push({ lane, first: -1, count: 1, win: [g.from, g.to] });
+        }
+        const total = sh.hits.reduce((acc, h) => acc + h.count, 0);
+        $("search-info").textContent = total + " matches in " + sh.hits.length + " lanes (" + body.n + " goroutines on the server" + (body.n > body.hits.length ? ", " + body.hits.length + " shown" : "") + ")";
+        S.stats.searches = (S.stats.searches || 0) + 1;
+      })
+      .catch((err) => { $("search-info").textContent = "search not answered: " + String(err && err.message ? err.message : err); })
+      .finally(schedule);
   }
   // Unfold whatever hides LANE (its group, its start-function group) so it gets a row.
   function reveal(lane) {
@@ -1077,6 +1101,8 @@
       setWindow(s - pad, e + pad);
       S.pinned = { kind: "span", lane: h.lane, i: h.first };
       describe(S.pinned, details);
+    } else if (h.win && h.win[1] > h.win[0]) {
+      setWindow(h.win[0], h.win[1]); // a server hit: the goroutine's life
     }
     schedule();
   }

@@ -321,7 +321,7 @@ def test_bad_tile_requests_get_400_and_one_line(served, query, says):
 
 def test_unknown_path_is_404(served):
     status, body = _get(served.url + "nope")
-    assert status == 404 and "/tile" in body["error"] and "/flows" in body["error"]
+    assert status == 404 and all(p in body["error"] for p in ("/tile", "/flows", "/search"))
 
 
 def test_tiles_are_the_stored_levels_and_the_exact_spans(served, go_trace, monkeypatch):
@@ -409,6 +409,43 @@ def test_flows_of_a_window_are_the_timelines_arrows_there(served, go_trace, monk
     ):
         status, body = _get(served.url + "flows?" + query)
         assert status == 400 and says in body["error"], (query, body)
+
+
+def test_search_finds_goroutines_by_block_reason_function_and_id(served, go_trace):
+    """/search answers the goroutines (row by row from the ingested goroutines table) whose
+    block reasons or start function contain the text, case ignored, or whose id it is; each on
+    its lane of the page."""
+    import urllib.parse
+
+    from goblueprint.timeline.ingest import ingest
+    from goblueprint.timeline.model import LaneKind
+
+    view = served.view
+    table = pl.read_parquet(ingest(go_trace("sched")).path / "goroutines.parquet")
+    reasons = table.explode("block").unnest("block").filter(pl.col("reason") != "")["reason"]
+    common = reasons.value_counts(sort=True)["reason"][0]
+    some_id = int(table["id"][len(table) // 2])
+    for text in (common.upper(), str(some_id), "zzz-no-such"):
+        status, body = _get(served.url + "search?q=" + urllib.parse.quote(text))
+        assert status == 200, body
+        want = [
+            row["id"]
+            for row in table.sort("id").iter_rows(named=True)
+            if text.lower() in row["name"].lower()
+            or any(text.lower() in b["reason"].lower() for b in row["block"])
+            or (text.isdigit() and row["id"] == int(text))
+        ]
+        assert body["n"] == len(want)
+        assert [h["gid"] for h in body["hits"]] == want
+        for h in body["hits"]:
+            lane = view.lanes[h["lane"]]
+            assert (lane.kind, lane.lane_id) == (LaneKind.G, h["gid"])
+        if text == common.upper():
+            assert len(want) > 1 and all(common in h["reasons"] for h in body["hits"])
+        if text == str(some_id):
+            assert some_id in want
+    status, body = _get(served.url + "search?q=")
+    assert status == 400 and "non-empty q=" in body["error"]
 
 
 def test_trace_view_refuses_a_non_local_host(capsys, tmp_path):

@@ -262,3 +262,34 @@ def test_trace_view_page_fetches_and_draws_the_arrows_of_its_window(browser, vie
         assert errors == []
     finally:
         ctx.close()
+
+
+def test_trace_view_page_searches_goroutines_on_the_server(browser, view_server, small_trace):
+    """Searching a block reason in the served page (which holds no spans) finds, through
+    /search, the goroutines that blocked so, each on its lane; Enter goes to one of them."""
+    from goblueprint.timeline.ingest import ingest
+
+    table = pl.read_parquet(ingest(small_trace).path / "goroutines.parquet")
+    blocked = table.explode("block").unnest("block").filter(pl.col("reason") != "")
+    reason = blocked["reason"].value_counts(sort=True)["reason"][0]
+    want = sorted(set(blocked.filter(pl.col("reason") == reason)["id"].to_list()))
+    ctx, page, errors, requests = _open(browser, view_server.url)
+    try:
+        page.fill("#f-search", reason.upper())
+        page.wait_for_function("() => (window.__gbp.stats.searches || 0) > 0", timeout=60_000)
+        gids = _state(page, "S.searchHits.hits.map(h => h.lane.gid)")
+        assert set(want) <= set(gids), (reason, want, gids)
+        assert any("/search?q=" in url for url in requests)
+        _redraw(
+            page,
+            "document.getElementById('f-search').dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'}))",
+        )
+        hit = _state(
+            page,
+            "(() => { const h = S.searchHits.hits[S.searchHits.pos]; return [h.lane.gid, h.win || null]; })()",
+        )
+        assert hit[0] in want and hit[1] is not None, "a server hit, with its goroutine's life"
+        assert [_state(page, "S.t0"), _state(page, "S.t1")] == hit[1]
+        assert errors == []
+    finally:
+        ctx.close()
