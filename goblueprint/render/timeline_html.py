@@ -137,7 +137,7 @@ def tables_payload(
 
     display, gid, start_stack, end_stack = span_fields(tl, spans, lanes, strings.intern)
     lane_index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(lanes)}
-    instants, instant_ranges = _instants(tl, lane_index, strings)
+    instants, instant_ranges = _instants(tl, tables.instants, lane_index, strings)
     instant_stack = instants["stack"].to_numpy().astype(np.int64)
     # Only the stacks something on screen refers to, renumbered 0..k-1 (-1: none).
     used, dense = np.unique(np.concatenate((start_stack, end_stack, instant_stack)), return_inverse=True)
@@ -286,10 +286,11 @@ def _levels(
 
 
 def _instants(
-    tl: Timeline, lane_index: dict[tuple[int, int], int], strings: _Strings
+    tl: Timeline, table: pl.LazyFrame, lane_index: dict[tuple[int, int], int], strings: _Strings
 ) -> tuple[pl.DataFrame, dict[int, tuple[int, int]]]:
     """Instants placed on the lane of their goroutine, else their P, else their M; sorted by lane, time."""
-    df = tl.instants.filter(pl.col("kind").is_in([int(k) for k in _SHOWN_INSTANTS]))
+    # Filtered as read: CPU samples and syncs, most of a profiled trace's instants, never held.
+    df = table.filter(pl.col("kind").is_in([int(k) for k in _SHOWN_INSTANTS])).collect()
     if df.height == 0:
         return df.with_columns(pl.lit(0, pl.Int64).alias("lane"), pl.lit(0, pl.Int64).alias("text")), {}
     lane = np.full(df.height, -1, dtype=np.int64)

@@ -252,27 +252,29 @@ def _chunks(counts: pl.DataFrame) -> list[pl.DataFrame]:
 class PageTables:
     """What the timeline page is made of, none of it holding the spans or flows of the trace.
 
-    ``light``: a Timeline without spans, flows or counters (strings, lanes, instants,
-    stack frames: small tables); ``counters`` and ``flows`` are read lazily, so that only
-    what the page keeps of them is ever collected; the spans are in ``store``.
+    ``light``: a Timeline without spans, flows, counters or instants (strings, lanes, stack
+    frames: small tables); ``counters``, ``flows`` and ``instants`` are read lazily, so that
+    only what the page keeps of them is ever collected; the spans are in ``store``.
     """
 
     light: Timeline
     store: DetailStore
     counters: pl.LazyFrame
     flows: pl.LazyFrame
+    instants: pl.LazyFrame
 
 
 def ingested_tables(found: Ingested) -> PageTables:
     """The page tables of an ingested trace (its store built on first use)."""
     store = open_store(found)
     d = found.path / TIMELINE_DIR
-    light = found.timeline(tables=("instants", "lanes", "stack_frames"))
+    light = found.timeline(tables=("lanes", "stack_frames"))
     return PageTables(
         light=light,
         store=store,
         counters=pl.scan_parquet(d / "counters.parquet"),
         flows=pl.scan_parquet(d / "flows.parquet"),
+        instants=pl.scan_parquet(d / "instants.parquet"),
     )
 
 
@@ -280,7 +282,12 @@ def ingested_tables(found: Ingested) -> PageTables:
 def memory_tables(tl: Timeline) -> Iterator[PageTables]:
     """The page tables of TL, a Timeline held in memory (its spans in a temporary store)."""
     with temporary_store(tl) as store:
-        light = replace(
-            tl, spans=empty_frame("spans"), flows=empty_frame("flows"), counters=empty_frame("counters")
+        held = ("spans", "flows", "counters", "instants")
+        light = replace(tl, **{name: empty_frame(name) for name in held})
+        yield PageTables(
+            light=light,
+            store=store,
+            counters=tl.counters.lazy(),
+            flows=tl.flows.lazy(),
+            instants=tl.instants.lazy(),
         )
-        yield PageTables(light=light, store=store, counters=tl.counters.lazy(), flows=tl.flows.lazy())
