@@ -234,7 +234,7 @@ def test_arrows_past_the_budget_are_those_between_exact_lanes(two_timelines, mon
 
 def test_ingested_page_is_the_timeline_page_read_lane_by_lane(tmp_path, monkeypatch):
     """`trace timeline` makes the page from the ingested tables without the Timeline: it reads
-    no spans or flows table whole, only the spans of the lanes the page holds exactly, and
+    no spans, flows, counters or instants table whole, only the spans of the lanes the page holds exactly, and
     the page is the one made from the whole ingested Timeline in memory, byte for byte."""
     from goblueprint.timeline import detail_store
     from goblueprint.timeline.ingest import Ingested, ingest
