@@ -109,12 +109,18 @@ def reference_binary(trace: Path) -> Path:
 
 
 def drop_ingested(trace: Path, env: dict[str, str]) -> None:
-    """Remove TRACE's ingested tables from the cache the measured checkout uses (if it has any)."""
+    """Remove TRACE's ingested tables, and the levels of detail made from them, from the cache
+    the measured checkout uses (if it has any): a first run starts from nothing."""
     code = (
         "import shutil, sys\n"
         "try:\n    from goblueprint.timeline.ingest import content_hash, ingest_root\n"
         "except ImportError:\n    sys.exit(0)\n"
-        "shutil.rmtree(ingest_root() / content_hash(sys.argv[1]), ignore_errors=True)\n"
+        "key = content_hash(sys.argv[1])\n"
+        "shutil.rmtree(ingest_root() / key, ignore_errors=True)\n"
+        "try:\n    from goblueprint.timeline.detail_store import store_root\n"
+        "except ImportError:\n    sys.exit(0)\n"
+        "for entry in store_root().glob(key + '-*'):\n"
+        "    shutil.rmtree(entry, ignore_errors=True)\n"
     )
     subprocess.run([sys.executable, "-P", "-c", code, str(trace)], env=env, check=True)
 

@@ -86,6 +86,22 @@ def load_timeline(
     return tl, source
 
 
+def _page(args: argparse.Namespace, title: str) -> tuple[str, Any]:
+    """The HTML page and what read the trace.  From the ingested tables a few lanes at a time
+    (the Timeline is never held), unless kernel or lab records or capture goroutines are
+    drawn in: those join the whole Timeline in memory first."""
+    from goblueprint.render.timeline_html import page_html, render_timeline_html
+
+    if args.kernel is None and args.lab is None and not args.show_capture:
+        from goblueprint.cli._ingested import ingested_trace
+        from goblueprint.timeline.detail_store import ingested_tables
+
+        found = ingested_trace(args.trace)
+        return page_html(ingested_tables(found), title), found
+    tl, reader = load_timeline(args.trace, args.kernel, show_capture=args.show_capture, lab=args.lab)
+    return render_timeline_html(tl, title), reader
+
+
 def run(args: argparse.Namespace) -> int:
     out = output_file(args.output)
     fmt = output_format(
@@ -108,10 +124,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 "--from/--to select the window of an SVG chart; the HTML timeline holds the whole trace"
             )
-        tl, reader = load_timeline(args.trace, args.kernel, show_capture=args.show_capture, lab=args.lab)
-        from goblueprint.render.timeline_html import render_timeline_html
-
-        text = render_timeline_html(tl, title)
+        text, reader = _page(args, title)
     with writing(out):
         out.write_text(text, encoding="utf-8")
     return finish(reader, args, f"the timeline covers the {reader.events_read} events before it")

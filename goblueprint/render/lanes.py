@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import polars as pl
 
 from goblueprint.timeline.model import STATE_NAMES, LaneKind, Timeline
 
@@ -94,6 +95,25 @@ def arrange(tl: Timeline, spans=None) -> list[Lane]:
         ends = np.concatenate((change, [len(kinds)]))
         for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
             ranges[(int(kinds[lo]), int(ids[lo]))] = (lo, hi)
+    return _arranged(tl, ranges)
+
+
+def arrange_counted(tl: Timeline, counts: pl.DataFrame) -> list[Lane]:
+    """The lanes of ``arrange`` from the spans per lane (COUNTS: lane_kind, lane_id, n), so
+    the spans need not be held: a lane's rows in ``sorted_spans`` follow from the counts of
+    the lanes before it in (lane_kind, lane_id) order."""
+    counts = counts.filter(pl.col("n") > 0).sort(["lane_kind", "lane_id"])
+    hi = counts["n"].cum_sum().to_list()
+    ranges = {
+        (int(kind), int(lane_id)): (end - int(n), end)
+        for kind, lane_id, n, end in zip(
+            counts["lane_kind"].to_list(), counts["lane_id"].to_list(), counts["n"].to_list(), hi, strict=True
+        )
+    }
+    return _arranged(tl, ranges)
+
+
+def _arranged(tl: Timeline, ranges: dict[tuple[int, int], tuple[int, int]]) -> list[Lane]:
     info: dict[tuple[int, int], tuple[str, str, bool]] = {}
     for kind, lane_id, label, group, system in tl.lanes.iter_rows():
         info[(int(kind), int(lane_id))] = (label, group, bool(system))
@@ -126,9 +146,14 @@ def lane_counter_name(kind: LaneKind, lane_id: int, what: str) -> str:
 
 def counter_lanes(tl: Timeline) -> dict[int, tuple[LaneKind, int]]:
     """Counter name (string id) -> the P or M lane it belongs to, for counters named after one."""
+    return counter_owners(tl.counters["name"].unique().to_list(), tl.strings)
+
+
+def counter_owners(names: list[int], strings: list[str]) -> dict[int, tuple[LaneKind, int]]:
+    """``counter_lanes`` of the counters NAMES (string ids into STRINGS)."""
     out: dict[int, tuple[LaneKind, int]] = {}
-    for sid in tl.counters["name"].unique().to_list():
-        m = _LANE_COUNTER.match(tl.strings[int(sid)])
+    for sid in names:
+        m = _LANE_COUNTER.match(strings[int(sid)])
         if m:
             out[int(sid)] = (_COUNTER_LANE_KINDS[m.group(1)], int(m.group(2)))
     return out

@@ -21,14 +21,8 @@ import numpy as np
 import polars as pl
 
 from goblueprint.render.lanes import Lane, state_names
-from goblueprint.timeline.detail import (
-    DETAIL_INPUT,
-    Levels,
-    merge_overlaps,
-    plan_levels,
-    runs,
-)
-from goblueprint.timeline.model import Timeline
+from goblueprint.timeline.detail import Levels
+from goblueprint.timeline.detail_store import DetailStore
 
 PER_LANE = 2048  # runs of one lane at one finer level, or exact spans of one lane, at most
 BUDGET = 12 * 2**20  # bytes of finer levels and exact spans a page holds beyond level 0
@@ -57,29 +51,46 @@ def lane_keys(lanes: list[Lane]) -> pl.DataFrame:
     )
 
 
-def detail_input(spans: pl.DataFrame | pl.LazyFrame, keys: pl.DataFrame, origin: int) -> pl.LazyFrame:
-    """SPANS as the level function's input: display lane, times since ORIGIN, display state."""
+def display_runs(rows: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
+    """Stored runs (lane_kind, lane_id, b0, b1, state code, fill) as the page's: display lane
+    and display state, sorted by lane then b0.
+
+    Mapping the state after the levels are made is the same as before: a lane only holds
+    the states of its kind, and on those the map from code to display index is one to one
+    and keeps their order, so merges and ties (the lower state wins) come out the same.
+    """
     _names, code_to_index = state_names()
     to_index = pl.Series("i", code_to_index, dtype=pl.UInt8)
     return (
-        spans.lazy()
-        .join(keys.lazy(), on=["lane_kind", "lane_id"])
-        .select(
-            "lane",
-            (pl.col("start") - origin).alias("start"),
-            (pl.col("end") - origin).alias("end"),
-            pl.col("state").cast(pl.UInt32).map_batches(lambda s: to_index.gather(s), return_dtype=pl.UInt8),
-        )
-        .cast(DETAIL_INPUT)
+        rows.join(keys, on=["lane_kind", "lane_id"])
+        .select("lane", "b0", "b1", "state", "fill")
+        .with_columns(pl.col("state").cast(pl.UInt32).map_batches(to_index.gather, return_dtype=pl.UInt8))
+        .sort(["lane", "b0"])
     )
 
 
-def plan_page(tl: Timeline, lanes: list[Lane]) -> PageDetail:
-    """The levels and exact lanes of a page, under PER_LANE and BUDGET (see the module doc)."""
-    duration = max(1, tl.end_ns - tl.start_ns)
-    levels = plan_levels(duration)
-    inp = merge_overlaps(detail_input(tl.spans, lane_keys(lanes), tl.start_ns)).collect()
+def _per_lane(counts: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
+    """COUNTS (lane_kind, lane_id, n) by display lane: (lane, len)."""
+    return counts.join(keys, on=["lane_kind", "lane_id"]).select("lane", pl.col("n").alias("len"))
+
+
+def plan_page(store: DetailStore, lanes: list[Lane], *, served: bool = False) -> PageDetail:
+    """The levels and exact lanes of a page, under PER_LANE and BUDGET (see the module doc),
+    read from STORE: only the runs the page keeps are read, never a whole level.
+
+    SERVED: the page of ``trace view``: level 0 only, the server answers the rest.
+    """
+    keys = lane_keys(lanes)
     counts = np.array([lane.hi - lane.lo for lane in lanes], dtype=np.int64)
+    level0 = display_runs(store.lane_runs(keys, 0), keys)
+    if served:
+        return PageDetail(
+            levels=store.levels,
+            runs=[level0],
+            exact=np.zeros(len(lanes), dtype=bool),
+            counts=counts,
+            budget_left=0,
+        )
     budget = BUDGET
     # Exact spans first for the lanes small enough, fewest spans first: a reader zooming in
     # needs titles and stacks more than a finer summary of a lane already exact.
@@ -90,21 +101,17 @@ def plan_page(tl: Timeline, lanes: list[Lane]) -> PageDetail:
             break
         exact[k] = True
         budget -= cost
-    out: list[pl.DataFrame] = []
-    open_lanes = pl.Series("lane", np.arange(len(lanes), dtype=np.uint32))
-    for k in range(levels.count):
+    out: list[pl.DataFrame] = [level0]
+    open_lanes = _per_lane(store.run_counts(0), keys).filter(pl.col("len") <= PER_LANE)["lane"]
+    for k in range(1, store.levels.count):
         if open_lanes.len() == 0:
             break
-        level = runs(inp.filter(pl.col("lane").is_in(open_lanes.implode())), levels.width(k), merged=True)
-        per_lane = level.group_by("lane").len()
-        if k == 0:
-            out.append(level)
-            fits = per_lane.filter(pl.col("len") <= PER_LANE)
-        else:
-            fits = per_lane.filter(pl.col("len") <= PER_LANE).sort(["len", "lane"])
-            # The budget goes to the lanes that need the fewest runs, as far as it reaches.
-            fits = fits.filter((pl.col("len").cum_sum() * RUN_BYTES) <= budget)
-            budget -= int(fits["len"].sum()) * RUN_BYTES
-            out.append(level.filter(pl.col("lane").is_in(fits["lane"].implode())))
+        per_lane = _per_lane(store.run_counts(k), keys).filter(pl.col("lane").is_in(open_lanes.implode()))
+        fits = per_lane.filter(pl.col("len") <= PER_LANE).sort(["len", "lane"])
+        # The budget goes to the lanes that need the fewest runs, as far as it reaches.
+        fits = fits.filter((pl.col("len").cum_sum() * RUN_BYTES) <= budget)
+        budget -= int(fits["len"].sum()) * RUN_BYTES
+        chosen = keys.filter(pl.col("lane").is_in(fits["lane"].implode()))
+        out.append(display_runs(store.lane_runs(chosen, k), keys))
         open_lanes = fits["lane"]
-    return PageDetail(levels=levels, runs=out, exact=exact, counts=counts, budget_left=budget)
+    return PageDetail(levels=store.levels, runs=out, exact=exact, counts=counts, budget_left=budget)

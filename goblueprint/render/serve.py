@@ -6,6 +6,12 @@ order) and the window [T0, T1) in ns since the trace start, each lane's exact sp
 the window holds at most ``detail_store.EXACT_LIMIT`` of them, else its runs at level K.
 The answer is JSON: ``strings`` and ``stacks`` local to the tile (labels and stacks index
 them) and per lane ``exact`` (columns of spans) or ``runs`` (columns of runs).
+``GET /flows?from=T0&to=T1`` answers the wake-up arrows that overlap the window (from
+before T1, to at or after T0), placed on the page's lanes as the page places its own
+(render.flow_lanes), when there are at most ``MAX_FLOWS`` of them; else only their count.
+``GET /search?q=TEXT`` answers the goroutines (from the ingested goroutines table) whose id
+is TEXT, or whose start function or one of whose block reasons contains it (case
+ignored): the page holds no spans, so "chan send" finds the goroutines that blocked so.
 
 Nothing of the trace is held but the page: every tile is read from the stored levels and
 the ingested spans table with predicate pushdown (timeline.detail_store).  A bad request
@@ -19,6 +25,7 @@ import sys
 from dataclasses import dataclass, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -26,14 +33,19 @@ import numpy as np
 import polars as pl
 
 from goblueprint.errors import GoblueprintError
-from goblueprint.render.lanes import Lane, arrange, sorted_spans, state_names
-from goblueprint.render.levels import PageDetail, lane_keys
-from goblueprint.render.timeline_html import render_timeline_html, span_fields, thin_counters
-from goblueprint.timeline.detail_store import EXACT_LIMIT, DetailStore, open_store
+from goblueprint.render.flow_lanes import placed_flows
+from goblueprint.render.lanes import Lane, arrange_counted, sorted_spans, state_names
+from goblueprint.render.levels import lane_keys
+from goblueprint.render.timeline_html import page_html, span_fields
+from goblueprint.timeline.detail_store import EXACT_LIMIT, DetailStore, ingested_tables
 from goblueprint.timeline.ingest import TIMELINE_DIR, Ingested
-from goblueprint.timeline.model import Timeline
+from goblueprint.timeline.model import LaneKind, Timeline
 
 MAX_TILE_LANES = 256  # lanes of one tile request, at most
+# Arrows of one window, at most: the viewer draws no more than 3000 at once, and asks for
+# about three views' worth.
+MAX_FLOWS = 10_000
+MAX_HITS = 500  # goroutines of one search answer, at most (the count says how many matched)
 
 
 class BadRequest(GoblueprintError):
@@ -49,53 +61,124 @@ class ServedTrace:
     lanes: list[Lane]
     keys: pl.DataFrame  # lane_kind, lane_id, lane (display index)
     page: bytes
+    flows_file: Path  # the ingested flows table
+    goroutines_file: Path  # the ingested goroutines table (Go's goroutine summary)
 
 
 def prepare(found: Ingested, title: str) -> ServedTrace:
     """The served page of FOUND (level 0 of every lane, bounded like any page) and its store."""
-    store = open_store(found)
-    d = found.path / TIMELINE_DIR
-    light = Timeline(
-        start_ns=store.origin,
-        end_ns=store.origin + store.duration,
-        strings=pl.read_parquet(d / "strings.parquet")["s"].to_list(),
-        lanes=pl.read_parquet(d / "lanes.parquet"),
-        instants=pl.read_parquet(d / "instants.parquet"),
-        stack_frames=pl.read_parquet(d / "stack_frames.parquet"),
-        counters=thin_counters(pl.scan_parquet(d / "counters.parquet"), store.origin, store.duration),
-        go_version=found.manifest["timeline"]["go_version"],
+    tables = ingested_tables(found)
+    lanes = arrange_counted(tables.light, tables.store.span_counts())
+    page = page_html(tables, title, served=True).encode("utf-8")
+    return ServedTrace(
+        store=tables.store,
+        light=tables.light,
+        lanes=lanes,
+        keys=lane_keys(lanes),
+        page=page,
+        flows_file=found.path / TIMELINE_DIR / "flows.parquet",
+        goroutines_file=found.path / "goroutines.parquet",
     )
-    lanes = arrange(light)
-    keys = lane_keys(lanes)
-    _names, code_to_index = state_names()
-    to_index = pl.Series("i", code_to_index, dtype=pl.UInt8)
-    level0 = (
-        pl.read_parquet(store.level_file(0))
-        .join(keys, on=["lane_kind", "lane_id"])
-        .select("lane", "b0", "b1", "state", "fill")
-        .with_columns(pl.col("state").cast(pl.UInt32).map_batches(to_index.gather, return_dtype=pl.UInt8))
-        .sort(["lane", "b0"])
-    )
-    counts = keys.join(store.span_counts(), on=["lane_kind", "lane_id"], how="left").sort("lane")
-    detail = PageDetail(
-        levels=store.levels,
-        runs=[level0],
-        exact=np.zeros(len(lanes), dtype=bool),
-        counts=counts["n"].fill_null(0).to_numpy().astype(np.int64),
-        budget_left=0,
-    )
-    page = render_timeline_html(light, title, served=detail).encode("utf-8")
-    return ServedTrace(store=store, light=light, lanes=lanes, keys=keys, page=page)
 
 
-def _int(query: dict[str, list[str]], name: str) -> int:
+def _int(query: dict[str, list[str]], name: str, what: str = "tile") -> int:
     values = query.get(name)
     if not values or len(values) != 1:
-        raise BadRequest(f"tile: give one {name}=")
+        raise BadRequest(f"{what}: give one {name}=")
     try:
         return int(values[0])
     except ValueError:
-        raise BadRequest(f"tile: {name}={values[0]!r} is not an integer") from None
+        raise BadRequest(f"{what}: {name}={values[0]!r} is not an integer") from None
+
+
+def parse_window(view: ServedTrace, query_text: str, what: str) -> tuple[int, int]:
+    """(from, to) of a query string holding only from= and to=, or BadRequest."""
+    query = parse_qs(query_text, keep_blank_values=True, strict_parsing=False)
+    unknown = sorted(set(query) - {"from", "to"})
+    if unknown:
+        raise BadRequest(f"{what}: unknown parameter {unknown[0]!r} (from, to)")
+    t_from, t_to = _int(query, "from", what), _int(query, "to", what)
+    if not 0 <= t_from < t_to:
+        raise BadRequest(f"{what}: the window [{t_from}, {t_to}) must have 0 <= from < to")
+    return t_from, min(t_to, view.store.duration)
+
+
+def parse_search(query_text: str) -> str:
+    """The search text of a query string, or BadRequest."""
+    query = parse_qs(query_text, keep_blank_values=True, strict_parsing=False)
+    unknown = sorted(set(query) - {"q"})
+    if unknown:
+        raise BadRequest(f"search: unknown parameter {unknown[0]!r} (q)")
+    values = query.get("q", [])
+    if len(values) != 1 or not values[0].strip():
+        raise BadRequest("search: give one non-empty q=")
+    return values[0].strip()
+
+
+def search(view: ServedTrace, text: str) -> dict[str, Any]:
+    """The search answer (see the module doc), goroutines by id, at most MAX_HITS of them."""
+    needle = text.lower()
+
+    def has(column: pl.Expr) -> pl.Expr:
+        return column.str.to_lowercase().str.contains(needle, literal=True)
+
+    matched = (
+        has(pl.col("name")) | pl.col("block").list.eval(has(pl.element().struct.field("reason"))).list.any()
+    )
+    if text.isdigit():
+        matched = matched | (pl.col("id") == int(text))
+    lf = pl.scan_parquet(view.goroutines_file).filter(matched)
+    n = int(lf.select(pl.len()).collect().item())
+    rows = (
+        lf.sort("id")
+        .head(MAX_HITS)
+        .select(
+            "id",
+            "name",
+            "start_time",
+            "end_time",
+            pl.col("block")
+            .list.eval(pl.element().filter(has(pl.element().struct.field("reason"))))
+            .alias("hit"),
+        )
+        .collect()
+        .join(view.keys.filter(pl.col("lane_kind") == int(LaneKind.G)), left_on="id", right_on="lane_id")
+        .sort("id")
+    )
+    origin = view.store.origin
+    hits = [
+        {
+            "lane": int(row["lane"]),
+            "gid": int(row["id"]),
+            "name": row["name"],
+            # Go's summary gives 0 for a time outside the trace (started before, still running).
+            "from": max(0, int(row["start_time"]) - origin),
+            "to": int(row["end_time"]) - origin if row["end_time"] > origin else view.store.duration,
+            "reasons": {h["reason"]: int(h["ns"]) for h in row["hit"]},
+        }
+        for row in rows.iter_rows(named=True)
+    ]
+    return {"q": text, "n": n, "hits": hits}
+
+
+def flows(view: ServedTrace, t_from: int, t_to: int) -> dict[str, Any]:
+    """The flows answer (see the module doc): the table is scanned with the window as a
+    predicate, so only row groups that can hold its arrows are read."""
+    a, b = view.store.origin + t_from, view.store.origin + t_to
+    scan = pl.scan_parquet(view.flows_file).filter((pl.col("from_time") < b) & (pl.col("to_time") >= a))
+    placed = placed_flows(scan, view.lanes)
+    n = int(placed.select(pl.len()).collect(engine="streaming").item())
+    out: dict[str, Any] = {"from": t_from, "to": t_to, "n": n, "flows": None}
+    if n <= MAX_FLOWS:
+        df = placed.collect().sort(["from_time", "_row"])
+        origin = view.store.origin
+        out["flows"] = {
+            "from": (df["from_time"] - origin).to_list(),
+            "to": (df["to_time"] - origin).to_list(),
+            "from_lane": df["from_lane"].to_list(),
+            "to_lane": df["to_lane"].to_list(),
+        }
+    return out
 
 
 def parse_tile(view: ServedTrace, query_text: str) -> tuple[list[int], int, int, int]:
@@ -245,18 +328,28 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path in ("/", "/index.html"):
             self._send(HTTPStatus.OK, "text/html; charset=utf-8", view.page)
             return
-        if url.path != "/tile":
-            self._error(HTTPStatus.NOT_FOUND, f"no such page {url.path!r}: / is the viewer, /tile its tiles")
+        if url.path not in ("/tile", "/flows", "/search"):
+            self._error(
+                HTTPStatus.NOT_FOUND,
+                f"no such page {url.path!r}: / is the viewer, /tile its tiles, /flows its arrows, "
+                "/search its goroutines",
+            )
             return
         try:
-            body = tile(view, *parse_tile(view, url.query))
+            if url.path == "/search":
+                body = search(view, parse_search(url.query))
+            elif url.path == "/flows":
+                body = flows(view, *parse_window(view, url.query, "flows"))
+            else:
+                body = tile(view, *parse_tile(view, url.query))
         except BadRequest as exc:
             self._error(HTTPStatus.BAD_REQUEST, str(exc))
             return
         except (GoblueprintError, OSError, pl.exceptions.PolarsError) as exc:
             # The tables went away or broke under the server: say so, keep serving.
             self._error(
-                HTTPStatus.INTERNAL_SERVER_ERROR, f"tile: {type(exc).__name__}: {exc}".splitlines()[0]
+                HTTPStatus.INTERNAL_SERVER_ERROR,
+                f"{url.path[1:]}: {type(exc).__name__}: {exc}".splitlines()[0],
             )
             return
         data = json.dumps(body, separators=(",", ":")).encode("utf-8")

@@ -36,10 +36,12 @@
     ticks: [], axisBase: "", // what the time axis shows, for tests and tools
     filter: { gids: null, fn: "", state: -1, minDur: 0, search: "", flows: true },
     searchHits: null, strMatchFn: null, stateColors: [], pinned: null, hover: null,
-    stats: { frames: 0, rects: 0, merged: 0, flows: 0, runs: 0, lastMs: 0, tiles: 0 },
+    stats: { frames: 0, rects: 0, merged: 0, flows: 0, runs: 0, lastMs: 0, tiles: 0, flowTiles: 0 },
     drawn: new Map(), // lane index -> how it was last drawn: { mode: "exact" } or { mode: "level", k }
     coarse: 0, // lanes drawn coarser than the zoom asks (this page does not hold finer detail)
     served: false, inflight: null, extraStacks: [], strIndex: null,
+    // The page of `trace view`: the window its arrows were fetched for, and the request out.
+    flowsWin: null, flowsInflight: null, flowsNote: "",
     ready: false, error: null,
   };
   // Exposed for tests and for the curious: read-only use expected.
@@ -412,7 +414,7 @@
     st.lastMs = performance.now() - started;
     $("range").textContent = fmtTime(S.t0) + " – " + fmtTime(S.t1) + "  (" + fmtDur(S.t1 - S.t0) + " shown, " + S.visibleLanes + " lanes)";
     $("detail-note").textContent = detailNote();
-    if (S.served) requestTiles();
+    if (S.served) { requestTiles(); requestFlows(); }
   }
   function lowerBoundRows(y) {
     let lo = 0, hi = S.rows.length;
@@ -545,6 +547,7 @@
     if (S.served) {
       if (S.inflight) parts.push("loading detail…");
       if (S.tileError) parts.push("detail not loaded: " + S.tileError);
+      if (S.flowsNote && S.filter.flows) parts.push(S.flowsNote);
     } else if (S.coarse) {
       parts.push(S.coarse + (S.coarse > 1 ? " lanes" : " lane") + " drawn coarser than this zoom: the page holds finer detail only up to its size bound (goblueprint trace view serves all of it)");
     }
@@ -577,6 +580,39 @@
       })
       .catch((err) => { S.tileError = String(err && err.message ? err.message : err); })
       .finally(() => { S.inflight = null; schedule(); });
+  }
+  // Wake-up arrows of the page of `trace view`: those of the view and a view before it
+  // (drawFlows looks that far back), fetched again when the view leaves that window or
+  // zooms far into it (a narrower window may hold few enough arrows to send).
+  function requestFlows() {
+    if (!S.filter.flows || S.flowsInflight) return;
+    const dur = S.hdr.duration, span = S.t1 - S.t0;
+    const a = Math.max(0, Math.floor(S.t0 - span)), b = Math.min(dur, Math.ceil(S.t1 + span / 2));
+    const W = S.flowsWin;
+    if (W && W[0] <= Math.max(0, S.t0 - span) && W[1] >= Math.min(dur, S.t1) && W[1] - W[0] <= 8 * span) return;
+    if (!(a < b)) return;
+    const url = "flows?from=" + a + "&to=" + b;
+    S.flowsInflight = url;
+    fetch(url)
+      .then(async (r) => {
+        const body = await r.json();
+        if (!r.ok) throw new Error(body.error || r.statusText);
+        const F = body.flows;
+        if (F) {
+          S.flows = {
+            n: F.from.length, from: Float64Array.from(F.from), to: Float64Array.from(F.to),
+            fromLane: Int32Array.from(F.from_lane), toLane: Int32Array.from(F.to_lane),
+          };
+          S.flowsNote = "";
+        } else {
+          S.flows = { n: 0, from: new Float64Array(0), to: new Float64Array(0), fromLane: new Int32Array(0), toLane: new Int32Array(0) };
+          S.flowsNote = body.n + " wake-up arrows here: zoom in to see them";
+        }
+        S.flowsWin = [body.from, body.to];
+        S.stats.flowTiles++;
+      })
+      .catch((err) => { S.flowsNote = "wake-up arrows not loaded: " + String(err && err.message ? err.message : err); S.flowsWin = [a, b]; })
+      .finally(() => { S.flowsInflight = null; schedule(); });
   }
   function internString(text) {
     if (!S.strIndex) { S.strIndex = new Map(); S.strings.forEach((x, k) => S.strIndex.set(x, k)); }
@@ -1018,7 +1054,31 @@
     S.searchHits = { hits, pos: -1 };
     const total = hits.reduce((acc, h) => acc + h.count, 0);
     info.textContent = total + " matches in " + hits.length + " lanes";
+    if (S.served) searchServer(q);
     schedule();
+  }
+  // The page of `trace view` holds no spans: the server searches the goroutines (their
+  // block reasons, start functions, ids) and its hits join the page's own, a goroutine's
+  // lane once.  An answer to a text no longer in the box is dropped.
+  function searchServer(q) {
+    S.searchAsked = q;
+    fetch("search?q=" + encodeURIComponent(q))
+      .then(async (r) => {
+        const body = await r.json();
+        if (!r.ok) throw new Error(body.error || r.statusText);
+        if (S.searchAsked !== q || !S.searchHits) return;
+        const sh = S.searchHits, have = new Set(sh.hits.map((h) => h.lane.index));
+        for (const g of body.hits) {
+          const lane = S.lanes[g.lane];
+          if (!lane || have.has(g.lane)) continue;
+          sh.hits.push({ lane, first: -1, count: 1, win: [g.from, g.to] });
+        }
+        const total = sh.hits.reduce((acc, h) => acc + h.count, 0);
+        $("search-info").textContent = total + " matches in " + sh.hits.length + " lanes (" + body.n + " goroutines on the server" + (body.n > body.hits.length ? ", " + body.hits.length + " shown" : "") + ")";
+        S.stats.searches = (S.stats.searches || 0) + 1;
+      })
+      .catch((err) => { $("search-info").textContent = "search not answered: " + String(err && err.message ? err.message : err); })
+      .finally(schedule);
   }
   // Unfold whatever hides LANE (its group, its start-function group) so it gets a row.
   function reveal(lane) {
@@ -1041,6 +1101,8 @@
       setWindow(s - pad, e + pad);
       S.pinned = { kind: "span", lane: h.lane, i: h.first };
       describe(S.pinned, details);
+    } else if (h.win && h.win[1] > h.win[0]) {
+      setWindow(h.win[0], h.win[1]); // a server hit: the goroutine's life
     }
     schedule();
   }

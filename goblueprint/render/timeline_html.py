@@ -27,20 +27,22 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from goblueprint.render.flow_lanes import placed_flows
 from goblueprint.render.lanes import (
     COUNTER_GROUP,
     GROUPS,
     Lane,
-    arrange,
-    counter_lanes,
+    arrange_counted,
+    counter_owners,
     sorted_spans,
     span_titles,
     state_names,
 )
-from goblueprint.render.levels import PER_LANE, PageDetail, plan_page
+from goblueprint.render.levels import PER_LANE, PageDetail, lane_keys, plan_page
 from goblueprint.render.run_stacks import running_stacks
 from goblueprint.timeline.detail import COLUMNS
-from goblueprint.timeline.model import InstantKind, LaneKind, Timeline
+from goblueprint.timeline.detail_store import DetailStore, PageTables, memory_tables
+from goblueprint.timeline.model import InstantKind, LaneKind, Timeline, empty_frame
 
 FORMAT_VERSION = 2  # 2: stacks as an interned table in the blob; spans carry end_stack
 # Instants worth a marker on a lane; CPU samples and syncs would only bury them.
@@ -108,28 +110,34 @@ class _Blob:
         return {"n": n, "arrays": {name: self.add(arr, dt) for name, (arr, dt) in columns.items()}}
 
 
-def timeline_payload(
-    tl: Timeline, title: str = "", *, served: PageDetail | None = None
+def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], bytes]:
+    """The page data of TL, a Timeline held in memory (see ``tables_payload``)."""
+    with memory_tables(tl) as tables:
+        return tables_payload(tables, title)
+
+
+def tables_payload(
+    tables: PageTables, title: str = "", *, served: bool = False
 ) -> tuple[dict[str, Any], bytes]:
     """The viewer's data: a JSON-able header and the raw (uncompressed) typed-array blob.
 
     The page carries levels of detail and the exact spans of the lanes small enough
-    (render.levels states the bound).  SERVED: the page of ``trace view``: TL holds no
-    spans, SERVED the levels the server read for the page (level 0), and the viewer fetches
-    the rest as tiles.
+    (render.levels states the bound), read from TABLES a few lanes' worth at a time: the
+    spans of the trace are never all held.  SERVED: the page of ``trace view``, holding
+    level 0 only; the viewer fetches the rest as tiles.
     """
+    tl, store = tables.light, tables.store
     strings = _Strings(tl.strings)
-    all_spans = sorted_spans(tl)
-    lanes = arrange(tl, all_spans)
-    detail = served if served is not None else plan_page(tl, lanes)
-    spans, lanes = _exact_spans(all_spans, lanes, detail.exact)
+    lanes = arrange_counted(tl, store.span_counts())
+    detail = plan_page(store, lanes, served=served)
+    spans, lanes = _exact_spans(store, lanes, detail.exact)
     names, code_to_index = state_names()
     blob = _Blob()
     origin = tl.start_ns
 
     display, gid, start_stack, end_stack = span_fields(tl, spans, lanes, strings.intern)
     lane_index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(lanes)}
-    instants, instant_ranges = _instants(tl, lane_index, strings)
+    instants, instant_ranges = _instants(tl, tables.instants, lane_index, strings)
     instant_stack = instants["stack"].to_numpy().astype(np.int64)
     # Only the stacks something on screen refers to, renumbered 0..k-1 (-1: none).
     used, dense = np.unique(np.concatenate((start_stack, end_stack, instant_stack)), return_inverse=True)
@@ -178,10 +186,10 @@ def timeline_payload(
             }
         )
 
-    counters, header_samples = _counters(tl, blob, origin, len(groups), lanes, lane_index)
+    counters, header_samples = _counters(tl, tables.counters, blob, origin, len(groups), lanes, lane_index)
     if any(c["lane"] < 0 for c in counters):
         groups.append({"name": COUNTER_GROUP, "kind": "C", "collapsed": False})
-    header_flows, flows_whole = _flows(tl, blob, origin, lane_index, detail)
+    header_flows, flows_whole = _flows(tables.flows, blob, origin, lanes, detail)
     header = {
         "format": FORMAT_VERSION,
         "title": title,
@@ -203,7 +211,7 @@ def timeline_payload(
             **detail.levels.to_json(),
             "levels": level_tables,
             "per_lane": PER_LANE,
-            "served": served is not None,
+            "served": served,
         },
     }
     return header, b"".join(blob.parts)
@@ -229,21 +237,23 @@ def span_fields(
     return display, np.clip(gid, -1, 2**31 - 1), start_stack, end_stack
 
 
-def _exact_spans(
-    spans: pl.DataFrame, lanes: list[Lane], exact: np.ndarray
-) -> tuple[pl.DataFrame, list[Lane]]:
-    """The rows of SPANS (sorted) of the lanes whose exact spans the page holds, and the lanes
-    with their row ranges into that subset (empty for the others)."""
-    keep = np.zeros(spans.height, dtype=bool)
-    for lane, whole in zip(lanes, exact.tolist(), strict=True):
-        if whole:
-            keep[lane.lo : lane.hi] = True
-    prefix = np.concatenate(([0], np.cumsum(keep)))
-    moved = [
-        replace(lane, lo=int(prefix[lane.lo]), hi=int(prefix[lane.hi]) if whole else int(prefix[lane.lo]))
-        for lane, whole in zip(lanes, exact.tolist(), strict=True)
-    ]
-    return spans.filter(pl.Series(keep)), moved
+def _exact_spans(store: DetailStore, lanes: list[Lane], exact: np.ndarray) -> tuple[pl.DataFrame, list[Lane]]:
+    """The spans (sorted) of the lanes whose exact spans the page holds, read from STORE, and
+    the lanes with their row ranges into them (empty for the others: at the rows of the
+    exact lanes before them in the spans' order, [0, 0) for a lane without spans)."""
+    held = [lane for lane, whole in zip(lanes, exact.tolist(), strict=True) if whole]
+    spans = sorted_spans(Timeline(spans=store.lane_spans(lane_keys(held)))) if held else empty_frame("spans")
+    rows = sorted(
+        ((int(lane.kind), lane.lane_id, lane.hi - lane.lo if whole else 0, k)
+         for k, (lane, whole) in enumerate(zip(lanes, exact.tolist(), strict=True)) if lane.hi > lane.lo),
+    )  # fmt: skip
+    at: dict[int, tuple[int, int]] = {}
+    end = 0
+    for _kind, _id, n, k in rows:
+        at[k] = (end, end + n)
+        end += n
+    moved = [replace(lane, lo=at.get(k, (0, 0))[0], hi=at.get(k, (0, 0))[1]) for k, lane in enumerate(lanes)]
+    return spans, moved
 
 
 def _levels(
@@ -276,10 +286,11 @@ def _levels(
 
 
 def _instants(
-    tl: Timeline, lane_index: dict[tuple[int, int], int], strings: _Strings
+    tl: Timeline, table: pl.LazyFrame, lane_index: dict[tuple[int, int], int], strings: _Strings
 ) -> tuple[pl.DataFrame, dict[int, tuple[int, int]]]:
     """Instants placed on the lane of their goroutine, else their P, else their M; sorted by lane, time."""
-    df = tl.instants.filter(pl.col("kind").is_in([int(k) for k in _SHOWN_INSTANTS]))
+    # Filtered as read: CPU samples and syncs, most of a profiled trace's instants, never held.
+    df = table.filter(pl.col("kind").is_in([int(k) for k in _SHOWN_INSTANTS])).collect()
     if df.height == 0:
         return df.with_columns(pl.lit(0, pl.Int64).alias("lane"), pl.lit(0, pl.Int64).alias("text")), {}
     lane = np.full(df.height, -1, dtype=np.int64)
@@ -322,6 +333,7 @@ def _instants(
 
 def _counters(
     tl: Timeline,
+    table: pl.LazyFrame,
     blob: _Blob,
     origin: int,
     group: int,
@@ -330,9 +342,9 @@ def _counters(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Counter rows: those named after a P or M lane (``counter_lanes``) go right under that
     lane ("lane": its index, in its group); the others in the shared counter group (lane -1)."""
-    owners = counter_lanes(tl)
     group_index = {key: k for k, (key, *_rest) in enumerate(GROUPS)}
-    df = thin_counters(tl.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
+    df = thin_counters(table, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
+    owners = counter_owners(df["name"].unique().to_list(), tl.strings)
     out = []
     names = df["name"].to_numpy()
     if len(names):
@@ -399,38 +411,36 @@ def thin_counters(counters: pl.DataFrame | pl.LazyFrame, origin: int, duration: 
 
 
 def _flows(
-    tl: Timeline, blob: _Blob, origin: int, lane_index: dict[tuple[int, int], int], detail: PageDetail
+    flows: pl.LazyFrame, blob: _Blob, origin: int, lanes: list[Lane], detail: PageDetail
 ) -> tuple[dict[str, Any], bool]:
-    """Wake-up arrows from the waker's lane (its G, else its P) to the woken G's lane, and
-    whether the page holds all of them.
+    """Wake-up arrows (placed on lanes by ``flow_lanes.placed_flows``) and whether the page
+    holds all of them.
 
-    A flow without a goroutine (a steal from the lab's records) ends on its to_p's P lane.
     Arrows count against the page's budget: all of them if they fit what is left of it,
     else those between lanes whose exact spans the page holds if those fit, else none.
+    FLOWS is read twice, lazily: once to count the arrows, once for those the page keeps.
     """
-    df = tl.flows.filter(pl.col("to_time") >= 0).sort("from_time")
-    from_g = [lane_index.get((int(LaneKind.G), x), -1) for x in df["from_g"].to_list()]
-    from_p = [lane_index.get((int(LaneKind.P), x), -1) for x in df["from_p"].to_list()]
-    to_g = [lane_index.get((int(LaneKind.G), x), -1) for x in df["g"].to_list()]
-    to_p = [lane_index.get((int(LaneKind.P), x), -1) for x in df["to_p"].to_list()]
-    src = np.array([a if a >= 0 else b for a, b in zip(from_g, from_p, strict=True)], dtype=np.int64)
-    dst = np.array(
-        [a if g >= 0 else b for a, b, g in zip(to_g, to_p, df["g"].to_list(), strict=True)], dtype=np.int64
+    placed = placed_flows(flows, lanes)
+    exact_lanes = pl.Series(np.flatnonzero(detail.exact).astype(np.int32)).implode()
+    between_exact = pl.col("from_lane").is_in(exact_lanes) & pl.col("to_lane").is_in(exact_lanes)
+    counts = placed.select(pl.len().alias("all"), between_exact.sum().alias("exact")).collect(
+        engine="streaming"
     )
-    keep = (src >= 0) & (dst >= 0)
-    held, whole = keep, True
-    if int(keep.sum()) * FLOW_BYTES > detail.budget_left:
-        exact = np.append(detail.exact, False)  # index -1: no lane
-        held, whole = keep & exact[src] & exact[dst], False
-        if int(held.sum()) * FLOW_BYTES > detail.budget_left:
-            held = np.zeros_like(keep)
+    whole = int(counts["all"].item()) * FLOW_BYTES <= detail.budget_left
+    held = placed
+    if not whole:
+        held = placed.filter(between_exact)
+        if int(counts["exact"].item()) * FLOW_BYTES > detail.budget_left:
+            held = held.head(0)
+    # Sorted by time as read, ties in the table's order.
+    df = held.collect(engine="streaming").sort(["from_time", "_row"])
     table = blob.table(
-        int(held.sum()),
+        df.height,
         {
-            "from": (df["from_time"].to_numpy()[held] - origin, "f8"),
-            "to": (df["to_time"].to_numpy()[held] - origin, "f8"),
-            "from_lane": (src[held], "i4"),
-            "to_lane": (dst[held], "i4"),
+            "from": (df["from_time"].to_numpy() - origin, "f8"),
+            "to": (df["to_time"].to_numpy() - origin, "f8"),
+            "from_lane": (df["from_lane"].to_numpy(), "i4"),
+            "to_lane": (df["to_lane"].to_numpy(), "i4"),
         },
     )
     return table, whole
@@ -478,19 +488,23 @@ def embed_json(value: Any) -> str:
     return re.sub("[<>&\u2028\u2029]", lambda m: _JSON_ESCAPES[m.group(0)], text)
 
 
-def render_timeline_html(
-    tl: Timeline, title: str = "", compress: bool = True, *, served: PageDetail | None = None
-) -> str:
+def render_timeline_html(tl: Timeline, title: str = "", compress: bool = True) -> str:
+    """The whole page of TL, a Timeline held in memory, as text (see ``page_html``)."""
+    with memory_tables(tl) as tables:
+        return page_html(tables, title, compress)
+
+
+def page_html(tables: PageTables, title: str = "", compress: bool = True, *, served: bool = False) -> str:
     """The whole page as text.  Deterministic: the same timeline gives the same bytes.
 
-    SERVED: the page of ``trace view`` (see ``timeline_payload``), allowed to fetch its
+    SERVED: the page of ``trace view`` (see ``tables_payload``), allowed to fetch its
     tiles from where it came from.
     """
-    header, raw = timeline_payload(tl, title, served=served)
+    header, raw = tables_payload(tables, title, served=served)
     data = gzip.compress(raw, compresslevel=5, mtime=0) if compress else raw
     header["blob"] = {"codec": "gzip" if compress else "raw", "size": len(raw)}
     parts = {
-        "CONNECT": "connect-src 'self'; " if served is not None else "",
+        "CONNECT": "connect-src 'self'; " if served else "",
         "TITLE": html.escape(f"{title} · goblueprint timeline" if title else "goblueprint timeline"),
         "CSS": _asset("timeline.css"),
         "JS": _asset("timeline.js"),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 COLUMNS = 2048  # level-0 buckets across the whole trace: about one per pixel of a wide screen
@@ -144,22 +145,16 @@ def runs(
     tail = spans_df.filter(~covered_fully("last") & (pl.col("last") > pl.col("first"))).select(
         "lane", pl.col("last").alias("b"), "state", (pl.col("end") - pl.col("last") * width).alias("covered")
     )
-    pieces = pl.concat([head, tail]).group_by(["lane", "b", "state"]).agg(pl.col("covered").sum())
-    partial = (
-        pieces.sort(["lane", "b", "covered", "state"], descending=[False, False, True, False])
-        .group_by(["lane", "b"], maintain_order=True)
-        .agg(pl.col("state").first(), pl.col("covered").sum().alias("total"))
-        .select(
-            "lane",
-            pl.col("b").alias("b0"),
-            (pl.col("b") + 1).alias("b1"),
-            "state",
-            ((pl.col("total").clip(upper_bound=width) * FULL + width // 2) // width)
-            .cast(pl.UInt8)
-            .alias("fill"),
-        )
-        .sort(["lane", "b0"])
-    )
+    # The pieces (about two per span at every level) summed per (lane, bucket, state), then
+    # the dominant state per (lane, bucket): all three packed in one u64, one sort of it and
+    # sums over its runs of equal keys, which is several times cheaper than hash groupings
+    # on millions of distinct buckets.
+    pieces = pl.concat([head, tail])
+    if pieces.height and (int(pieces["b"].max()) >= 2**31 or int(pieces["lane"].max()) >= 2**25):
+        raise ValueError(f"bucket width {width}: bucket indexes beyond 2**31 or lanes beyond 2**25")
+    key = (pl.col("lane").cast(pl.UInt64) * 2**31 + pl.col("b").cast(pl.UInt64)) * 256 + pl.col("state")
+    packed = pieces.select(key.alias("key"), pl.col("covered").cast(pl.Int64)).sort("key")
+    partial = _dominant(packed["key"].to_numpy(), packed["covered"].to_numpy(), width)
     # A partly covered bucket inside another span's full buckets is that span's.
     if full.height and partial.height:
         owner = partial.join_asof(
@@ -174,6 +169,32 @@ def runs(
             list(RUNS_SCHEMA)
         )
     return _merge(pl.concat([full.cast(RUNS_SCHEMA), partial.cast(RUNS_SCHEMA)]))
+
+
+def _dominant(key: np.ndarray, covered: np.ndarray, width: int) -> pl.DataFrame:
+    """Per (lane, bucket) of KEY (sorted (lane * 2**31 + bucket) * 256 + state), the state
+    covering the most of it (ties: the lower state) and its fill, as one-bucket runs."""
+    if len(key) == 0:
+        return pl.DataFrame(schema=RUNS_SCHEMA)
+    first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    keys, sums = key[first], np.add.reduceat(covered, first)
+    lane_bucket, state = keys // 256, (keys % 256).astype(np.int64)
+    cell = np.flatnonzero(np.concatenate(([True], lane_bucket[1:] != lane_bucket[:-1])))
+    # The most covered state, ties to the lower: the largest covered * 256 + 255 - state.
+    best = np.maximum.reduceat(sums * 256 + 255 - state, cell)
+    total = np.minimum(np.add.reduceat(sums, cell), width)
+    where = lane_bucket[cell]
+    b = (where % 2**31).astype(np.int64)
+    return pl.DataFrame(
+        {
+            "lane": (where // 2**31).astype(np.uint32),
+            "b0": b,
+            "b1": b + 1,
+            "state": (255 - best % 256).astype(np.uint8),
+            "fill": ((total * FULL + width // 2) // width).astype(np.uint8),
+        },
+        schema=RUNS_SCHEMA,
+    )
 
 
 def merge_overlaps(spans: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:

@@ -10,12 +10,20 @@ Exact spans come from the ingested spans table the same way.
 Memory is bounded by what one chunk or one tile holds: ``CHUNK_SPANS`` spans while
 building, and for a tile the row groups its lanes touch, at most ``EXACT_LIMIT`` exact
 spans per lane in the answer.
+
+The HTML page of ``trace timeline`` is made from the same store (``PageTables``): its levels
+are read from the level files, its exact spans from the spans table, so the page and the
+server share one computation of the levels.  A Timeline held in memory (a simulation, a
+trace joined with kernel or lab records) gets a temporary store of its own spans.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polars as pl
@@ -23,8 +31,9 @@ import polars as pl
 from goblueprint.errors import GoblueprintError
 from goblueprint.timeline.detail import Levels, merge_overlaps, plan_levels, runs
 from goblueprint.timeline.ingest import TIMELINE_DIR, Ingested
+from goblueprint.timeline.model import Timeline, empty_frame
 
-STORE_FORMAT = 1  # bump when the stored levels change meaning
+STORE_FORMAT = 2  # bump when the stored levels change meaning (2: runs per lane and level stored)
 CHUNK_SPANS = 1_000_000  # spans read at once while building the levels
 # A tile answers a lane with its exact spans up to this many in its window: the viewer draws
 # them once at most one per two pixels is in view, and asks for twice the view.
@@ -38,6 +47,7 @@ LEVEL_SCHEMA = {
     "state": pl.UInt8,
     "fill": pl.UInt8,
 }
+RUN_COUNTS_SCHEMA = {"lane_kind": pl.UInt8, "lane_id": pl.Int64, "level": pl.UInt8, "n": pl.Int64}
 SPAN_COLUMNS = ("lane_kind", "lane_id", "start", "end", "state", "g", "p", "m", "label", "stack")
 
 
@@ -46,14 +56,10 @@ class DetailStore:
     """The stored levels of one ingested trace."""
 
     path: Path
-    found: Ingested
+    spans_file: Path  # the spans table the levels were made from
     levels: Levels
     origin: int
     duration: int
-
-    @property
-    def spans_file(self) -> Path:
-        return self.found.path / TIMELINE_DIR / "spans.parquet"
 
     def level_file(self, level: int) -> Path:
         return self.path / f"level_{level}.parquet"
@@ -61,6 +67,23 @@ class DetailStore:
     def span_counts(self) -> pl.DataFrame:
         """Spans per lane (lane_kind, lane_id, n), as stored at build time."""
         return pl.read_parquet(self.path / "counts.parquet")
+
+    def run_counts(self, level: int) -> pl.DataFrame:
+        """Runs per lane at LEVEL (lane_kind, lane_id, n), lanes without runs absent."""
+        return (
+            pl.scan_parquet(self.path / "run_counts.parquet")
+            .filter(pl.col("level") == level)
+            .select("lane_kind", "lane_id", "n")
+            .collect()
+        )
+
+    def lane_runs(self, lanes: pl.DataFrame, level: int) -> pl.DataFrame:
+        """LEVEL's runs of LANES (lane_kind, lane_id) over the whole trace, in the file's order."""
+        return pl.scan_parquet(self.level_file(level)).filter(_lanes_filter(lanes)).collect()
+
+    def lane_spans(self, lanes: pl.DataFrame) -> pl.DataFrame:
+        """All spans of LANES (lane_kind, lane_id), the spans table's columns."""
+        return pl.scan_parquet(self.spans_file).select(SPAN_COLUMNS).filter(_lanes_filter(lanes)).collect()
 
     def runs(self, lanes: pl.DataFrame, level: int, t_from: int, t_to: int) -> pl.DataFrame:
         """LEVEL's runs of LANES (lane_kind, lane_id) that overlap [T_FROM, T_TO) ns since the
@@ -137,7 +160,7 @@ def open_store(found: Ingested) -> DetailStore:
     spans = found.path / TIMELINE_DIR / "spans.parquet"
     publish(
         target,
-        lambda tmp: _build(spans, origin, levels, tmp),
+        lambda tmp: build(spans, origin, levels, tmp),
         ready=sound,
         announce=f"building the levels of detail of {found.manifest['trace']['name']}"
         if found.manifest["trace"]["bytes"] >= 4_000_000
@@ -146,10 +169,27 @@ def open_store(found: Ingested) -> DetailStore:
     )
     if not sound():
         raise GoblueprintError(f"the levels of detail in {target} are incomplete")
-    return DetailStore(path=target, found=found, levels=levels, origin=origin, duration=duration)
+    return DetailStore(path=target, spans_file=spans, levels=levels, origin=origin, duration=duration)
 
 
-def _build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
+@contextmanager
+def temporary_store(tl: Timeline) -> Iterator[DetailStore]:
+    """A store of the spans of TL, a Timeline held in memory, removed on exit."""
+    origin, duration = tl.start_ns, max(1, tl.end_ns - tl.start_ns)
+    levels = plan_levels(duration)
+    with tempfile.TemporaryDirectory(prefix="goblueprint-detail-") as tmp:
+        spans = Path(tmp) / "spans.parquet"
+        # In the ingested table's order (by lane), so a chunk of lanes reads only its row groups.
+        tl.spans.sort(["lane_kind", "lane_id"], maintain_order=True).write_parquet(
+            spans, statistics=True, row_group_size=ROW_GROUP
+        )
+        out = Path(tmp) / "levels"
+        build(spans, origin, levels, out)
+        yield DetailStore(path=out, spans_file=spans, levels=levels, origin=origin, duration=duration)
+
+
+def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
+    """Write the levels of the spans table SPANS (times since ORIGIN) to the new directory OUT."""
     import pyarrow.parquet as pq
 
     out.mkdir(parents=True)
@@ -163,6 +203,8 @@ def _build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
     counts.write_parquet(out / "counts.parquet")
     schema = pl.DataFrame(schema=LEVEL_SCHEMA).to_arrow().schema
     writers = [pq.ParquetWriter(out / f"level_{k}.parquet", schema) for k in range(levels.count)]
+    # Runs per lane and level: what a page weighs before it reads any level.
+    run_counts: list[pl.DataFrame] = []
     try:
         for chunk in _chunks(counts):
             keys = chunk.with_row_index("lane").select("lane_kind", "lane_id", pl.col("lane").cast(pl.UInt32))
@@ -182,9 +224,18 @@ def _build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
                     .cast(LEVEL_SCHEMA)
                 )
                 writer.write_table(level.to_arrow(), row_group_size=ROW_GROUP)
+                run_counts.append(
+                    level.group_by(["lane_kind", "lane_id"], maintain_order=True).agg(
+                        pl.lit(k, pl.UInt8).alias("level"), pl.len().cast(pl.Int64).alias("n")
+                    )
+                )
     finally:
         for writer in writers:
             writer.close()
+    by_level = pl.concat(run_counts) if run_counts else pl.DataFrame(schema=RUN_COUNTS_SCHEMA)
+    by_level.cast(RUN_COUNTS_SCHEMA).sort(["level", "lane_kind", "lane_id"]).write_parquet(
+        out / "run_counts.parquet", statistics=True
+    )
     (out / "levels.json").write_text(json.dumps(levels.to_json(), sort_keys=True))
 
 
@@ -195,3 +246,48 @@ def _chunks(counts: pl.DataFrame) -> list[pl.DataFrame]:
     total = counts["n"].cum_sum() - counts["n"]
     group = (total // CHUNK_SPANS).rle_id()
     return [part for _, part in counts.with_columns(group.alias("_c")).group_by("_c", maintain_order=True)]
+
+
+@dataclass(frozen=True)
+class PageTables:
+    """What the timeline page is made of, none of it holding the spans or flows of the trace.
+
+    ``light``: a Timeline without spans, flows, counters or instants (strings, lanes, stack
+    frames: small tables); ``counters``, ``flows`` and ``instants`` are read lazily, so that
+    only what the page keeps of them is ever collected; the spans are in ``store``.
+    """
+
+    light: Timeline
+    store: DetailStore
+    counters: pl.LazyFrame
+    flows: pl.LazyFrame
+    instants: pl.LazyFrame
+
+
+def ingested_tables(found: Ingested) -> PageTables:
+    """The page tables of an ingested trace (its store built on first use)."""
+    store = open_store(found)
+    d = found.path / TIMELINE_DIR
+    light = found.timeline(tables=("lanes", "stack_frames"))
+    return PageTables(
+        light=light,
+        store=store,
+        counters=pl.scan_parquet(d / "counters.parquet"),
+        flows=pl.scan_parquet(d / "flows.parquet"),
+        instants=pl.scan_parquet(d / "instants.parquet"),
+    )
+
+
+@contextmanager
+def memory_tables(tl: Timeline) -> Iterator[PageTables]:
+    """The page tables of TL, a Timeline held in memory (its spans in a temporary store)."""
+    with temporary_store(tl) as store:
+        held = ("spans", "flows", "counters", "instants")
+        light = replace(tl, **{name: empty_frame(name) for name in held})
+        yield PageTables(
+            light=light,
+            store=store,
+            counters=tl.counters.lazy(),
+            flows=tl.flows.lazy(),
+            instants=tl.instants.lazy(),
+        )

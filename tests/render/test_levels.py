@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from test_payload import decode
+from test_payload import column, decode
 
 from goblueprint.cli import main
 from goblueprint.render import levels as page_levels
@@ -157,6 +157,119 @@ def test_default_bound_on_a_large_trace(two_timelines):
     assert header["detail"]["count"] == plan_levels(tl.end_ns - tl.start_ns).count
 
 
+def test_page_levels_are_the_level_function_over_each_lanes_spans(two_timelines):
+    """The page's levels, read from the stored levels (state codes, mapped to display states
+    after), equal the level function run directly over each lane's spans in display states."""
+    tl = two_timelines[1]
+    header, raw = decode(render_timeline_html(tl, "t"))
+    lanes = arrange(tl)
+    _names, code_to_index = page_levels.state_names()
+    inp = (
+        page_levels.lane_keys(lanes)
+        .join(tl.spans, on=["lane_kind", "lane_id"])
+        .select(
+            "lane",
+            pl.col("start") - tl.start_ns,
+            pl.col("end") - tl.start_ns,
+            pl.Series(
+                code_to_index[
+                    tl.spans.join(page_levels.lane_keys(lanes), on=["lane_kind", "lane_id"])[
+                        "state"
+                    ].to_numpy()
+                ]
+            ).alias("state"),
+        )
+    )
+    width0 = header["detail"]["width0"]
+    checked = 0
+    for k, table in enumerate(header["detail"]["levels"]):
+        got = {
+            name: column({"t": table}, raw, "t", name, dt)
+            for name, dt in (("b0", "u4"), ("b1", "u4"), ("state", "u1"), ("fill", "u1"))
+        }
+        want = runs(inp, width0 // FANOUT**k)
+        for lane, ranges in enumerate(header["lanes"]):
+            if len(ranges["levels"]) <= k:
+                continue
+            lo, hi = ranges["levels"][k]
+            mine = want.filter(pl.col("lane") == lane)
+            assert [got[c][lo:hi].tolist() for c in ("b0", "b1", "state", "fill")] == [
+                mine[c].to_list() for c in ("b0", "b1", "state", "fill")
+            ], (k, ranges["name"])
+            checked += 1
+    assert len(header["detail"]["levels"]) > 2 and checked > 2 * len(lanes)
+
+
+def test_arrows_past_the_budget_are_those_between_exact_lanes(two_timelines, monkeypatch):
+    """When all wake-up arrows do not fit what the budget leaves, the page holds exactly the
+    Timeline's arrows whose both ends are lanes it holds exactly (computed here row by row)."""
+    from goblueprint.timeline.model import LaneKind
+
+    tl = two_timelines[1]
+    monkeypatch.setattr(page_levels, "BUDGET", 2**20)
+    header, raw = decode(render_timeline_html(tl, "t"))
+    assert not header["flows_whole"]
+    index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(arrange(tl))}
+    exact = {k for k, lane in enumerate(header["lanes"]) if lane["exact"]}
+    want = []
+    for f in tl.flows.filter(pl.col("to_time") >= 0).iter_rows(named=True):
+        src = index.get((int(LaneKind.G), f["from_g"]), index.get((int(LaneKind.P), f["from_p"]), -1))
+        dst = (
+            index.get((int(LaneKind.G), f["g"]), -1)
+            if f["g"] >= 0
+            else index.get((int(LaneKind.P), f["to_p"]), -1)
+        )
+        if src in exact and dst in exact:
+            want.append((f["from_time"] - tl.start_ns, f["to_time"] - tl.start_ns, src, dst))
+    got = zip(
+        *(
+            column(header, raw, "flows", name, dt)
+            for name, dt in (("from", "f8"), ("to", "f8"), ("from_lane", "i4"), ("to_lane", "i4"))
+        ),
+        strict=True,
+    )
+    got = [tuple(int(x) for x in row) for row in got]
+    assert got == sorted(want, key=lambda row: row[0]) and 0 < len(got) < tl.flows.height
+
+
+def test_ingested_page_is_the_timeline_page_read_lane_by_lane(tmp_path, monkeypatch):
+    """`trace timeline` makes the page from the ingested tables without the Timeline: it reads
+    no spans, flows, counters or instants table whole, only the spans of the lanes the page holds exactly, and
+    the page is the one made from the whole ingested Timeline in memory, byte for byte."""
+    from goblueprint.timeline import detail_store
+    from goblueprint.timeline.ingest import Ingested, ingest
+
+    trace = tmp_path / "sched.trace"
+    trace.write_bytes(lzma.decompress((GOLDEN / "sched-go1.27.trace.xz").read_bytes()))
+    read: list[int] = []
+    asked: list[object] = []
+    lane_spans, timeline = detail_store.DetailStore.lane_spans, Ingested.timeline
+
+    def counted(self, lanes):
+        got = lane_spans(self, lanes)
+        read.append(got.height)
+        return got
+
+    def recorded(self, **kwargs):
+        asked.append(kwargs.get("tables"))
+        return timeline(self, **kwargs)
+
+    monkeypatch.setattr(detail_store.DetailStore, "lane_spans", counted)
+    monkeypatch.setattr(Ingested, "timeline", recorded)
+    out = tmp_path / "t.html"
+    assert main(["trace", "timeline", str(trace), "-o", str(out)]) == 0
+    assert asked and all(
+        t is not None and not {"spans", "flows", "counters", "instants"} & set(t) for t in asked
+    )
+    page = out.read_text(encoding="utf-8")
+    header, _raw = decode(page)
+    exact = sum(lane["total"] for lane in header["lanes"] if lane["exact"])
+    assert sum(read) == exact == header["spans"]["n"]
+    tl = timeline(ingest(trace))  # what the page was made from before: the whole Timeline
+    assert exact < tl.spans.height / 10, "the page must leave most spans out for this to mean anything"
+    assert page == render_timeline_html(tl, trace.name)
+
+
 # ---------- the tile server ----------
 
 
@@ -210,7 +323,7 @@ def test_bad_tile_requests_get_400_and_one_line(served, query, says):
 
 def test_unknown_path_is_404(served):
     status, body = _get(served.url + "nope")
-    assert status == 404 and "/tile" in body["error"]
+    assert status == 404 and all(p in body["error"] for p in ("/tile", "/flows", "/search"))
 
 
 def test_tiles_are_the_stored_levels_and_the_exact_spans(served, go_trace, monkeypatch):
@@ -257,6 +370,84 @@ def test_tiles_are_the_stored_levels_and_the_exact_spans(served, go_trace, monke
     assert got["runs"]["state"] == code_to_index[want["state"].to_numpy()].tolist()
     assert got["runs"]["fill"] == want["fill"].to_list()
     del names
+
+
+def test_flows_of_a_window_are_the_timelines_arrows_there(served, go_trace, monkeypatch):
+    """/flows answers the arrows overlapping the window, placed as the page places its own
+    (computed here row by row from the ingested Timeline), or only their count past the limit."""
+    from goblueprint.render import serve
+    from goblueprint.timeline.ingest import ingest
+    from goblueprint.timeline.model import LaneKind
+
+    view = served.view
+    found_tl = ingest(go_trace("sched")).timeline()  # what the server was started on, whole
+    origin, duration = view.store.origin, view.store.duration
+    t_from, t_to = duration // 3, duration // 3 + duration // 50
+    status, body = _get(served.url + f"flows?from={t_from}&to={t_to}")
+    assert status == 200
+    index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(view.lanes)}
+    want = []
+    for f in found_tl.flows.filter(pl.col("to_time") >= 0).iter_rows(named=True):
+        if not (f["from_time"] < origin + t_to and f["to_time"] >= origin + t_from):
+            continue
+        src = index.get((int(LaneKind.G), f["from_g"]), index.get((int(LaneKind.P), f["from_p"]), -1))
+        dst = (
+            index.get((int(LaneKind.G), f["g"]), -1)
+            if f["g"] >= 0
+            else index.get((int(LaneKind.P), f["to_p"]), -1)
+        )
+        if src >= 0 and dst >= 0:
+            want.append((f["from_time"] - origin, f["to_time"] - origin, src, dst))
+    got = list(zip(*(body["flows"][k] for k in ("from", "to", "from_lane", "to_lane")), strict=True))
+    assert [tuple(x) for x in got] == sorted(want, key=lambda row: row[0])
+    assert body["n"] == len(want) > 10
+    monkeypatch.setattr(serve, "MAX_FLOWS", 10)
+    status, body = _get(served.url + f"flows?from={t_from}&to={t_to}")
+    assert status == 200 and body["flows"] is None and body["n"] == len(want)
+    for query, says in (
+        ("from=1", "give one to="),
+        ("from=5&to=5", "0 <= from < to"),
+        ("from=0&to=9&x=1", "unknown"),
+    ):
+        status, body = _get(served.url + "flows?" + query)
+        assert status == 400 and says in body["error"], (query, body)
+
+
+def test_search_finds_goroutines_by_block_reason_function_and_id(served, go_trace):
+    """/search answers the goroutines (row by row from the ingested goroutines table) whose
+    block reasons or start function contain the text, case ignored, or whose id it is; each on
+    its lane of the page."""
+    import urllib.parse
+
+    from goblueprint.timeline.ingest import ingest
+    from goblueprint.timeline.model import LaneKind
+
+    view = served.view
+    table = pl.read_parquet(ingest(go_trace("sched")).path / "goroutines.parquet")
+    reasons = table.explode("block").unnest("block").filter(pl.col("reason") != "")["reason"]
+    common = reasons.value_counts(sort=True)["reason"][0]
+    some_id = int(table["id"][len(table) // 2])
+    for text in (common.upper(), str(some_id), "zzz-no-such"):
+        status, body = _get(served.url + "search?q=" + urllib.parse.quote(text))
+        assert status == 200, body
+        want = [
+            row["id"]
+            for row in table.sort("id").iter_rows(named=True)
+            if text.lower() in row["name"].lower()
+            or any(text.lower() in b["reason"].lower() for b in row["block"])
+            or (text.isdigit() and row["id"] == int(text))
+        ]
+        assert body["n"] == len(want)
+        assert [h["gid"] for h in body["hits"]] == want
+        for h in body["hits"]:
+            lane = view.lanes[h["lane"]]
+            assert (lane.kind, lane.lane_id) == (LaneKind.G, h["gid"])
+        if text == common.upper():
+            assert len(want) > 1 and all(common in h["reasons"] for h in body["hits"])
+        if text == str(some_id):
+            assert some_id in want
+    status, body = _get(served.url + "search?q=")
+    assert status == 400 and "non-empty q=" in body["error"]
 
 
 def test_trace_view_refuses_a_non_local_host(capsys, tmp_path):

@@ -217,3 +217,79 @@ def test_trace_view_page_fetches_tiles_and_draws_them(browser, view_server, smal
         assert all(url.startswith(view_server.url) for url in requests), requests
     finally:
         ctx.close()
+
+
+def test_trace_view_page_fetches_and_draws_the_arrows_of_its_window(browser, view_server, small_timeline):
+    """The served page holds no arrows: zoomed in, it fetches those of its window from /flows
+    (the Timeline's arrows there, on the lanes the page shows) and draws them."""
+    from goblueprint.timeline.model import LaneKind
+
+    ctx, page, errors, requests = _open(browser, view_server.url)
+    try:
+        assert _state(page, "S.hdr.flows.n") == 0, "the served page embeds no arrows"
+        page.evaluate("document.getElementById('f-flows').click()")  # _open turned them off
+        origin = _state(page, "S.hdr.origin")
+        flows = small_timeline.flows.filter(pl.col("to_time") >= 0).sort("from_time")
+        mid = flows.row(flows.height // 2, named=True)
+        t = mid["from_time"] - origin
+        done = _state(page, "S.stats.flowTiles")
+        _redraw(page, f"S.api.setWindow({t - 20_000}, {t + 20_000})")
+        page.wait_for_function(
+            f"() => window.__gbp.stats.flowTiles > {done} && !window.__gbp.flowsInflight", timeout=60_000
+        )
+        _redraw(page)
+        a, b = _state(page, "S.flowsWin")
+        index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(arrange(small_timeline))}
+        want = []
+        for f in flows.iter_rows(named=True):
+            if f["from_time"] - origin >= b or f["to_time"] - origin < a:
+                continue
+            src = index.get((int(LaneKind.G), f["from_g"]), index.get((int(LaneKind.P), f["from_p"]), -1))
+            dst = (
+                index.get((int(LaneKind.G), f["g"]), -1)
+                if f["g"] >= 0
+                else index.get((int(LaneKind.P), f["to_p"]), -1)
+            )
+            if src >= 0 and dst >= 0:
+                want.append([f["from_time"] - origin, f["to_time"] - origin, src, dst])
+        got = _state(
+            page,
+            "Array.from({length: S.flows.n}, (_, i) => [S.flows.from[i], S.flows.to[i], S.flows.fromLane[i], S.flows.toLane[i]])",
+        )
+        assert sorted(got) == sorted(want) and want
+        assert _state(page, "S.stats.flows") > 0, "arrows in view are drawn"
+        assert any("/flows?" in url for url in requests)
+        assert errors == []
+    finally:
+        ctx.close()
+
+
+def test_trace_view_page_searches_goroutines_on_the_server(browser, view_server, small_trace):
+    """Searching a block reason in the served page (which holds no spans) finds, through
+    /search, the goroutines that blocked so, each on its lane; Enter goes to one of them."""
+    from goblueprint.timeline.ingest import ingest
+
+    table = pl.read_parquet(ingest(small_trace).path / "goroutines.parquet")
+    blocked = table.explode("block").unnest("block").filter(pl.col("reason") != "")
+    reason = blocked["reason"].value_counts(sort=True)["reason"][0]
+    want = sorted(set(blocked.filter(pl.col("reason") == reason)["id"].to_list()))
+    ctx, page, errors, requests = _open(browser, view_server.url)
+    try:
+        page.fill("#f-search", reason.upper())
+        page.wait_for_function("() => (window.__gbp.stats.searches || 0) > 0", timeout=60_000)
+        gids = _state(page, "S.searchHits.hits.map(h => h.lane.gid)")
+        assert set(want) <= set(gids), (reason, want, gids)
+        assert any("/search?q=" in url for url in requests)
+        _redraw(
+            page,
+            "document.getElementById('f-search').dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'}))",
+        )
+        hit = _state(
+            page,
+            "(() => { const h = S.searchHits.hits[S.searchHits.pos]; return [h.lane.gid, h.win || null]; })()",
+        )
+        assert hit[0] in want and hit[1] is not None, "a server hit, with its goroutine's life"
+        assert [_state(page, "S.t0"), _state(page, "S.t1")] == hit[1]
+        assert errors == []
+    finally:
+        ctx.close()
