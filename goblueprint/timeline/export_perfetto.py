@@ -89,8 +89,11 @@ def _write(src: Source, out: str | Path | IO[bytes]) -> int:
         except OSError as exc:
             raise PathError.from_os(out, exc, write=True) from None
     writer = PacketWriter(out)
-    _Export(src, writer).run()
-    writer.flush()
+    try:
+        _Export(src, writer).run()
+        writer.flush()
+    finally:
+        writer.close()  # a failure part-way stops the deflate thread too
     return writer.packets
 
 
@@ -160,69 +163,69 @@ class _Flows:
     P's); the woken G's slice that starts when it runs ends it, or where there is none an
     instant "G… runs".  A flow without a goroutine (a steal) goes from the victim P's
     track to an instant on the thief P's.  Flow ids are rows + 1 in (from_time, g) order.
+    Names are made for all flows at once; a lane then takes its rows as numpy slices.
     """
 
     def __init__(self, exp: _Export, df: pl.DataFrame) -> None:
         self.exp = exp
-        n = df.height
-        fid = np.arange(1, n + 1, dtype=np.int64)
+        fid = np.arange(1, df.height + 1, dtype=np.int64)
         src = exp.lane_of(LaneKind.G, df["from_g"].to_numpy())
         src = np.where(src >= 0, src, exp.lane_of(LaneKind.P, df["from_p"].to_numpy()))
         g = df["g"].to_numpy()
         steal = g == NONE
         dst = np.where(steal, exp.lane_of(LaneKind.P, df["to_p"].to_numpy()), exp.lane_of(LaneKind.G, g))
         keep = (src >= 0) & (dst >= 0)
-        self.df = df.with_columns(fid=pl.Series(fid), src=pl.Series(src), dst=pl.Series(dst)).filter(
-            pl.Series(keep)
-        )
-        del df
-        src, dst = self.df["src"].to_numpy(), self.df["dst"].to_numpy()
-        self.by_src = np.argsort(src, kind="stable")
-        self.src_sorted = src[self.by_src]
-        self.by_dst = np.argsort(dst, kind="stable")
-        self.dst_sorted = dst[self.by_dst]
-
-    def _rows(self, order: np.ndarray, keys: np.ndarray, lane: int) -> pl.DataFrame:
-        a, b = np.searchsorted(keys, [lane, lane + 1])
-        return self.df[order[a:b]]
-
-    def starting(self, lane: int, extra: _Extra) -> None:
-        df = self._rows(self.by_src, self.src_sorted, lane)
-        if not df.height:
-            return
-        df = self.exp.flow_labels(df)
+        df = exp.flow_labels(df.filter(pl.Series(keep)))
+        fid, src, dst, steal = fid[keep], src[keep], dst[keep], steal[keep]
         what = pl.col("what")
-        out_name = (
-            pl.when(pl.col("g") == NONE)
-            .then(pl.format("{} → P{}", what, pl.col("to_p")))
-            .otherwise(pl.format("{} → G{}", what, pl.col("g")))
+        out_name = exp.name_ids(
+            df.select(
+                pl.when(pl.col("g") == NONE)
+                .then(pl.format("{} → P{}", what, pl.col("to_p")))
+                .otherwise(pl.format("{} → G{}", what, pl.col("g")))
+            ).to_series()
         )
-        extra.add(df["from_time"].to_numpy() - self.exp.origin, self.exp.name_ids(df.select(out_name).to_series()),
-                  flow_out=df["fid"].to_numpy())  # fmt: skip
-
-    def ending(self, lane: int, starts: np.ndarray, extra: _Extra) -> tuple[np.ndarray, np.ndarray]:
-        """Adds the instants of flows ending on LANE; returns (span row, flow id) of those ending on a slice."""
-        df = self._rows(self.by_dst, self.dst_sorted, lane)
-        steal = (df["g"] == NONE).to_numpy()
+        o = np.argsort(src, kind="stable")
+        self.src = src[o]
+        self.out = {"ts": df["from_time"].to_numpy()[o] - exp.origin, "name": out_name[o], "fid": fid[o]}
+        del out_name
+        in_name = np.full(len(fid), -1, np.int64)
         steals = df.filter(pl.Series(steal))
         if steals.height:
-            steals = self.exp.flow_labels(steals)
-            names = steals.select(pl.format("{} from P{}", pl.col("what"), pl.col("from_p"))).to_series()
-            extra.add(steals["to_time"].to_numpy() - self.exp.origin, self.exp.name_ids(names),
-                      flow_in=steals["fid"].to_numpy())  # fmt: skip
-        woken = df.filter(~pl.Series(steal))
-        if not woken.height:
+            in_name[steal] = exp.name_ids(
+                steals.select(pl.format("{} from P{}", what, pl.col("from_p"))).to_series()
+            )
+        o = np.argsort(dst, kind="stable")
+        self.dst = dst[o]
+        self.into = {
+            "ts": df["to_time"].to_numpy()[o] - exp.origin, "name": in_name[o], "fid": fid[o], "steal": steal[o]
+        }  # fmt: skip
+
+    @staticmethod
+    def _rows(keys: np.ndarray, cols: dict[str, np.ndarray], lane: int) -> dict[str, np.ndarray]:
+        a, b = np.searchsorted(keys, [lane, lane + 1])
+        return {c: v[a:b] for c, v in cols.items()}
+
+    def starting(self, lane: int, extra: _Extra) -> None:
+        r = self._rows(self.src, self.out, lane)
+        extra.add(r["ts"], r["name"], flow_out=r["fid"])
+
+    def ending(self, lane: Lane, k: int, starts: np.ndarray, extra: _Extra) -> tuple[np.ndarray, np.ndarray]:
+        """Adds the instants of flows ending on lane K; returns (span row, flow id) of those ending on a slice."""
+        r = self._rows(self.dst, self.into, k)
+        st = r["steal"]
+        extra.add(r["ts"][st], r["name"][st], flow_in=r["fid"][st])
+        ts, fid = r["ts"][~st], r["fid"][~st]
+        if not len(ts):
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         # The first of the lane's rows (longest first) that starts when the G runs.
-        to_time = woken["to_time"].to_numpy()
-        row = np.searchsorted(starts, to_time)
+        row = np.searchsorted(starts, ts)
         hit = row < len(starts)
-        hit[hit] = starts[row[hit]] == to_time[hit]
-        fid = woken["fid"].to_numpy()
-        miss = woken.filter(pl.Series(~hit))
-        extra.add(miss["to_time"].to_numpy() - self.exp.origin,
-                  self.exp.name_ids(miss.select(pl.format("G{} runs", pl.col("g"))).to_series()),
-                  flow_in=miss["fid"].to_numpy())  # fmt: skip
+        hit[hit] = starts[row[hit]] == ts[hit]
+        if not hit.all():
+            # The woken G's lane is this one: every unmatched end is "G<lane id> runs".
+            name = self.exp.text_ids([f"G{lane.lane_id} runs"])[0]
+            extra.add(ts[~hit], np.full(int((~hit).sum()), name, np.int64), flow_in=fid[~hit])
         return row[hit], fid[hit]
 
 
@@ -241,6 +244,7 @@ class _Export:
             int, tuple[np.ndarray, np.ndarray]
         ] = {}  # lane kind -> (lane ids, index in lanes)
         self.strings = pl.Series("s", src.strings, dtype=pl.String)
+        self.stub = Timeline(strings=src.strings)  # what span_titles reads of a Timeline
         # Times are written since the trace start; an earlier sample (none in a
         # well-formed trace) moves the origin rather than wrap the unsigned clock.
         self.origin = src.first_time()
@@ -253,13 +257,19 @@ class _Export:
     def name_ids(self, texts: pl.Series) -> np.ndarray:
         """Global name id of each text (one dict lookup per distinct text)."""
         uniq = texts.unique(maintain_order=True)
-        ids = []
-        for t in uniq.to_list():
-            if t not in self.name_index:
-                self.name_index[t] = len(self.names)
-                self.names.append(t)
-            ids.append(self.name_index[t])
+        ids = self.text_ids(uniq.to_list())
         return texts.replace_strict(uniq, ids, return_dtype=pl.Int64).to_numpy()
+
+    def text_ids(self, texts: list[str]) -> np.ndarray:
+        """Global name id of each of a few distinct TEXTS."""
+        ids = np.empty(len(texts), np.int64)
+        for k, t in enumerate(texts):
+            got = self.name_index.get(t)
+            if got is None:
+                got = self.name_index[t] = len(self.names)
+                self.names.append(t)
+            ids[k] = got
+        return ids
 
     def flow_labels(self, df: pl.DataFrame) -> pl.DataFrame:
         """DF with ``what``: what each flow's label says, "wake-up" where it has none."""
@@ -398,7 +408,12 @@ class _Export:
         marks = src.marks()
         mark_lane = self.lane_of(LaneKind.M, marks["m"].to_numpy())
         marks = marks.with_columns(lane=pl.Series(mark_lane, dtype=pl.Int64)).filter(pl.col("lane") >= 0)
-        marks = marks.with_columns(label=self.strings.gather(marks["label"]).replace("", "event"))
+        marks = marks.with_columns(label=self.strings.gather(marks["label"]).replace("", "event")).sort(
+            "lane", maintain_order=True
+        )
+        mark_lane = marks["lane"].to_numpy()
+        mark_cols = {"ts": marks["time"].to_numpy() - self.origin, "name": self.name_ids(marks["label"])}
+        del marks
         by_key = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(lanes) if lane.hi > lane.lo}
         lane_track: dict[tuple[int, int], int] = {}
         gc: list[pl.DataFrame] = []
@@ -407,16 +422,16 @@ class _Export:
             lane = lanes[k]
             extra = _Extra(k)
             flows.starting(k, extra)
-            sinks = flows.ending(k, spans["start"].to_numpy(), extra)
-            mine = marks.filter(pl.col("lane") == k)
-            extra.add(mine["time"].to_numpy() - self.origin, self.name_ids(mine["label"]))
+            sinks = flows.ending(lane, k, spans["start"].to_numpy() - self.origin, extra)
+            mine = _Flows._rows(mark_lane, mark_cols, k)
+            extra.add(mine["ts"], mine["name"])
             parent, j = place[k]
             lane_track[(int(lane.kind), lane.lane_id)] = self.lane(
                 lane, parent, j, spans, extra.columns(), sinks
             )
-            cycles = spans.filter(pl.col("state") == int(State.GC_CYCLE))
-            if cycles.height:
-                gc.append(cycles.select("start", "end"))
+            cycles = spans["state"].to_numpy() == int(State.GC_CYCLE)
+            if cycles.any():
+                gc.append(spans.select("start", "end").filter(pl.Series(cycles)))
 
         empty = pl.DataFrame(
             schema={
@@ -449,10 +464,11 @@ class _Export:
         starts, ends = spans["start"].to_numpy(), spans["end"].to_numpy()
         s, e = starts - self.origin, ends - self.origin
         if spans.height:
-            runs = {int(g) for g in spans["g"].unique().to_list()}
+            # span_titles names a P's or M's slices after the G lanes they run: pass only those.
+            runs = np.unique(spans["g"].to_numpy()).tolist()
             on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
-            title_of_span, titles = span_titles(Timeline(strings=self.src.strings), spans, on)
-            titles = self.name_ids(pl.Series(titles, dtype=pl.String))[title_of_span]
+            title_of_span, titles = span_titles(self.stub, spans, on)
+            titles = self.text_ids(titles)[title_of_span]
         else:
             titles = np.zeros(0, np.int64)
         layer = layers(starts, ends)

@@ -11,18 +11,23 @@ Perfetto's own Python protos.
 ``PacketWriter`` streams the packets: it gathers them in chunks of about ``CHUNK`` bytes
 and writes each chunk deflated as one ``TracePacket.compressed_packets``, which is how
 Perfetto's tracing service itself writes a compressed trace (trace processor and
-ui.perfetto.dev inflate them while reading).  Memory stays bounded by one chunk.
+ui.perfetto.dev inflate them while reading).  Deflate runs on a worker thread (zlib
+releases the GIL) while the next chunk is encoded; at most ``_AHEAD`` chunks wait for
+it, so memory stays bounded by a few chunks.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO
 
 import numpy as np
 
 CHUNK = 1 << 20  # uncompressed bytes per compressed_packets: deflate's gain has flattened out long before
 _LEVEL = 6
+_AHEAD = 2  # chunks deflating or deflated but not yet written
 
 # TracePacket fields (perfetto/trace/trace_packet.proto)
 _TRACE_PACKET = 0x0A  # Trace.packet = 1, length-delimited
@@ -171,6 +176,8 @@ class PacketWriter:
         self.pending: list[bytes] = []
         self.size = 0
         self.packets = 0  # packets written, counted before compression
+        self.deflating: deque[Future[bytes]] = deque()
+        self.pool: ThreadPoolExecutor | None = None
 
     def write(self, records: bytes, count: int) -> None:
         """Append ``count`` serialised Trace.packet records (callers keep blocks well under CHUNK)."""
@@ -178,14 +185,36 @@ class PacketWriter:
         self.pending.append(records)
         self.size += len(records)
         if self.size >= self.chunk:
-            self.flush()
+            self._submit()
 
-    def flush(self) -> None:
+    def _submit(self) -> None:
         if not self.pending:
             return
-        data = zlib.compress(b"".join(self.pending), _LEVEL)
+        data = b"".join(self.pending)
         self.pending.clear()
         self.size = 0
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="deflate")
+        self.deflating.append(self.pool.submit(zlib.compress, data, _LEVEL))
+        while len(self.deflating) > _AHEAD:
+            self._put(self.deflating.popleft().result())
+
+    def _put(self, data: bytes) -> None:
         inner = bytes(_COMPRESSED) + _varint_bytes(len(data))
         self.out.write(bytes([_TRACE_PACKET]) + _varint_bytes(len(inner) + len(data)) + inner)
         self.out.write(data)
+
+    def flush(self) -> None:
+        """Write everything appended so far; the worker thread ends until the next chunk."""
+        try:
+            self._submit()
+            while self.deflating:
+                self._put(self.deflating.popleft().result())
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+        self.deflating.clear()
