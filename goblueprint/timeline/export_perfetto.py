@@ -32,6 +32,7 @@ Timestamps are nanoseconds since the start of the trace.  Flow ids are global.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -166,40 +167,74 @@ class _Flows:
     Names are made for all flows at once; a lane then takes its rows as numpy slices.
     """
 
-    def __init__(self, exp: _Export, df: pl.DataFrame) -> None:
+    def __init__(self, exp: _Export, batches: Iterator[pl.DataFrame]) -> None:
         self.exp = exp
-        fid = np.arange(1, df.height + 1, dtype=np.int64)
-        src = exp.lane_of(LaneKind.G, df["from_g"].to_numpy())
-        src = np.where(src >= 0, src, exp.lane_of(LaneKind.P, df["from_p"].to_numpy()))
-        g = df["g"].to_numpy()
-        steal = g == NONE
-        dst = np.where(steal, exp.lane_of(LaneKind.P, df["to_p"].to_numpy()), exp.lane_of(LaneKind.G, g))
-        keep = (src >= 0) & (dst >= 0)
-        df = exp.flow_labels(df.filter(pl.Series(keep)))
-        fid, src, dst, steal = fid[keep], src[keep], dst[keep], steal[keep]
-        what = pl.col("what")
-        out_name = exp.name_ids(
-            df.select(
-                pl.when(pl.col("g") == NONE)
-                .then(pl.format("{} → P{}", what, pl.col("to_p")))
-                .otherwise(pl.format("{} → G{}", what, pl.col("g")))
-            ).to_series()
+        cols: dict[str, list[np.ndarray]] = defaultdict(list)
+        n = 0
+        for df in batches:
+            # A flow's id counts every flow that ends, drawn or not.
+            fid = np.arange(n + 1, n + df.height + 1, dtype=np.int64)
+            n += df.height
+            src = exp.lane_of(LaneKind.G, df["from_g"].to_numpy())
+            src = np.where(src >= 0, src, exp.lane_of(LaneKind.P, df["from_p"].to_numpy()))
+            g = df["g"].to_numpy()
+            steal = g == NONE
+            dst = np.where(steal, exp.lane_of(LaneKind.P, df["to_p"].to_numpy()), exp.lane_of(LaneKind.G, g))
+            keep = (src >= 0) & (dst >= 0)
+            steal = steal[keep]
+            part = {
+                "fid": fid[keep], "src": src[keep].astype(np.int32), "dst": dst[keep].astype(np.int32),
+                "steal": steal, "label": df["label"].to_numpy()[keep],
+                "from_time": df["from_time"].to_numpy()[keep], "to_time": df["to_time"].to_numpy()[keep],
+                # What a flow's name shows besides its label: the P a steal goes to, else the G.
+                "to": np.where(steal, df["to_p"].to_numpy()[keep], g[keep]),
+                "from_p": df["from_p"].to_numpy()[keep],
+            }  # fmt: skip
+            for c, v in part.items():
+                cols[c].append(v)
+        empty = {"fid": np.int64, "src": np.int32, "dst": np.int32, "steal": bool, "label": np.uint32,
+                 "from_time": np.int64, "to_time": np.int64, "to": np.int64, "from_p": np.int64}  # fmt: skip
+        f = {c: np.concatenate(cols[c]) if cols[c] else np.zeros(0, t) for c, t in empty.items()}
+        del cols
+        fid, src, dst, steal, label = f["fid"], f["src"], f["dst"], f["steal"], f["label"]
+        # Names from their parts' distinct combinations: no string per flow.
+        out_name = self._names(
+            lambda what, s, x: f"{what} → {'P' if s else 'G'}{x}", label, steal, f.pop("to")
         )
         o = np.argsort(src, kind="stable")
         self.src = src[o]
-        self.out = {"ts": df["from_time"].to_numpy()[o] - exp.origin, "name": out_name[o], "fid": fid[o]}
+        self.out = {"ts": f.pop("from_time")[o] - exp.origin, "name": out_name[o], "fid": fid[o]}
         del out_name
         in_name = np.full(len(fid), -1, np.int64)
-        steals = df.filter(pl.Series(steal))
-        if steals.height:
-            in_name[steal] = exp.name_ids(
-                steals.select(pl.format("{} from P{}", what, pl.col("from_p"))).to_series()
+        if steal.any():
+            from_p = f["from_p"][steal]
+            in_name[steal] = self._names(
+                lambda what, _s, p: f"{what} from P{p}", label[steal], steal[steal], from_p
             )
         o = np.argsort(dst, kind="stable")
         self.dst = dst[o]
         self.into = {
-            "ts": df["to_time"].to_numpy()[o] - exp.origin, "name": in_name[o], "fid": fid[o], "steal": steal[o]
+            "ts": f.pop("to_time")[o] - exp.origin, "name": in_name[o], "fid": fid[o], "steal": steal[o]
         }  # fmt: skip
+
+    def _names(self, text, label: np.ndarray, steal: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Global name id per row of TEXT(what the label says, steal, x), made once per distinct row."""
+        if not len(label):
+            return np.zeros(0, np.int64)
+        order = np.lexsort((x, steal, label))
+        a, b, c = label[order], steal[order], x[order]
+        new = np.concatenate(([True], (a[1:] != a[:-1]) | (b[1:] != b[:-1]) | (c[1:] != c[:-1])))
+        firsts = order[new]
+        strings = self.exp.src.strings
+        texts = [
+            text(strings[lb] or "wake-up", bool(st), int(v))
+            for lb, st, v in zip(
+                label[firsts].tolist(), steal[firsts].tolist(), x[firsts].tolist(), strict=True
+            )
+        ]
+        ids = np.empty(len(label), np.int64)
+        ids[order] = self.exp.text_ids(texts)[np.cumsum(new) - 1]
+        return ids
 
     @staticmethod
     def _rows(keys: np.ndarray, cols: dict[str, np.ndarray], lane: int) -> dict[str, np.ndarray]:
@@ -270,10 +305,6 @@ class _Export:
                 self.names.append(t)
             ids[k] = got
         return ids
-
-    def flow_labels(self, df: pl.DataFrame) -> pl.DataFrame:
-        """DF with ``what``: what each flow's label says, "wake-up" where it has none."""
-        return df.with_columns(what=self.strings.gather(df["label"]).replace("", "wake-up"))
 
     def write(self, *packets) -> None:
         self.w.write(self.pb.Trace(packet=packets).SerializeToString(), len(packets))
@@ -347,21 +378,24 @@ class _Export:
             self.empty_track(desc)
             return
         c = ev.columns()
+        ev.parts.clear()  # the concatenated columns are all that is needed now
         order = np.lexsort((c["sec"], c["rank"], c["ts"]))
         ts = c["ts"][order]
         kind = c["kind"][order]
         name = c["name"][order]
         flow_out = c["flow_out"][order]
         del c
-        inv = np.empty(len(order), dtype=np.int64)
-        inv[order] = np.arange(len(order))
         if ev.flow_in:
+            inv = np.empty(len(order), dtype=np.int64)
+            inv[order] = np.arange(len(order))
             fin_ev = inv[np.concatenate([e for e, _ in ev.flow_in])]
+            del inv
             fin_id = np.concatenate([f for _, f in ev.flow_in]).astype(np.uint64)
             o = np.lexsort((fin_id, fin_ev))
             fin_ev, fin_id = fin_ev[o], fin_id[o]
         else:
             fin_ev, fin_id = np.zeros(0, np.int64), np.zeros(0, np.uint64)
+        del order
         named = name >= 0
         uniq = np.unique(name[named])
         iid = np.where(named, np.searchsorted(uniq, name) + 1, 0).astype(np.uint64)

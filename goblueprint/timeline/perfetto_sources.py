@@ -49,8 +49,8 @@ class Source(Protocol):
         """Each lane's spans (SPAN_COLUMNS), by start, the longer first at equal starts."""
         ...
 
-    def flows(self) -> pl.DataFrame:
-        """The flows that end (FLOW_COLUMNS), by (from_time, g): a flow's id is its row + 1."""
+    def flows(self) -> Iterator[pl.DataFrame]:
+        """The flows that end (FLOW_COLUMNS), in batches, by (from_time, g): a flow's id is its row + 1."""
         ...
 
     def marks(self) -> pl.DataFrame:
@@ -70,7 +70,10 @@ def _lane_order(lane: pl.DataFrame) -> pl.DataFrame:
     """One lane's rows by start, longest first, ties in stored order (numpy's lexsort is stable)."""
     if lane.height < 2:
         return lane
-    order = np.lexsort((-lane["end"].to_numpy(), lane["start"].to_numpy()))
+    start = lane["start"].to_numpy()
+    if (start[1:] > start[:-1]).all():
+        return lane  # no two rows start together: already in order, no copy
+    order = np.lexsort((-lane["end"].to_numpy(), start))
     return lane[order]
 
 
@@ -109,8 +112,8 @@ class TimelineSource:
         for lo, hi in zip(self.edges[:-1].tolist(), self.edges[1:].tolist(), strict=True):
             yield _lane_order(self.spans[lo:hi])
 
-    def flows(self) -> pl.DataFrame:
-        return (
+    def flows(self) -> Iterator[pl.DataFrame]:
+        yield (
             self.tl.flows.filter(pl.col("to_time") >= 0)
             .sort(["from_time", "g"], maintain_order=True)
             .select(FLOW_COLUMNS)
@@ -198,10 +201,28 @@ class IngestedSource:
         if self._first_span is not None:
             firsts.append(self._first_span)
         for table in ("counters", "instants"):
-            low = pl.scan_parquet(self.dir / f"{table}.parquet").select(pl.col("time").min()).collect().item()
+            low = self._column_min(table, "time")
             if low is not None:
-                firsts.append(int(low))
+                firsts.append(low)
         return min(firsts)
+
+    def _column_min(self, table: str, column: str) -> int | None:
+        """The column's minimum from the row groups' statistics (no data read), else by a scan."""
+        import pyarrow.parquet as pq
+
+        path = self.dir / f"{table}.parquet"
+        meta = pq.ParquetFile(path).metadata
+        col = meta.schema.names.index(column)
+        lows = []
+        for r in range(meta.num_row_groups):
+            st = meta.row_group(r).column(col).statistics
+            if meta.row_group(r).num_rows == 0:
+                continue
+            if st is None or not st.has_min_max:
+                low = pl.scan_parquet(path).select(pl.col(column).min()).collect().item()
+                return None if low is None else int(low)
+            lows.append(int(st.min))
+        return min(lows) if lows else None
 
     def lane_spans(self) -> Iterator[pl.DataFrame]:
         held: list[pl.DataFrame] = []  # the current lane's rows so far (it may span batches)
@@ -221,19 +242,22 @@ class IngestedSource:
         if held:
             yield _lane_order(pl.concat(held))
 
-    def flows(self) -> pl.DataFrame:
-        # Stored by (from_time, g) with a stable sort (builder): sorted again only if not.
-        df = (
-            pl.scan_parquet(self.dir / "flows.parquet")
-            .select(FLOW_COLUMNS)
-            .filter(pl.col("to_time") >= 0)
-            .collect()
-        )
-        t, g = df["from_time"].to_numpy(), df["g"].to_numpy()
-        dt = np.diff(t)
-        if (dt < 0).any() or ((dt == 0) & (np.diff(g) < 0)).any():
-            df = df.sort(["from_time", "g"], maintain_order=True)
-        return df
+    def flows(self) -> Iterator[pl.DataFrame]:
+        # Stored by (from_time, g) with a stable sort (builder): the ids follow the stored order.
+        last: tuple[int, int] | None = None
+        for b in self._batches("flows", FLOW_COLUMNS):
+            b = b.filter(pl.col("to_time") >= 0)
+            if not b.height:
+                continue
+            t, g = b["from_time"].to_numpy(), b["g"].to_numpy()
+            pt, pg = (t[:-1], g[:-1]) if last is None else (np.r_[last[0], t[:-1]], np.r_[last[1], g[:-1]])
+            ct, cg = (t[1:], g[1:]) if last is None else (t, g)
+            if ((ct < pt) | ((ct == pt) & (cg < pg))).any():
+                raise GoblueprintError(
+                    f"the ingested flows in {self.dir} are not sorted by time: ingest the trace again"
+                )
+            last = (int(t[-1]), int(g[-1]))
+            yield b
 
     def marks(self) -> pl.DataFrame:
         return _marks(pl.scan_parquet(self.dir / "instants.parquet")).collect()

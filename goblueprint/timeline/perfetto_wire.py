@@ -50,7 +50,10 @@ def varint_size(v: np.ndarray) -> np.ndarray:
     """Bytes of each value's varint (values >= 0)."""
     v = np.asarray(v, dtype=np.uint64)
     size = np.ones(len(v), dtype=np.int64)
+    top = int(v.max(initial=0))
     for k in range(1, 10):
+        if top < 1 << (7 * k):
+            break  # no value needs another byte: skip the remaining passes
         size += v >= np.uint64(1 << (7 * k))
     return size
 
@@ -105,7 +108,8 @@ def track_events(
         body += 10
     body_size = varint_size(body)
     ts_size = varint_size(delta)
-    seq_size = int(varint_size(np.array([seq]))[0])
+    seq_bytes = _varint_bytes(seq)
+    seq_size = len(seq_bytes)
     packet = (1 + ts_size) + (1 + seq_size) + 2 + (1 + body_size + body)
     packet_size = varint_size(packet)
     record = 1 + packet_size + packet
@@ -121,8 +125,7 @@ def track_events(
     buf[cur] = _TIMESTAMP
     _put_varint(buf, cur + 1, delta, ts_size)
     cur += 1 + ts_size
-    buf[cur] = _SEQUENCE_ID
-    _put_varint(buf, cur + 1, np.full(n, seq, dtype=np.uint64), np.full(n, seq_size))
+    _put_bytes(buf, cur, (_SEQUENCE_ID, *seq_bytes))
     cur += 1 + seq_size
     buf[cur] = _FLAGS
     buf[cur + 1] = SEQ_NEEDS_INCREMENTAL_STATE
