@@ -89,12 +89,15 @@ def _write(src: Source, out: str | Path | IO[bytes]) -> int:
                 return _write(src, handle)
         except OSError as exc:
             raise PathError.from_os(out, exc, write=True) from None
+        finally:
+            src.close()
     writer = PacketWriter(out)
     try:
         _Export(src, writer).run()
         writer.flush()
     finally:
         writer.close()  # a failure part-way stops the deflate thread too
+        src.close()
     return writer.packets
 
 

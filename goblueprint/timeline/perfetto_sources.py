@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import polars as pl
+import pyarrow.parquet as pq
 
-from goblueprint.errors import GoblueprintError
+from goblueprint.errors import GoblueprintError, PathError
 from goblueprint.timeline.model import NONE, SCHEMAS, InstantKind, Timeline
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ SPAN_COLUMNS = ("lane_kind", "lane_id", "start", "end", "state", "g", "label")
 FLOW_COLUMNS = ("g", "from_g", "from_p", "from_time", "to_p", "to_time", "label")
 COUNTER_COLUMNS = ("name", "time", "value")
 BATCH_ROWS = 1 << 18  # rows per Parquet batch: a few MB of columns
+_STREAMED = ("spans", "flows", "counters", "instants")
 
 
 class Source(Protocol):
@@ -63,6 +65,10 @@ class Source(Protocol):
 
     def counter_batches(self) -> Iterator[pl.DataFrame]:
         """The counter samples (COUNTER_COLUMNS); across batches each name's samples are in time order."""
+        ...
+
+    def close(self) -> None:
+        """Let go of any file the source holds open."""
         ...
 
 
@@ -125,9 +131,15 @@ class TimelineSource:
     def counter_names(self) -> list[int]:
         return sorted(self.tl.counters["name"].unique().to_list())
 
+    def close(self) -> None:
+        pass
+
     def counter_batches(self) -> Iterator[pl.DataFrame]:
         if self.tl.counters.height:
             yield self.tl.counters.sort(["name", "time"], maintain_order=True).select(COUNTER_COLUMNS)
+
+
+_EMPTY_MARKS = pl.DataFrame(schema={c: SCHEMAS["instants"][c] for c in ("m", "time", "label")})
 
 
 def _marks(instants: pl.LazyFrame) -> pl.LazyFrame:
@@ -147,18 +159,32 @@ class IngestedSource:
         self.dir = d
         self.batch_rows = batch_rows
         self.start_ns = int(meta["start_ns"])
-        self.strings = pl.read_parquet(d / "strings.parquet")["s"].to_list()
-        self.lanes = pl.read_parquet(d / "lanes.parquet")
         self._keys: pl.DataFrame | None = None
         self._first_span: int | None = None
+        # Every file is opened now and read through its handle: an entry that another process
+        # replaces in the cache meanwhile (other code, other tables) stays readable to the end.
+        self.files: dict[str, pq.ParquetFile] = {}
+        try:
+            self.strings = pl.read_parquet(d / "strings.parquet")["s"].to_list()
+            self.lanes = pl.read_parquet(d / "lanes.parquet")
+            for table in _STREAMED:
+                self.files[table] = pq.ParquetFile(d / f"{table}.parquet")
+        except OSError as exc:
+            self.close()
+            raise PathError.from_os(exc.filename or d, exc) from None
+
+    def close(self) -> None:
+        for f in self.files.values():
+            f.close()
+        self.files.clear()
 
     def _batches(self, table: str, columns: tuple[str, ...]) -> Iterator[pl.DataFrame]:
-        import pyarrow.parquet as pq
-
         schema = {c: SCHEMAS[table][c] for c in columns}
-        with pq.ParquetFile(self.dir / f"{table}.parquet") as f:
-            for batch in f.iter_batches(batch_size=self.batch_rows, columns=list(columns)):
+        try:
+            for batch in self.files[table].iter_batches(batch_size=self.batch_rows, columns=list(columns)):
                 yield pl.DataFrame(pl.from_arrow(batch), schema=schema)
+        except OSError as exc:
+            raise PathError.from_os(self.dir / f"{table}.parquet", exc) from None
 
     def lane_keys(self) -> pl.DataFrame:
         if self._keys is None:
@@ -208,10 +234,7 @@ class IngestedSource:
 
     def _column_min(self, table: str, column: str) -> int | None:
         """The column's minimum from the row groups' statistics (no data read), else by a scan."""
-        import pyarrow.parquet as pq
-
-        path = self.dir / f"{table}.parquet"
-        meta = pq.ParquetFile(path).metadata
+        meta = self.files[table].metadata
         col = meta.schema.names.index(column)
         lows = []
         for r in range(meta.num_row_groups):
@@ -219,8 +242,8 @@ class IngestedSource:
             if meta.row_group(r).num_rows == 0:
                 continue
             if st is None or not st.has_min_max:
-                low = pl.scan_parquet(path).select(pl.col(column).min()).collect().item()
-                return None if low is None else int(low)
+                lows = [int(b[column].min()) for b in self._batches(table, (column,)) if b.height]  # type: ignore[arg-type]
+                break
             lows.append(int(st.min))
         return min(lows) if lows else None
 
@@ -260,11 +283,16 @@ class IngestedSource:
             yield b
 
     def marks(self) -> pl.DataFrame:
-        return _marks(pl.scan_parquet(self.dir / "instants.parquet")).collect()
+        cols = ("kind", "g", "p", "m", "time", "label")
+        return pl.concat(
+            [_marks(b.lazy()).collect() for b in self._batches("instants", cols)] or [_EMPTY_MARKS]
+        )
 
     def counter_names(self) -> list[int]:
-        names = pl.scan_parquet(self.dir / "counters.parquet").select(pl.col("name").unique()).collect()
-        return sorted(names["name"].to_list())
+        names: set[int] = set()
+        for b in self._batches("counters", ("name",)):
+            names.update(np.unique(b["name"].to_numpy()).tolist())
+        return sorted(names)
 
     def counter_batches(self) -> Iterator[pl.DataFrame]:
         # Stored in time order (the pass writes samples as it meets them); the export checks it.

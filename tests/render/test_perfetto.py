@@ -330,3 +330,23 @@ def test_streamed_refuses_unsorted_spans(golden_ingested, tmp_path):
     spans.reverse().write_parquet(d / "timeline" / "spans.parquet")
     with pytest.raises(GoblueprintError, match="not sorted by lane"):
         write_perfetto_ingested(Ingested(d, golden_ingested.manifest), io.BytesIO())
+
+
+@pytest.mark.slow
+def test_streamed_survives_its_entry_replaced(golden_ingested, tmp_path):
+    """Another process may replace a cache entry (other code) while the export streams it:
+    the files opened at the start are read to the end."""
+    import shutil
+
+    from goblueprint.timeline.export_perfetto import _write
+    from goblueprint.timeline.ingest import Ingested
+    from goblueprint.timeline.perfetto_sources import IngestedSource
+
+    d = tmp_path / "ingested"
+    shutil.copytree(golden_ingested.path, d)
+    src = IngestedSource(Ingested(d, golden_ingested.manifest))
+    shutil.rmtree(d)
+    got, want = io.BytesIO(), io.BytesIO()
+    _write(src, got)
+    write_perfetto(golden_ingested.timeline(), want)
+    assert by_sequence(got.getvalue()) == by_sequence(want.getvalue())
