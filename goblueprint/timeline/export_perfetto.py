@@ -43,7 +43,7 @@ import polars as pl
 from goblueprint.errors import GoblueprintError, PathError
 from goblueprint.render.lanes import GROUPS, Lane, arrange, counter_lanes, layers, span_titles
 from goblueprint.timeline.model import NONE, SCHEMAS, LaneKind, State, Timeline
-from goblueprint.timeline.perfetto_sources import IngestedSource, Source, TimelineSource
+from goblueprint.timeline.perfetto_sources import SPAN_COLUMNS, IngestedSource, Source, TimelineSource
 from goblueprint.timeline.perfetto_wire import (
     SEQ_INCREMENTAL_STATE_CLEARED,
     SEQ_NEEDS_INCREMENTAL_STATE,
@@ -135,8 +135,7 @@ class _Extra:
     """What a lane shows beside its spans: instants (flow starts, steal ends, unmatched wake-up
     ends, thread marks) and the flows that end on its G slices."""
 
-    def __init__(self, lane: int) -> None:
-        self.lane = lane
+    def __init__(self) -> None:
         self.ts: list[np.ndarray] = []
         self.name: list[np.ndarray] = []
         self.flow_out: list[np.ndarray] = []
@@ -158,6 +157,12 @@ class _Extra:
             "ts": np.concatenate(self.ts), "name": np.concatenate(self.name),
             "flow_out": np.concatenate(self.flow_out), "flow_in": np.concatenate(self.flow_in),
         }  # fmt: skip
+
+
+def _of_lane(keys: np.ndarray, cols: dict[str, np.ndarray], lane: int) -> dict[str, np.ndarray]:
+    """The rows of COLS (sorted by lane, KEYS) that belong to LANE."""
+    a, b = np.searchsorted(keys, [lane, lane + 1])
+    return {c: v[a:b] for c, v in cols.items()}
 
 
 class _Flows:
@@ -239,18 +244,13 @@ class _Flows:
         ids[order] = self.exp.text_ids(texts)[np.cumsum(new) - 1]
         return ids
 
-    @staticmethod
-    def _rows(keys: np.ndarray, cols: dict[str, np.ndarray], lane: int) -> dict[str, np.ndarray]:
-        a, b = np.searchsorted(keys, [lane, lane + 1])
-        return {c: v[a:b] for c, v in cols.items()}
-
     def starting(self, lane: int, extra: _Extra) -> None:
-        r = self._rows(self.src, self.out, lane)
+        r = _of_lane(self.src, self.out, lane)
         extra.add(r["ts"], r["name"], flow_out=r["fid"])
 
     def ending(self, lane: Lane, k: int, starts: np.ndarray, extra: _Extra) -> tuple[np.ndarray, np.ndarray]:
         """Adds the instants of flows ending on lane K; returns (span row, flow id) of those ending on a slice."""
-        r = self._rows(self.dst, self.into, k)
+        r = _of_lane(self.dst, self.into, k)
         st = r["steal"]
         extra.add(r["ts"][st], r["name"][st], flow_in=r["fid"][st])
         ts, fid = r["ts"][~st], r["fid"][~st]
@@ -457,10 +457,10 @@ class _Export:
 
         def one(k: int, spans: pl.DataFrame) -> None:
             lane = lanes[k]
-            extra = _Extra(k)
+            extra = _Extra()
             flows.starting(k, extra)
             sinks = flows.ending(lane, k, spans["start"].to_numpy() - self.origin, extra)
-            mine = _Flows._rows(mark_lane, mark_cols, k)
+            mine = _of_lane(mark_lane, mark_cols, k)
             extra.add(mine["ts"], mine["name"])
             parent, j = place[k]
             lane_track[(int(lane.kind), lane.lane_id)] = self.lane(
@@ -470,12 +470,7 @@ class _Export:
             if cycles.any():
                 gc.append(spans.select("start", "end").filter(pl.Series(cycles)))
 
-        empty = pl.DataFrame(
-            schema={
-                c: SCHEMAS["spans"][c]
-                for c in ("lane_kind", "lane_id", "start", "end", "state", "g", "label")
-            }
-        )
+        empty = pl.DataFrame(schema={c: SCHEMAS["spans"][c] for c in SPAN_COLUMNS})
         for k, lane in enumerate(lanes):
             if lane.hi == lane.lo:
                 one(k, empty)
