@@ -161,7 +161,8 @@ class _Extra:
 
 def _of_lane(keys: np.ndarray, cols: dict[str, np.ndarray], lane: int) -> dict[str, np.ndarray]:
     """The rows of COLS (sorted by lane, KEYS) that belong to LANE."""
-    a, b = np.searchsorted(keys, [lane, lane + 1])
+    # Bounds of KEYS' own dtype: others would make numpy convert all of KEYS on every call.
+    a, b = np.searchsorted(keys, np.array([lane, lane + 1], dtype=keys.dtype))
     return {c: v[a:b] for c, v in cols.items()}
 
 
