@@ -52,6 +52,15 @@ def run(args: argparse.Namespace) -> int:
         covers = f"the {len(written)} tables cover the {reader.events_read} events before it"
         return finish(reader, args, covers)
     out = output_file(args.output)
+    if fmt == "perfetto" and not args.kernel and not args.lab:
+        # Streamed from the ingested tables, lane by lane: the Timeline is never in memory.
+        from goblueprint.cli._ingested import ingested_trace
+        from goblueprint.timeline.export_perfetto import write_perfetto_ingested
+
+        found = ingested_trace(args.trace)
+        with writing(out):
+            write_perfetto_ingested(found, out)
+        return finish(found, args, f"the {fmt} file covers the {found.events_read} events before it")
     from goblueprint.cli.trace_timeline import load_timeline
 
     tl, reader = load_timeline(args.trace, args.kernel, lab=args.lab)

@@ -22,30 +22,37 @@ Encoding, chosen so the file stays about the size of the Go trace it comes from:
 * a track's packets are its events in time order, with ends before begins at equal
   times so that back-to-back slices do not nest; tracks follow one another (readers
   sort packets by time across sequences);
-* the packets are streamed, track by track, in deflated ``compressed_packets`` chunks
-  (``perfetto_wire``): memory is bounded by the largest track's columns, never the file.
+* the packets are streamed, lane by lane, in deflated ``compressed_packets`` chunks
+  (``perfetto_wire``).  From the ingested tables (``write_perfetto_ingested``) the spans
+  and counters are read in Parquet batches (``perfetto_sources``): memory is bounded by
+  the largest lane and one batch, never the trace or the file.
 
 Timestamps are nanoseconds since the start of the trace.  Flow ids are global.
 """
 
 from __future__ import annotations
 
-import itertools
+from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
-from goblueprint.errors import PathError
-from goblueprint.render.lanes import GROUPS, Lane, arrange, counter_lanes, layers, sorted_spans, span_titles
-from goblueprint.timeline.model import NONE, InstantKind, LaneKind, State, Timeline
+from goblueprint.errors import GoblueprintError, PathError
+from goblueprint.render.lanes import GROUPS, Lane, arrange, counter_lanes, layers, span_titles
+from goblueprint.timeline.model import NONE, SCHEMAS, LaneKind, State, Timeline
+from goblueprint.timeline.perfetto_sources import SPAN_COLUMNS, IngestedSource, Source, TimelineSource
 from goblueprint.timeline.perfetto_wire import (
     SEQ_INCREMENTAL_STATE_CLEARED,
     SEQ_NEEDS_INCREMENTAL_STATE,
     PacketWriter,
     track_events,
 )
+
+if TYPE_CHECKING:
+    from goblueprint.timeline.ingest import Ingested
 
 _BEGIN, _END, _INSTANT, _COUNTER = 1, 2, 3, 4  # TrackEvent.Type values
 _BLOCK = 1 << 16  # events encoded per call: a few hundred KB of packets
@@ -64,15 +71,33 @@ def write_perfetto(tl: Timeline, out: str | Path | IO[bytes]) -> int:
 
     The count is of packets before compression (what a reader sees once inflated).
     """
+    return _write(TimelineSource(tl), out)
+
+
+def write_perfetto_ingested(found: Ingested, out: str | Path | IO[bytes]) -> int:
+    """``write_perfetto`` of an ingested trace's Timeline, streamed from its tables.
+
+    The same file as ``write_perfetto(found.timeline(), out)``, without the Timeline in memory.
+    """
+    return _write(IngestedSource(found), out)
+
+
+def _write(src: Source, out: str | Path | IO[bytes]) -> int:
     if isinstance(out, (str, Path)):
         try:
             with open(out, "wb") as handle:
-                return write_perfetto(tl, handle)
+                return _write(src, handle)
         except OSError as exc:
             raise PathError.from_os(out, exc, write=True) from None
+        finally:
+            src.close()
     writer = PacketWriter(out)
-    _Export(tl, writer).run()
-    writer.flush()
+    try:
+        _Export(src, writer).run()
+        writer.flush()
+    finally:
+        writer.close()  # a failure part-way stops the deflate thread too
+        src.close()
     return writer.packets
 
 
@@ -106,26 +131,162 @@ class _Events:
         return {k: np.concatenate([p[k] for p in self.parts]) for k in self.parts[0]}
 
 
+class _Extra:
+    """What a lane shows beside its spans: instants (flow starts, steal ends, unmatched wake-up
+    ends, thread marks) and the flows that end on its G slices."""
+
+    def __init__(self) -> None:
+        self.ts: list[np.ndarray] = []
+        self.name: list[np.ndarray] = []
+        self.flow_out: list[np.ndarray] = []
+        self.flow_in: list[np.ndarray] = []
+
+    def add(self, ts, name, flow_out=None, flow_in=None) -> None:
+        n = len(ts)
+        if not n:
+            return
+        self.ts.append(np.asarray(ts, np.int64))
+        self.name.append(np.asarray(name, np.int64))
+        self.flow_out.append(np.zeros(n, np.int64) if flow_out is None else np.asarray(flow_out, np.int64))
+        self.flow_in.append(np.zeros(n, np.int64) if flow_in is None else np.asarray(flow_in, np.int64))
+
+    def columns(self) -> dict[str, np.ndarray]:
+        if not self.ts:
+            return {c: np.zeros(0, np.int64) for c in ("ts", "name", "flow_out", "flow_in")}
+        return {
+            "ts": np.concatenate(self.ts), "name": np.concatenate(self.name),
+            "flow_out": np.concatenate(self.flow_out), "flow_in": np.concatenate(self.flow_in),
+        }  # fmt: skip
+
+
+def _of_lane(keys: np.ndarray, cols: dict[str, np.ndarray], lane: int) -> dict[str, np.ndarray]:
+    """The rows of COLS (sorted by lane, KEYS) that belong to LANE."""
+    # Bounds of KEYS' own dtype: others would make numpy convert all of KEYS on every call.
+    a, b = np.searchsorted(keys, np.array([lane, lane + 1], dtype=keys.dtype))
+    return {c: v[a:b] for c, v in cols.items()}
+
+
+class _Flows:
+    """The flows that end, with the lanes they start and end on, indexed by either lane.
+
+    Wake-up flows: an instant on the waker's track starts each (its G's lane, else its
+    P's); the woken G's slice that starts when it runs ends it, or where there is none an
+    instant "G… runs".  A flow without a goroutine (a steal) goes from the victim P's
+    track to an instant on the thief P's.  Flow ids are rows + 1 in (from_time, g) order.
+    Names are made for all flows at once; a lane then takes its rows as numpy slices.
+    """
+
+    def __init__(self, exp: _Export, batches: Iterator[pl.DataFrame]) -> None:
+        self.exp = exp
+        cols: dict[str, list[np.ndarray]] = defaultdict(list)
+        n = 0
+        for df in batches:
+            # A flow's id counts every flow that ends, drawn or not.
+            fid = np.arange(n + 1, n + df.height + 1, dtype=np.int64)
+            n += df.height
+            src = exp.lane_of(LaneKind.G, df["from_g"].to_numpy())
+            src = np.where(src >= 0, src, exp.lane_of(LaneKind.P, df["from_p"].to_numpy()))
+            g = df["g"].to_numpy()
+            steal = g == NONE
+            dst = np.where(steal, exp.lane_of(LaneKind.P, df["to_p"].to_numpy()), exp.lane_of(LaneKind.G, g))
+            keep = (src >= 0) & (dst >= 0)
+            steal = steal[keep]
+            part = {
+                "fid": fid[keep], "src": src[keep].astype(np.int32), "dst": dst[keep].astype(np.int32),
+                "steal": steal, "label": df["label"].to_numpy()[keep],
+                "from_time": df["from_time"].to_numpy()[keep], "to_time": df["to_time"].to_numpy()[keep],
+                # What a flow's name shows besides its label: the P a steal goes to, else the G.
+                "to": np.where(steal, df["to_p"].to_numpy()[keep], g[keep]),
+                "from_p": df["from_p"].to_numpy()[keep],
+            }  # fmt: skip
+            for c, v in part.items():
+                cols[c].append(v)
+        empty = {"fid": np.int64, "src": np.int32, "dst": np.int32, "steal": bool, "label": np.uint32,
+                 "from_time": np.int64, "to_time": np.int64, "to": np.int64, "from_p": np.int64}  # fmt: skip
+        f = {c: np.concatenate(cols[c]) if cols[c] else np.zeros(0, t) for c, t in empty.items()}
+        del cols
+        fid, src, dst, steal, label = f["fid"], f["src"], f["dst"], f["steal"], f["label"]
+        # Names from their parts' distinct combinations: no string per flow.
+        out_name = self._names(
+            lambda what, s, x: f"{what} → {'P' if s else 'G'}{x}", label, steal, f.pop("to")
+        )
+        o = np.argsort(src, kind="stable")
+        self.src = src[o]
+        self.out = {"ts": f.pop("from_time")[o] - exp.origin, "name": out_name[o], "fid": fid[o]}
+        del out_name
+        in_name = np.full(len(fid), -1, np.int64)
+        if steal.any():
+            from_p = f["from_p"][steal]
+            in_name[steal] = self._names(
+                lambda what, _s, p: f"{what} from P{p}", label[steal], steal[steal], from_p
+            )
+        o = np.argsort(dst, kind="stable")
+        self.dst = dst[o]
+        self.into = {
+            "ts": f.pop("to_time")[o] - exp.origin, "name": in_name[o], "fid": fid[o], "steal": steal[o]
+        }  # fmt: skip
+
+    def _names(self, text, label: np.ndarray, steal: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Global name id per row of TEXT(what the label says, steal, x), made once per distinct row."""
+        if not len(label):
+            return np.zeros(0, np.int64)
+        order = np.lexsort((x, steal, label))
+        a, b, c = label[order], steal[order], x[order]
+        new = np.concatenate(([True], (a[1:] != a[:-1]) | (b[1:] != b[:-1]) | (c[1:] != c[:-1])))
+        firsts = order[new]
+        strings = self.exp.src.strings
+        texts = [
+            text(strings[lb] or "wake-up", bool(st), int(v))
+            for lb, st, v in zip(
+                label[firsts].tolist(), steal[firsts].tolist(), x[firsts].tolist(), strict=True
+            )
+        ]
+        ids = np.empty(len(label), np.int64)
+        ids[order] = self.exp.text_ids(texts)[np.cumsum(new) - 1]
+        return ids
+
+    def starting(self, lane: int, extra: _Extra) -> None:
+        r = _of_lane(self.src, self.out, lane)
+        extra.add(r["ts"], r["name"], flow_out=r["fid"])
+
+    def ending(self, lane: Lane, k: int, starts: np.ndarray, extra: _Extra) -> tuple[np.ndarray, np.ndarray]:
+        """Adds the instants of flows ending on lane K; returns (span row, flow id) of those ending on a slice."""
+        r = _of_lane(self.dst, self.into, k)
+        st = r["steal"]
+        extra.add(r["ts"][st], r["name"][st], flow_in=r["fid"][st])
+        ts, fid = r["ts"][~st], r["fid"][~st]
+        if not len(ts):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        # The first of the lane's rows (longest first) that starts when the G runs.
+        row = np.searchsorted(starts, ts)
+        hit = row < len(starts)
+        hit[hit] = starts[row[hit]] == ts[hit]
+        if not hit.all():
+            # The woken G's lane is this one: every unmatched end is "G<lane id> runs".
+            name = self.exp.text_ids([f"G{lane.lane_id} runs"])[0]
+            extra.add(ts[~hit], np.full(int((~hit).sum()), name, np.int64), flow_in=fid[~hit])
+        return row[hit], fid[hit]
+
+
 class _Export:
-    def __init__(self, tl: Timeline, writer: PacketWriter) -> None:
+    def __init__(self, src: Source, writer: PacketWriter) -> None:
         from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
         self.pb = pb
-        self.tl = tl
+        self.src = src
         self.w = writer
         self.last_id = 0  # track uuids and sequence ids come from one counter
         self.names: list[str] = []
         self.name_index: dict[str, int] = {}
         self.layout_seq = 0
-        self.lane_keys: dict[int, list[tuple[int, int]]] = {}  # lane kind -> [(lane id, index in lanes)]
+        self.lane_keys: dict[
+            int, tuple[np.ndarray, np.ndarray]
+        ] = {}  # lane kind -> (lane ids, index in lanes)
+        self.strings = pl.Series("s", src.strings, dtype=pl.String)
+        self.stub = Timeline(strings=src.strings)  # what span_titles reads of a Timeline
         # Times are written since the trace start; an earlier sample (none in a
         # well-formed trace) moves the origin rather than wrap the unsigned clock.
-        firsts = [tl.start_ns] + [
-            int(df[col].min())  # type: ignore[arg-type]
-            for df, col in ((tl.spans, "start"), (tl.counters, "time"), (tl.instants, "time"))
-            if df.height
-        ]
-        self.origin = min(firsts)
+        self.origin = src.first_time()
 
     # -- names, ids, packets ------------------------------------------------------------
     def new_id(self) -> int:
@@ -135,13 +296,19 @@ class _Export:
     def name_ids(self, texts: pl.Series) -> np.ndarray:
         """Global name id of each text (one dict lookup per distinct text)."""
         uniq = texts.unique(maintain_order=True)
-        ids = []
-        for t in uniq.to_list():
-            if t not in self.name_index:
-                self.name_index[t] = len(self.names)
-                self.names.append(t)
-            ids.append(self.name_index[t])
+        ids = self.text_ids(uniq.to_list())
         return texts.replace_strict(uniq, ids, return_dtype=pl.Int64).to_numpy()
+
+    def text_ids(self, texts: list[str]) -> np.ndarray:
+        """Global name id of each of a few distinct TEXTS."""
+        ids = np.empty(len(texts), np.int64)
+        for k, t in enumerate(texts):
+            got = self.name_index.get(t)
+            if got is None:
+                got = self.name_index[t] = len(self.names)
+                self.names.append(t)
+            ids[k] = got
+        return ids
 
     def write(self, *packets) -> None:
         self.w.write(self.pb.Trace(packet=packets).SerializeToString(), len(packets))
@@ -172,43 +339,17 @@ class _Export:
             desc.counter.unit = counter_unit
         return desc
 
-    def emit(self, desc, ev: _Events, value: np.ndarray | None = None) -> None:
-        """A track's sequence: its state, its descriptor, then its events in time order."""
+    def open_sequence(self, desc, names: np.ndarray) -> None:
+        """A track's sequence state: its interned NAMES (global ids, iid k+1 for names[k]),
+        its defaults (track, clock), the clock's start, then its descriptor."""
         pb = self.pb
         seq = desc.uuid
-        if ev.size == 0:
-            p = pb.TracePacket(trusted_packet_sequence_id=seq, track_descriptor=desc)
-            p.sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED
-            p.first_packet_on_sequence = True
-            self.write(p)
-            return
-        c = ev.columns()
-        order = np.lexsort((c["sec"], c["rank"], c["ts"]))
-        ts = c["ts"][order]
-        kind = c["kind"][order]
-        name = c["name"][order]
-        flow_out = c["flow_out"][order]
-        if value is not None:
-            value = value[order]
-        inv = np.empty(len(order), dtype=np.int64)
-        inv[order] = np.arange(len(order))
-        if ev.flow_in:
-            fin_ev = inv[np.concatenate([e for e, _ in ev.flow_in])]
-            fin_id = np.concatenate([f for _, f in ev.flow_in]).astype(np.uint64)
-            o = np.lexsort((fin_id, fin_ev))
-            fin_ev, fin_id = fin_ev[o], fin_id[o]
-        else:
-            fin_ev, fin_id = np.zeros(0, np.int64), np.zeros(0, np.uint64)
-        named = name >= 0
-        uniq = np.unique(name[named])
-        iid = np.where(named, np.searchsorted(uniq, name) + 1, 0).astype(np.uint64)
-
         head = pb.TracePacket(trusted_packet_sequence_id=seq, first_packet_on_sequence=True)
         head.sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED
         head.trace_packet_defaults.timestamp_clock_id = _CLOCK
         head.trace_packet_defaults.track_event_defaults.track_uuid = desc.uuid
         head.interned_data.event_names.extend(
-            pb.EventName(iid=k + 1, name=self.names[g]) for k, g in enumerate(uniq.tolist())
+            pb.EventName(iid=k + 1, name=self.names[g]) for k, g in enumerate(names.tolist())
         )
         # The incremental clock starts at 0 = the trace's start on the default clock.
         head.clock_snapshot.clocks.add(clock_id=_CLOCK, timestamp=0, is_incremental=True)
@@ -217,10 +358,17 @@ class _Export:
         tail.sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE
         self.write(head, tail)
 
-        delta = np.diff(ts, prepend=0)
-        bounds = np.searchsorted(fin_ev, np.arange(0, len(ts) + _BLOCK, _BLOCK))
-        for k, lo in enumerate(range(0, len(ts), _BLOCK)):
-            hi = min(lo + _BLOCK, len(ts))
+    def empty_track(self, desc) -> None:
+        p = self.pb.TracePacket(trusted_packet_sequence_id=desc.uuid, track_descriptor=desc)
+        p.sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED
+        p.first_packet_on_sequence = True
+        self.write(p)
+
+    def events(self, seq: int, delta, kind, iid, value, flow_out, fin_ev, fin_id) -> None:
+        """Encode a sequence's events (already in order, times as deltas) in blocks."""
+        bounds = np.searchsorted(fin_ev, np.arange(0, len(delta) + _BLOCK, _BLOCK))
+        for k, lo in enumerate(range(0, len(delta), _BLOCK)):
+            hi = min(lo + _BLOCK, len(delta))
             a, b = bounds[k], bounds[k + 1]
             records = track_events(
                 seq, delta[lo:hi], kind[lo:hi], iid[lo:hi], None if value is None else value[lo:hi],
@@ -228,50 +376,138 @@ class _Export:
             )  # fmt: skip
             self.w.write(records, hi - lo)
 
+    def emit(self, desc, ev: _Events) -> None:
+        """A track's sequence: its state, its descriptor, then its events in time order."""
+        if ev.size == 0:
+            self.empty_track(desc)
+            return
+        c = ev.columns()
+        ev.parts.clear()  # the concatenated columns are all that is needed now
+        order = np.lexsort((c["sec"], c["rank"], c["ts"]))
+        ts = c["ts"][order]
+        kind = c["kind"][order]
+        name = c["name"][order]
+        flow_out = c["flow_out"][order]
+        del c
+        if ev.flow_in:
+            inv = np.empty(len(order), dtype=np.int64)
+            inv[order] = np.arange(len(order))
+            fin_ev = inv[np.concatenate([e for e, _ in ev.flow_in])]
+            del inv
+            fin_id = np.concatenate([f for _, f in ev.flow_in]).astype(np.uint64)
+            o = np.lexsort((fin_id, fin_ev))
+            fin_ev, fin_id = fin_ev[o], fin_id[o]
+        else:
+            fin_ev, fin_id = np.zeros(0, np.int64), np.zeros(0, np.uint64)
+        del order
+        named = name >= 0
+        uniq = np.unique(name[named])
+        iid = np.where(named, np.searchsorted(uniq, name) + 1, 0).astype(np.uint64)
+        self.open_sequence(desc, uniq)
+        self.events(desc.uuid, np.diff(ts, prepend=0), kind, iid, None, flow_out, fin_ev, fin_id)
+
+    def lane_of(self, kind: LaneKind, ids: np.ndarray) -> np.ndarray:
+        """Index in ``lanes`` of lane (KIND, id) for each id, -1 where there is none."""
+        keys, idx = self.lane_keys.get(int(kind), (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+        if not len(keys):
+            return np.full(len(ids), -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
+        return np.where(keys[pos] == ids, idx[pos], -1)
+
     # -- the layout -----------------------------------------------------------------
     def run(self) -> None:
-        tl = self.tl
-        spans = sorted_spans(tl)
-        lanes = arrange(tl, spans)
-        title_of_span, titles = span_titles(tl, spans, lanes)
-        # Distinct keys can share a title (a P's "G17 main.worker" and a G's range label).
-        title_of_span = self.name_ids(pl.Series(titles, dtype=pl.String))[title_of_span]
+        src = self.src
+        keys = src.lane_keys()
+        # One row per lane with spans: each Lane's ``lo`` is its index in KEYS (and the
+        # order lane_spans yields them); a lane with instants only has lo == hi.
+        lanes = arrange(Timeline(lanes=src.lanes), keys)
+        pairs: dict[int, list[tuple[int, int]]] = {}
         for k, lane in enumerate(lanes):
-            self.lane_keys.setdefault(int(lane.kind), []).append((lane.lane_id, k))
-        extra, sinks = self.extra_instants(spans, lanes)
-        starts = spans["start"].to_numpy()
-        ends = spans["end"].to_numpy()
-        lane_track: dict[tuple[int, int], int] = {}
-        extra_lane = extra["lane"]
+            pairs.setdefault(int(lane.kind), []).append((lane.lane_id, k))
+        for kind, members in pairs.items():
+            members.sort()
+            self.lane_keys[kind] = (
+                np.array([m[0] for m in members], np.int64),
+                np.array([m[1] for m in members], np.int64),
+            )
+        self.g_lanes = {lane.lane_id: lane for lane in lanes if lane.kind == LaneKind.G}
+        # Each lane's parent track and rank in it.
+        place: list[tuple[int, int]] = [(0, 0)] * len(lanes)
         rank = 0
         for key, title, _kinds, _folded in GROUPS:
-            members = [(k, lane) for k, lane in enumerate(lanes) if lane.group == key]
+            members = [k for k, lane in enumerate(lanes) if lane.group == key]
             if not members:
                 continue
             parent = self.parent(title, rank)
             rank += 1
-            for j, (k, lane) in enumerate(members):
-                a, b = np.searchsorted(extra_lane, [k, k + 1])
-                mine = {c: v[a:b] for c, v in extra.items()}
-                a, b = np.searchsorted(sinks[0], [lane.lo, lane.hi])
-                lane_track[(int(lane.kind), lane.lane_id)] = self.lane(
-                    lane,
-                    parent,
-                    j,
-                    starts,
-                    ends,
-                    title_of_span,
-                    mine,
-                    (sinks[0][a:b] - lane.lo, sinks[1][a:b]),
-                )
-        self.counters(rank, lane_track)
+            for j, k in enumerate(members):
+                place[k] = (parent, j)
+        flows = _Flows(self, src.flows())
+        marks = src.marks()
+        mark_lane = self.lane_of(LaneKind.M, marks["m"].to_numpy())
+        marks = marks.with_columns(lane=pl.Series(mark_lane, dtype=pl.Int64)).filter(pl.col("lane") >= 0)
+        marks = marks.with_columns(label=self.strings.gather(marks["label"]).replace("", "event")).sort(
+            "lane", maintain_order=True
+        )
+        mark_lane = marks["lane"].to_numpy()
+        mark_cols = {"ts": marks["time"].to_numpy() - self.origin, "name": self.name_ids(marks["label"])}
+        del marks
+        by_key = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(lanes) if lane.hi > lane.lo}
+        lane_track: dict[tuple[int, int], int] = {}
+        gc: list[pl.DataFrame] = []
 
-    def lane(self, lane: Lane, parent: int, j: int, starts, ends, title_of_span, extra, sinks) -> int:
+        def one(k: int, spans: pl.DataFrame) -> None:
+            lane = lanes[k]
+            extra = _Extra()
+            flows.starting(k, extra)
+            sinks = flows.ending(lane, k, spans["start"].to_numpy() - self.origin, extra)
+            mine = _of_lane(mark_lane, mark_cols, k)
+            extra.add(mine["ts"], mine["name"])
+            parent, j = place[k]
+            lane_track[(int(lane.kind), lane.lane_id)] = self.lane(
+                lane, parent, j, spans, extra.columns(), sinks
+            )
+            cycles = spans["state"].to_numpy() == int(State.GC_CYCLE)
+            if cycles.any():
+                gc.append(spans.select("start", "end").filter(pl.Series(cycles)))
+
+        empty = pl.DataFrame(schema={c: SCHEMAS["spans"][c] for c in SPAN_COLUMNS})
+        for k, lane in enumerate(lanes):
+            if lane.hi == lane.lo:
+                one(k, empty)
+        n = 0
+        for spans in src.lane_spans():
+            kind, lane_id = int(spans["lane_kind"][0]), int(spans["lane_id"][0])
+            k = by_key.get((kind, lane_id))
+            if k is None or lanes[k].lo != n:
+                raise GoblueprintError(
+                    f"lane {kind}/{lane_id} of the spans is not where the lane list has it"
+                )
+            one(k, spans)
+            n += 1
+        gc_spans = (
+            pl.concat(gc).sort("start", maintain_order=True)
+            if gc
+            else pl.DataFrame(schema={"start": pl.Int64, "end": pl.Int64})
+        )
+        self.counters(rank, lane_track, gc_spans)
+
+    def lane(self, lane: Lane, parent: int, j: int, spans: pl.DataFrame, extra, sinks) -> int:
         """The tracks of one lane (layer 0 plus one per extra layer); returns layer 0's uuid."""
-        lo, hi = lane.lo, lane.hi
-        s, e = starts[lo:hi] - self.origin, ends[lo:hi] - self.origin
-        titles = title_of_span[lo:hi]
-        layer = layers(starts[lo:hi], ends[lo:hi])
+        starts, ends = spans["start"].to_numpy(), spans["end"].to_numpy()
+        s, e = starts - self.origin, ends - self.origin
+        if spans.height:
+            # span_titles names a P's or M's slices after the G lanes they run: pass only those.
+            runs = np.unique(spans["g"].to_numpy()).tolist()
+            on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
+            title_of_span, titles = span_titles(self.stub, spans, on)
+            titles = self.text_ids(titles)[title_of_span]
+        else:
+            titles = np.zeros(0, np.int64)
+        layer = layers(starts, ends)
+        sink_rows, sink_ids = sinks
+        o = np.lexsort((sink_ids, sink_rows))
+        sink_rows, sink_ids = sink_rows[o], sink_ids[o]
         first = 0
         for depth in range(int(layer.max(initial=0)) + 1):
             name = lane.name if depth == 0 else f"{lane.name} ({depth + 1})"
@@ -287,12 +523,12 @@ class _Export:
             at_begin = ev.add(s[nz], 1, -e[nz], _BEGIN, titles[nz])
             ev.add(e[nz], 0, -s[nz], _END)
             at_instant = ev.add(s[z], 1, -e[z], _INSTANT, titles[z])
-            event_of_row = np.full(hi - lo, -1, dtype=np.int64)
+            event_of_row = np.full(len(s), -1, dtype=np.int64)
             event_of_row[nz] = at_begin + np.arange(len(nz))
             event_of_row[z] = at_instant + np.arange(len(z))
-            sink_event = event_of_row[sinks[0]]
+            sink_event = event_of_row[sink_rows]
             here = sink_event >= 0
-            ev.flow_in.append((sink_event[here], sinks[1][here]))
+            ev.flow_in.append((sink_event[here], sink_ids[here]))
             if depth == 0 and len(extra["ts"]):
                 base = ev.add(extra["ts"], 1, None, _INSTANT, extra["name"], extra["flow_out"])
                 fin = extra["flow_in"] > 0
@@ -300,149 +536,71 @@ class _Export:
             self.emit(desc, ev)
         return first
 
-    def lane_of(self, kind: LaneKind, ids: np.ndarray) -> np.ndarray:
-        """Index in ``lanes`` of lane (KIND, id) for each id, -1 where there is none."""
-        pairs = sorted(self.lane_keys.get(int(kind), []))
-        if not pairs:
-            return np.full(len(ids), -1, dtype=np.int64)
-        keys = np.array([p[0] for p in pairs], dtype=np.int64)
-        idx = np.array([p[1] for p in pairs], dtype=np.int64)
-        pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
-        return np.where(keys[pos] == ids, idx[pos], -1)
-
-    def extra_instants(self, spans: pl.DataFrame, lanes: list[Lane]):
-        """Instants that are not spans, by lane, and flow ends on span begins, by span row.
-
-        Wake-up flows: an instant on the waker's track starts each; the woken G's slice
-        ends it (an instant "G… runs" where no slice starts then).  A flow without a
-        goroutine (a steal) ends on an instant on its to_p's P track.  Marks of a thread
-        with neither G nor P (sysmon's wake-ups) are instants on that thread's track;
-        other instants are not exported: their lanes' slices already say what happened.
-        """
-        tl = self.tl
-        strings = pl.Series("s", tl.strings, dtype=pl.String)
-        parts: list[dict[str, np.ndarray]] = []
-        sink_rows = np.zeros(0, np.int64)
-        sink_ids = np.zeros(0, np.int64)
-
-        def part(lane, ts, names, flow_out=None, flow_in=None) -> None:
-            n = len(ts)
-            parts.append({
-                "lane": lane, "ts": np.asarray(ts, np.int64) - self.origin, "name": names,
-                "flow_out": np.zeros(n, np.int64) if flow_out is None else flow_out,
-                "flow_in": np.zeros(n, np.int64) if flow_in is None else flow_in,
-            })  # fmt: skip
-
-        df = tl.flows.filter(pl.col("to_time") >= 0).sort(["from_time", "g"])
-        if df.height:
-            df = df.with_row_index("fid", offset=1).with_columns(
-                what=strings.gather(df["label"]).replace("", "wake-up")
-            )
-            from_g, from_p = df["from_g"].to_numpy(), df["from_p"].to_numpy()
-            src = self.lane_of(LaneKind.G, from_g)
-            src = np.where(src >= 0, src, self.lane_of(LaneKind.P, from_p))
-            g = df["g"].to_numpy()
-            steal = g == NONE
-            dst = np.where(
-                steal, self.lane_of(LaneKind.P, df["to_p"].to_numpy()), self.lane_of(LaneKind.G, g)
-            )
-            keep = (src >= 0) & (dst >= 0)
-            df = df.filter(pl.Series(keep))
-            src, dst, steal = src[keep], dst[keep], steal[keep]
-            fid = df["fid"].to_numpy().astype(np.int64)
-            what = pl.col("what")
-            out_name = (
-                pl.when(pl.col("g") == NONE)
-                .then(pl.format("{} → P{}", what, pl.col("to_p")))
-                .otherwise(pl.format("{} → G{}", what, pl.col("g")))
-            )
-            part(
-                src, df["from_time"].to_numpy(), self.name_ids(df.select(out_name).to_series()), flow_out=fid
-            )
-            steals = df.filter(pl.Series(steal))
-            part(dst[steal], steals["to_time"].to_numpy(),
-                 self.name_ids(steals.select(pl.format("{} from P{}", what, pl.col("from_p"))).to_series()),
-                 flow_in=fid[steal])  # fmt: skip
-            # A woken G's flow ends on its slice that starts when it runs, if there is one.
-            g_starts = (
-                spans.with_row_index("row")
-                .filter(pl.col("lane_kind") == int(LaneKind.G))
-                .select("lane_id", "start", "row")
-                .unique(subset=["lane_id", "start"], keep="first", maintain_order=True)
-            )
-            woken = (
-                df.filter(~pl.Series(steal))
-                .with_columns(dst=pl.Series(dst[~steal]))
-                .join(g_starts, left_on=["g", "to_time"], right_on=["lane_id", "start"], how="left")
-                .sort("fid")
-            )
-            hit = woken.filter(pl.col("row").is_not_null())
-            sink_rows = hit["row"].to_numpy().astype(np.int64)
-            sink_ids = hit["fid"].to_numpy().astype(np.int64)
-            miss = woken.filter(pl.col("row").is_null())
-            part(miss["dst"].to_numpy(), miss["to_time"].to_numpy(),
-                 self.name_ids(miss.select(pl.format("G{} runs", pl.col("g"))).to_series()),
-                 flow_in=miss["fid"].to_numpy().astype(np.int64))  # fmt: skip
-
-        marks = tl.instants.filter(
-            (pl.col("g") == NONE) & (pl.col("p") == NONE) & (pl.col("kind") == int(InstantKind.OTHER))
-        )
-        if marks.height:
-            lane = self.lane_of(LaneKind.M, marks["m"].to_numpy())
-            marks = marks.filter(pl.Series(lane >= 0))
-            labels = strings.gather(marks["label"]).replace("", "event")
-            part(lane[lane >= 0], marks["time"].to_numpy(), self.name_ids(labels))
-
-        cols = ("lane", "ts", "name", "flow_out", "flow_in")
-        if parts:
-            extra = {c: np.concatenate([np.asarray(p[c], np.int64) for p in parts]) for c in cols}
-        else:
-            extra = {c: np.zeros(0, np.int64) for c in cols}
-        order = np.argsort(extra["lane"], kind="stable")
-        extra = {c: v[order] for c, v in extra.items()}
-        o = np.lexsort((sink_ids, sink_rows))
-        return extra, (sink_rows[o], sink_ids[o])
-
-    def counters(self, rank: int, lane_track: dict[tuple[int, int], int]) -> None:
+    def counters(self, rank: int, lane_track: dict[tuple[int, int], int], gc: pl.DataFrame) -> None:
+        """Counter tracks, filled batch by batch (each its own sequence and clock), then GC in progress."""
         pb = self.pb
-        tl = self.tl
+        src = self.src
+        names = src.counter_names()
+        stub = Timeline(
+            strings=src.strings,
+            counters=pl.DataFrame({"name": names}, schema={"name": pl.UInt32}).with_columns(
+                time=pl.lit(0, pl.Int64), value=pl.lit(0.0)
+            ),
+        )
         owners = {
             sid: lane_track[(int(kind), lane_id)]
-            for sid, (kind, lane_id) in counter_lanes(tl).items()
+            for sid, (kind, lane_id) in counter_lanes(stub).items()
             if (int(kind), lane_id) in lane_track
         }
-        df = tl.counters.sort(["name", "time"], maintain_order=True)
-        gc = tl.spans.filter(pl.col("state") == int(State.GC_CYCLE)).sort("start")
         # The shared group only when something goes in it (a lab run's P counters may be all).
-        shared = not df["name"].is_in(list(owners)).all()
+        shared = any(n not in owners for n in names)
         parent = self.parent("Counters", rank) if shared or gc.height else 0
-        ids = df["name"].to_numpy()
-        times = df["time"].to_numpy() - self.origin
-        values = df["value"].to_numpy()
-        bounds = np.flatnonzero(ids[1:] != ids[:-1]) + 1 if len(ids) else np.zeros(0, np.int64)
-        edges = np.concatenate(([0], bounds, [len(ids)])).tolist()
-        for k, (lo, hi) in enumerate(itertools.pairwise(edges)):
-            if lo >= hi:
-                continue
-            raw = tl.strings[int(ids[lo])]
+        seq_of: dict[int, int] = {}
+        for k, sid in enumerate(names):
+            raw = src.strings[sid]
             unit = (
                 pb.CounterDescriptor.UNIT_SIZE_BYTES
                 if raw.endswith(":bytes")
                 else pb.CounterDescriptor.UNIT_COUNT
             )
-            owner = owners.get(int(ids[lo]))
+            owner = owners.get(sid)
             if owner is not None:
                 # A child of its lane's track: Perfetto shows it when the P is expanded, right below.
                 desc = self.descriptor(raw.split(": ", 1)[1], owner, k, unit)
             else:
                 desc = self.descriptor(COUNTER_TITLES.get(raw, raw), parent, k, unit)
-            ev = _Events()
-            ev.add(times[lo:hi], 2, None, _COUNTER)
-            self.emit(desc, ev, values[lo:hi])
+            self.open_sequence(desc, np.zeros(0, np.int64))
+            seq_of[sid] = desc.uuid
+        last = dict.fromkeys(names, 0)  # each sequence's clock: the time of its last sample
+        for batch in src.counter_batches():
+            for sid, times, values in _by_name(batch):
+                t = times - self.origin
+                delta = np.diff(t, prepend=last[sid])
+                if len(delta) and delta.min() < 0:
+                    raise GoblueprintError(f"counter {src.strings[sid]!r}: samples out of time order")
+                last[sid] = int(t[-1])
+                self.sample(seq_of[sid], delta, values)
         if gc.height:
             # GC in progress as a 0/1 counter, so it plots next to the heap.
             desc = self.descriptor("GC in progress", parent, 1 << 20, pb.CounterDescriptor.UNIT_COUNT)
             t = np.stack([gc["start"].to_numpy(), gc["end"].to_numpy()], axis=1).ravel() - self.origin
-            ev = _Events()
-            ev.add(t, 2, None, _COUNTER)
-            self.emit(desc, ev, np.tile([1.0, 0.0], gc.height))
+            self.open_sequence(desc, np.zeros(0, np.int64))
+            self.sample(desc.uuid, np.diff(t, prepend=0), np.tile([1.0, 0.0], gc.height))
+
+    def sample(self, seq: int, delta: np.ndarray, values: np.ndarray) -> None:
+        n = len(delta)
+        self.events(seq, delta, np.full(n, _COUNTER, np.uint8), np.zeros(n, np.uint64), values,
+                    np.zeros(n, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.uint64))  # fmt: skip
+
+
+def _by_name(batch: pl.DataFrame) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """The batch's samples of each counter name (string id, times, values), in batch order."""
+    ids = batch["name"].to_numpy()
+    order = np.argsort(ids, kind="stable")
+    ids = ids[order]
+    times = batch["time"].to_numpy()[order]
+    values = batch["value"].to_numpy()[order]
+    edges = np.concatenate(([0], np.flatnonzero(ids[1:] != ids[:-1]) + 1, [len(ids)]))
+    for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
+        if lo < hi:
+            yield int(ids[lo]), times[lo:hi], values[lo:hi]

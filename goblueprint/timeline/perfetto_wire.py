@@ -11,18 +11,23 @@ Perfetto's own Python protos.
 ``PacketWriter`` streams the packets: it gathers them in chunks of about ``CHUNK`` bytes
 and writes each chunk deflated as one ``TracePacket.compressed_packets``, which is how
 Perfetto's tracing service itself writes a compressed trace (trace processor and
-ui.perfetto.dev inflate them while reading).  Memory stays bounded by one chunk.
+ui.perfetto.dev inflate them while reading).  Deflate runs on a worker thread (zlib
+releases the GIL) while the next chunk is encoded; at most ``_AHEAD`` chunks wait for
+it, so memory stays bounded by a few chunks.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO
 
 import numpy as np
 
 CHUNK = 1 << 20  # uncompressed bytes per compressed_packets: deflate's gain has flattened out long before
 _LEVEL = 6
+_AHEAD = 2  # chunks deflating or deflated but not yet written
 
 # TracePacket fields (perfetto/trace/trace_packet.proto)
 _TRACE_PACKET = 0x0A  # Trace.packet = 1, length-delimited
@@ -45,7 +50,10 @@ def varint_size(v: np.ndarray) -> np.ndarray:
     """Bytes of each value's varint (values >= 0)."""
     v = np.asarray(v, dtype=np.uint64)
     size = np.ones(len(v), dtype=np.int64)
+    top = int(v.max(initial=0))
     for k in range(1, 10):
+        if top < 1 << (7 * k):
+            break  # no value needs another byte: skip the remaining passes
         size += v >= np.uint64(1 << (7 * k))
     return size
 
@@ -100,7 +108,8 @@ def track_events(
         body += 10
     body_size = varint_size(body)
     ts_size = varint_size(delta)
-    seq_size = int(varint_size(np.array([seq]))[0])
+    seq_bytes = _varint_bytes(seq)
+    seq_size = len(seq_bytes)
     packet = (1 + ts_size) + (1 + seq_size) + 2 + (1 + body_size + body)
     packet_size = varint_size(packet)
     record = 1 + packet_size + packet
@@ -116,8 +125,7 @@ def track_events(
     buf[cur] = _TIMESTAMP
     _put_varint(buf, cur + 1, delta, ts_size)
     cur += 1 + ts_size
-    buf[cur] = _SEQUENCE_ID
-    _put_varint(buf, cur + 1, np.full(n, seq, dtype=np.uint64), np.full(n, seq_size))
+    _put_bytes(buf, cur, (_SEQUENCE_ID, *seq_bytes))
     cur += 1 + seq_size
     buf[cur] = _FLAGS
     buf[cur + 1] = SEQ_NEEDS_INCREMENTAL_STATE
@@ -171,6 +179,8 @@ class PacketWriter:
         self.pending: list[bytes] = []
         self.size = 0
         self.packets = 0  # packets written, counted before compression
+        self.deflating: deque[Future[bytes]] = deque()
+        self.pool: ThreadPoolExecutor | None = None
 
     def write(self, records: bytes, count: int) -> None:
         """Append ``count`` serialised Trace.packet records (callers keep blocks well under CHUNK)."""
@@ -178,14 +188,36 @@ class PacketWriter:
         self.pending.append(records)
         self.size += len(records)
         if self.size >= self.chunk:
-            self.flush()
+            self._submit()
 
-    def flush(self) -> None:
+    def _submit(self) -> None:
         if not self.pending:
             return
-        data = zlib.compress(b"".join(self.pending), _LEVEL)
+        data = b"".join(self.pending)
         self.pending.clear()
         self.size = 0
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="deflate")
+        self.deflating.append(self.pool.submit(zlib.compress, data, _LEVEL))
+        while len(self.deflating) > _AHEAD:
+            self._put(self.deflating.popleft().result())
+
+    def _put(self, data: bytes) -> None:
         inner = bytes(_COMPRESSED) + _varint_bytes(len(data))
         self.out.write(bytes([_TRACE_PACKET]) + _varint_bytes(len(inner) + len(data)) + inner)
         self.out.write(data)
+
+    def flush(self) -> None:
+        """Write everything appended so far; the worker thread ends until the next chunk."""
+        try:
+            self._submit()
+            while self.deflating:
+                self._put(self.deflating.popleft().result())
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+        self.deflating.clear()

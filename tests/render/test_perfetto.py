@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import lzma
 import re
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import perfetto_read as pr
 import polars as pl
@@ -228,3 +230,123 @@ def test_real_trace_is_interned_incremental_per_sequence_and_small(sched_export)
         assert sum(wire) == evs[-1].ts, seq
     deltas = [p.timestamp for p in raw]
     assert sorted(deltas)[len(deltas) // 2] * 100 < (tl.end_ns - tl.start_ns)
+
+
+# -- streamed from the ingested tables -------------------------------------------------------
+GOLDEN = Path(__file__).parent.parent / "timeline" / "golden_builder"
+
+
+@pytest.fixture(scope="module")
+def golden_ingested(tmp_path_factory):
+    """A committed golden trace (Go 1.27's sched program), ingested into a directory of its own."""
+    from goblueprint.timeline.ingest import ingest
+
+    d = tmp_path_factory.mktemp("golden")
+    trace = d / "sched-go1.27.trace"
+    trace.write_bytes(lzma.decompress((GOLDEN / "sched-go1.27.trace.xz").read_bytes()))
+    return ingest(trace, out=d / "ingested")
+
+
+def by_sequence(data: bytes) -> dict[int, list[bytes]]:
+    """Each sequence's packets in order: what a reader sees (sequences may interleave in the file)."""
+    out: dict[int, list[bytes]] = defaultdict(list)
+    for p in pr.packets(data):
+        out[p.trusted_packet_sequence_id].append(p.SerializeToString())
+    return dict(out)
+
+
+@pytest.mark.slow
+def test_streamed_from_tables_shows_the_timeline(golden_ingested, monkeypatch):
+    from goblueprint.timeline import ingest as ingest_mod
+    from goblueprint.timeline.export_perfetto import write_perfetto_ingested
+
+    tl = golden_ingested.timeline()
+    whole = io.BytesIO()
+    write_perfetto(tl, whole)
+
+    # The streamed writer must never build the Timeline.
+    def no_timeline(*_a, **_k):
+        raise AssertionError("the streamed export read the whole Timeline")
+
+    monkeypatch.setattr(ingest_mod.Ingested, "timeline", no_timeline)
+    buf = io.BytesIO()
+    written = write_perfetto_ingested(golden_ingested, buf)
+    decoded = pr.read(buf.getvalue())
+    assert len(decoded.packets) == written
+    # What the file shows is the Timeline's: slices per lane, counters, every drawable flow.
+    _tracks, _events, flows = check(decoded, tl)
+    same_slices(decoded, tl)
+    same_counters(decoded, tl)
+    assert len(flows) == drawable_flows(tl) > 100
+    # And each sequence is packet for packet the in-memory export's.
+    assert by_sequence(buf.getvalue()) == by_sequence(whole.getvalue())
+    assert buf.getbuffer().nbytes <= 2 * len(lzma.decompress((GOLDEN / "sched-go1.27.trace.xz").read_bytes()))
+
+
+@pytest.mark.slow
+def test_streamed_reads_batches_and_holds_one_lane(golden_ingested, monkeypatch):
+    """With tiny batches every lane of any size crosses batch boundaries: the reader joins
+    them, holds one batch and one lane (never the table), and the file is unchanged."""
+    from goblueprint.timeline import perfetto_sources as ps
+    from goblueprint.timeline.export_perfetto import _write
+
+    spans = pl.read_parquet(golden_ingested.path / "timeline" / "spans.parquet")
+    lane_sizes = spans.group_by("lane_kind", "lane_id").len()["len"]
+    batch = 64
+    assert lane_sizes.max() > 4 * batch and spans.height > 4 * lane_sizes.max()
+    largest_batch: Counter[str] = Counter()
+    held = []
+    batches, lane_order = ps.IngestedSource._batches, ps._lane_order
+
+    def counting_batches(self, table, columns):
+        for b in batches(self, table, columns):
+            largest_batch[table] = max(largest_batch[table], b.height)
+            yield b
+
+    def counting_lane(lane):
+        held.append(lane.height)
+        return lane_order(lane)
+
+    monkeypatch.setattr(ps.IngestedSource, "_batches", counting_batches)
+    monkeypatch.setattr(ps, "_lane_order", counting_lane)
+    small, default = io.BytesIO(), io.BytesIO()
+    _write(ps.IngestedSource(golden_ingested, batch_rows=batch), small)
+    assert largest_batch["spans"] == batch and largest_batch["counters"] <= batch
+    assert sorted(held) == sorted(lane_sizes.to_list())  # every lane whole, once, none bigger
+    write_perfetto(golden_ingested.timeline(), default)
+    assert by_sequence(small.getvalue()) == by_sequence(default.getvalue())
+
+
+def test_streamed_refuses_unsorted_spans(golden_ingested, tmp_path):
+    import shutil
+
+    from goblueprint.errors import GoblueprintError
+    from goblueprint.timeline.export_perfetto import write_perfetto_ingested
+    from goblueprint.timeline.ingest import Ingested
+
+    d = tmp_path / "ingested"
+    shutil.copytree(golden_ingested.path, d)
+    spans = pl.read_parquet(d / "timeline" / "spans.parquet")
+    spans.reverse().write_parquet(d / "timeline" / "spans.parquet")
+    with pytest.raises(GoblueprintError, match="not sorted by lane"):
+        write_perfetto_ingested(Ingested(d, golden_ingested.manifest), io.BytesIO())
+
+
+@pytest.mark.slow
+def test_streamed_survives_its_entry_replaced(golden_ingested, tmp_path):
+    """Another process may replace a cache entry (other code) while the export streams it:
+    the files opened at the start are read to the end."""
+    import shutil
+
+    from goblueprint.timeline.export_perfetto import _write
+    from goblueprint.timeline.ingest import Ingested
+    from goblueprint.timeline.perfetto_sources import IngestedSource
+
+    d = tmp_path / "ingested"
+    shutil.copytree(golden_ingested.path, d)
+    src = IngestedSource(Ingested(d, golden_ingested.manifest))
+    shutil.rmtree(d)
+    got, want = io.BytesIO(), io.BytesIO()
+    _write(src, got)
+    write_perfetto(golden_ingested.timeline(), want)
+    assert by_sequence(got.getvalue()) == by_sequence(want.getvalue())
