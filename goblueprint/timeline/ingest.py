@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import itertools
 import json
 import os
 import shutil
@@ -293,16 +292,19 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
     from goblueprint.trace.reader import open_trace
 
     reader = open_trace(src, partial=True)
-    with reader:
-        tables, tl, result, summary, profiles, utilization = tables_pass(reader, progress, views=True)
     out.mkdir(parents=True)
-    files: dict[str, Path] = {}
-    for name, df in tables.items():
+    events = out / "events.parquet"
+    with reader:
+        made = tables_pass(reader, progress, views=True, events_to=events)
+    tables, tl, result, summary, profiles, utilization, events_rows = made
+    del made
+    files: dict[str, Path] = {events.name: events}
+    heights = {"events": events_rows}
+    for name in list(tables):
+        df = tables.pop(name)  # each table let go of once written
         path = out / f"{name}.parquet"
-        if name == "events":
-            _write_by_generation(df, path)
-        else:
-            df.write_parquet(path, statistics=True)
+        df.write_parquet(path, statistics=True)
+        heights[name] = df.height
         files[path.name] = path
     tdir = out / TIMELINE_DIR
     tdir.mkdir()
@@ -333,7 +335,7 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
         "error": None
         if error is None
         else {"message": error.message, "offset": error.offset, "generation": error.generation, "m": error.m},
-        "tables": {name: tables[name].height for name in sorted(tables)},
+        "tables": dict(sorted(heights.items())),
         "timeline": {"start_ns": tl.start_ns, "end_ns": tl.end_ns, "go_version": tl.go_version},
         "profiles": {"trace_end": profiles.trace_end, "valid_events": profiles.valid_events},
         "summary": {"start_time": summary.start_time, "end_time": summary.end_time},
@@ -344,21 +346,6 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
     }
     # Last, so a directory without it (a crash mid-way) is never taken for an entry.
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-
-
-def _write_by_generation(events: pl.DataFrame, path: Path) -> None:
-    """EVENTS with one row group per generation (each starts at a Sync event), for DuckDB to skip by."""
-    import pyarrow.parquet as pq
-
-    table = events.to_arrow()
-    starts = events.with_row_index("_i").filter(pl.col("kind") == "SYNC")["_i"].to_list()
-    bounds = sorted({0, *starts, events.height})
-    with pq.ParquetWriter(path, table.schema, write_statistics=True) as writer:
-        if events.height == 0:
-            writer.write_table(table)
-        for lo, hi in itertools.pairwise(bounds):
-            if hi > lo:
-                writer.write_table(table.slice(lo, hi - lo), row_group_size=hi - lo)
 
 
 def copy_tables(found: Ingested, out_dir: str | os.PathLike[str]) -> list[Path]:

@@ -21,8 +21,10 @@ Strings are stored as data; nothing here interprets them.
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Callable, Iterable
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -121,11 +123,16 @@ class EventRows:
     _KEPT = ("kind", "time", "goroutine", "proc", "thread", "stack", "resource_kind", "resource_id",
              "old_state", "new_state", "reason", "name", "value", "task", "message")  # fmt: skip
 
-    def __init__(self) -> None:
+    def __init__(self, spill: Path | None = None) -> None:
         self.parts: list[dict[str, np.ndarray]] = []
         self.pending = 0
         self.seq = 0
+        # Packed chunks, in memory or (SPILL, a directory) each in an Arrow IPC file of its own:
+        # the table of a large trace is several times its size, more than it should hold in memory.
         self.chunks: list[pl.DataFrame] = []
+        self.spill = spill
+        self.spilled: list[Path] = []
+        self._stacks: list[np.ndarray] = []  # the stack ids of each chunk, once each
         self.strings: list[str] = []
         self._names = pl.Series("s", [], dtype=pl.String)
 
@@ -174,13 +181,67 @@ class EventRows:
             schema=_EVENTS_SCHEMA,
         )
         self.seq += n
-        self.chunks.append(frame)
+        self._stacks.append(np.unique(c["stack"]))
+        if self.spill is None:
+            self.chunks.append(frame)
+            return
+        path = self.spill / f"events-{len(self.spilled):06d}.arrow"
+        frame.write_ipc(path, compression="uncompressed")  # read back once: speed over size
+        self.spilled.append(path)
+
+    def stack_ids(self) -> np.ndarray:
+        """The pass Interner's stack ids the rows name, each once (sorted)."""
+        self._flush()
+        return np.unique(np.concatenate(self._stacks)) if self._stacks else np.zeros(0, np.uint32)
+
+    def frames(self) -> Iterator[pl.DataFrame]:
+        """The table's chunks in row order, each let go of (its spill file removed) once given."""
+        self._flush()
+        while self.chunks:
+            yield self.chunks.pop(0)
+        spilled, self.spilled = self.spilled, []
+        for path in spilled:
+            chunk = pl.read_ipc(path.read_bytes())  # read, not mapped: its pages go when it does
+            path.unlink()
+            yield chunk
 
     def frame(self) -> pl.DataFrame:
-        self._flush()
-        if not self.chunks:
+        chunks = list(self.frames())
+        if not chunks:
             return pl.DataFrame(schema=_EVENTS_SCHEMA)
-        return pl.concat(self.chunks)
+        return pl.concat(chunks)
+
+
+def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
+    """Write the events table, given as CHUNKS in row order, to PATH with one row group per
+    generation (each starts at a Sync event), for DuckDB to skip by; returns the rows written.
+
+    A generation is held only while it is written: the table never is whole in memory.
+    """
+    import pyarrow.parquet as pq
+
+    rows = 0
+    generation: list[pl.DataFrame] = []
+    with pq.ParquetWriter(path, _EVENTS_ARROW_SCHEMA, write_statistics=True) as writer:
+
+        def write() -> None:
+            nonlocal rows
+            if generation:
+                table = pl.concat(generation).to_arrow()
+                generation.clear()
+                writer.write_table(table, row_group_size=table.num_rows)
+                rows += table.num_rows
+
+        for chunk in chunks:
+            starts = np.flatnonzero((chunk["kind"] == "SYNC").to_numpy()).tolist()
+            for lo, hi in itertools.pairwise(sorted({0, *starts, chunk.height})):
+                if lo in starts:
+                    write()  # a Sync: the generation before it is complete
+                generation.append(chunk.slice(lo, hi - lo))
+        write()
+        if rows == 0:
+            writer.write_table(_EVENTS_ARROW_SCHEMA.empty_table())
+    return rows
 
 
 _KIND_SERIES = pl.Series("kind", _KIND_NAMES, dtype=pl.String)
@@ -193,6 +254,8 @@ _EVENTS_SCHEMA = {
     "new_state": pl.String, "reason": pl.String, "name": pl.String, "value": pl.Float64,
     "task": pl.Int64, "message": pl.String,
 }  # fmt: skip
+# As the Parquet file stores it (polars' String is Arrow's large_string there).
+_EVENTS_ARROW_SCHEMA = pl.DataFrame(schema=_EVENTS_SCHEMA).to_arrow().schema
 
 
 def goroutines_frame(summary: Summary) -> pl.DataFrame:
@@ -292,6 +355,7 @@ class TablesPass(NamedTuple):
     summary: Summary
     profiles: Any  # pprof.StayTables of every profile type, if views asked for them
     utilization: Any  # list[mmu.Series] of mmu.DEFAULT_FLAGS, if views asked for them
+    events_written: int | None = None  # rows of the events table written to EVENTS_TO, if given
 
 
 def tables_pass(
@@ -301,10 +365,28 @@ def tables_pass(
     events: bool = True,
     show_capture: bool = False,
     views: bool = False,
+    events_to: Path | None = None,
 ) -> TablesPass:
     """``trace_tables``, with the Timeline they come from, the pass's result (error, version),
     the goroutine summary and, with VIEWS, what pprof and metrics read: the stays of every
-    pprof type and the mutator utilization of the default MMU flags."""
+    pprof type and the mutator utilization of the default MMU flags.
+
+    EVENTS_TO writes the events table there (Parquet, a row group per generation) instead of
+    returning it: its chunks wait on disk beside it, never all in memory."""
+    if events and events_to is not None:
+        with tempfile.TemporaryDirectory(prefix=".events-", dir=events_to.parent) as spill:
+            return _tables_pass(source, progress, show_capture, views, EventRows(Path(spill)), events_to)
+    return _tables_pass(source, progress, show_capture, views, EventRows() if events else None, None)
+
+
+def _tables_pass(
+    source: Any,
+    progress: Callable[[int], None] | None,
+    show_capture: bool,
+    views: bool,
+    rows: EventRows | None,
+    events_to: Path | None,
+) -> TablesPass:
     from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.timeline.mmu import DEFAULT_FLAGS, UtilCollector
     from goblueprint.timeline.pprof import PROFILE_TYPES, StayCollector, StayTables
@@ -314,7 +396,6 @@ def tables_pass(
     builder = TimelineBuilder()
     summarizer = Summarizer()
     consumers: list[Any] = [summarizer, builder]
-    rows = EventRows() if events else None
     if rows is not None:
         consumers.append(rows)
     stays = StayCollector(PROFILE_TYPES) if views else None
@@ -323,24 +404,34 @@ def tables_pass(
         consumers += [stays, util]
     result = run_pass(source, consumers, progress)
     stacks = result.interner.stacks
-    events_table = rows.frame() if rows is not None else None
     stays_table = result.marks.stays(stays.frame(), stacks, show=show_capture) if stays is not None else None
     # The tables name the Timeline's stacks: theirs are interned in it before finish().
-    named = [t["stack"] for t in (events_table, stays_table) if t is not None]
-    lut = timeline_stack_ids(builder, stacks, pl.concat(named).unique().to_numpy() if named else None)
+    named = [rows.stack_ids()] if rows is not None else []
+    if stays_table is not None:
+        named.append(stays_table["stack"].unique().to_numpy())
+    lut = timeline_stack_ids(builder, stacks, np.concatenate(named) if named else None)
+    out = {}
+    events_written = None
+    if rows is not None:
+        # Chunk by chunk, as the rows are independent: the same table as from the whole.
+        events = (result.marks.events(with_timeline_stacks(c, lut), show=show_capture) for c in rows.frames())
+        if events_to is not None:
+            events_written = write_by_generation(events, events_to)
+        else:
+            out["events"] = pl.concat(list(events)) if rows.seq else pl.DataFrame(schema=_EVENTS_SCHEMA)
     tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
     tl.go_version = result.go_version
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
-    out = {"goroutines": goroutines_frame(summary)}
-    if events_table is not None:
-        out["events"] = result.marks.events(with_timeline_stacks(events_table, lut), show=show_capture)
+    out["goroutines"] = goroutines_frame(summary)
     out.update(timeline_tables(tl))
     stay_tables = None
     if stays_table is not None:
         stays_table = with_timeline_stacks(stays_table, lut)
         stay_tables = StayTables.of_pass(stays_table, summary, tl.stack_frames, tl.strings, result)
     utilization = util.finish() if util is not None else None
-    return TablesPass(dict(sorted(out.items())), tl, result, summary, stay_tables, utilization)
+    return TablesPass(
+        dict(sorted(out.items())), tl, result, summary, stay_tables, utilization, events_written
+    )
 
 
 class _Frames:
