@@ -293,19 +293,11 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
 
     reader = open_trace(src, partial=True)
     out.mkdir(parents=True)
-    events = out / "events.parquet"
     with reader:
-        made = tables_pass(reader, progress, views=True, events_to=events)
-    tables, tl, result, summary, profiles, utilization, events_rows = made
+        made = tables_pass(reader, progress, views=True, write_to=out)
+    _, tl, result, summary, profiles, utilization, heights = made
     del made
-    files: dict[str, Path] = {events.name: events}
-    heights = {"events": events_rows}
-    for name in list(tables):
-        df = tables.pop(name)  # each table let go of once written
-        path = out / f"{name}.parquet"
-        df.write_parquet(path, statistics=True)
-        heights[name] = df.height
-        files[path.name] = path
+    files = {f"{name}.parquet": out / f"{name}.parquet" for name in heights}
     tdir = out / TIMELINE_DIR
     tdir.mkdir()
     pl.DataFrame({"s": tl.strings}, schema={"s": pl.String}).write_parquet(tdir / "strings.parquet")

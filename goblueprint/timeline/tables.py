@@ -310,27 +310,39 @@ def goroutines_frame(summary: Summary) -> pl.DataFrame:
 
 def timeline_tables(tl: Timeline) -> dict[str, pl.DataFrame]:
     """The tables that come from the timeline alone."""
+    return {name: make() for name, make in timeline_table_makers(tl).items()}
+
+
+def timeline_table_makers(tl: Timeline) -> dict[str, Callable[[], pl.DataFrame]]:
+    """What makes each table of ``timeline_tables``: one at a time, a writer holds only one."""
     strings = pl.Series("s", tl.strings, dtype=pl.String)
-    counters = tl.counters
-    stacks = tl.stack_frames
-    return {
-        "intervals": tl.with_names("spans"),
-        "metrics": pl.DataFrame(
+
+    def metrics() -> pl.DataFrame:
+        counters = tl.counters
+        return pl.DataFrame(
             [strings.gather(counters["name"]).alias("name"), counters["time"], counters["value"]]
-        ),
-        "flows": tl.with_names("flows"),
-        "stacks": pl.DataFrame(
+        )
+
+    def stacks() -> pl.DataFrame:
+        frames = tl.stack_frames
+        return pl.DataFrame(
             [
-                stacks["stack"],
-                stacks["depth"],
-                stacks["pc"],
-                strings.gather(stacks["func"]).alias("func"),
-                strings.gather(stacks["file"]).alias("file"),
-                stacks["line"],
+                frames["stack"],
+                frames["depth"],
+                frames["pc"],
+                strings.gather(frames["func"]).alias("func"),
+                strings.gather(frames["file"]).alias("file"),
+                frames["line"],
             ]
-        ),
-        "lanes": tl.with_names("lanes"),
-        "states": state_table(),
+        )
+
+    return {
+        "intervals": lambda: tl.with_names("spans"),
+        "metrics": metrics,
+        "flows": lambda: tl.with_names("flows"),
+        "stacks": stacks,
+        "lanes": lambda: tl.with_names("lanes"),
+        "states": state_table,
     }
 
 
@@ -349,13 +361,13 @@ def trace_tables(
 
 
 class TablesPass(NamedTuple):
-    tables: dict[str, pl.DataFrame]  # by name, in name order
+    tables: dict[str, pl.DataFrame]  # by name, in name order (none if they were written)
     timeline: Timeline
     result: Any  # source.PassResult: the trace's error, version, valid events
     summary: Summary
     profiles: Any  # pprof.StayTables of every profile type, if views asked for them
     utilization: Any  # list[mmu.Series] of mmu.DEFAULT_FLAGS, if views asked for them
-    events_written: int | None = None  # rows of the events table written to EVENTS_TO, if given
+    written: dict[str, int] | None = None  # the tables written to WRITE_TO, if given: their rows
 
 
 def tables_pass(
@@ -365,18 +377,21 @@ def tables_pass(
     events: bool = True,
     show_capture: bool = False,
     views: bool = False,
-    events_to: Path | None = None,
+    write_to: Path | None = None,
 ) -> TablesPass:
     """``trace_tables``, with the Timeline they come from, the pass's result (error, version),
     the goroutine summary and, with VIEWS, what pprof and metrics read: the stays of every
     pprof type and the mutator utilization of the default MMU flags.
 
-    EVENTS_TO writes the events table there (Parquet, a row group per generation) instead of
-    returning it: its chunks wait on disk beside it, never all in memory."""
-    if events and events_to is not None:
-        with tempfile.TemporaryDirectory(prefix=".events-", dir=events_to.parent) as spill:
-            return _tables_pass(source, progress, show_capture, views, EventRows(Path(spill)), events_to)
-    return _tables_pass(source, progress, show_capture, views, EventRows() if events else None, None)
+    WRITE_TO (a directory) writes the tables there as ``<name>.parquet`` instead of returning
+    them, held in memory one at a time: the events table (a row group per generation) waits
+    on disk beside them chunk by chunk during the pass, it is several times the trace's size."""
+    if write_to is None:
+        return _tables_pass(source, progress, show_capture, views, EventRows() if events else None, None)
+    if not events:
+        return _tables_pass(source, progress, show_capture, views, None, write_to)
+    with tempfile.TemporaryDirectory(prefix=".events-", dir=write_to) as spill:
+        return _tables_pass(source, progress, show_capture, views, EventRows(Path(spill)), write_to)
 
 
 def _tables_pass(
@@ -385,7 +400,7 @@ def _tables_pass(
     show_capture: bool,
     views: bool,
     rows: EventRows | None,
-    events_to: Path | None,
+    write_to: Path | None,
 ) -> TablesPass:
     from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.timeline.mmu import DEFAULT_FLAGS, UtilCollector
@@ -410,27 +425,40 @@ def _tables_pass(
     if stays_table is not None:
         named.append(stays_table["stack"].unique().to_numpy())
     lut = timeline_stack_ids(builder, stacks, np.concatenate(named) if named else None)
-    out = {}
-    events_written = None
+    out: dict[str, pl.DataFrame] = {}
+    written: dict[str, int] = {}
     if rows is not None:
         # Chunk by chunk, as the rows are independent: the same table as from the whole.
         events = (result.marks.events(with_timeline_stacks(c, lut), show=show_capture) for c in rows.frames())
-        if events_to is not None:
-            events_written = write_by_generation(events, events_to)
+        if write_to is not None:
+            written["events"] = write_by_generation(events, write_to / "events.parquet")
         else:
             out["events"] = pl.concat(list(events)) if rows.seq else pl.DataFrame(schema=_EVENTS_SCHEMA)
     tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
     tl.go_version = result.go_version
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
-    out["goroutines"] = goroutines_frame(summary)
-    out.update(timeline_tables(tl))
+    makers = {"goroutines": lambda: goroutines_frame(summary), **timeline_table_makers(tl)}
+    for name, make in makers.items():
+        if write_to is None:
+            out[name] = make()
+            continue
+        df = make()
+        df.write_parquet(write_to / f"{name}.parquet", statistics=True)
+        written[name] = df.height
+        del df  # let go of before the next is made
     stay_tables = None
     if stays_table is not None:
         stays_table = with_timeline_stacks(stays_table, lut)
         stay_tables = StayTables.of_pass(stays_table, summary, tl.stack_frames, tl.strings, result)
     utilization = util.finish() if util is not None else None
     return TablesPass(
-        dict(sorted(out.items())), tl, result, summary, stay_tables, utilization, events_written
+        dict(sorted(out.items())),
+        tl,
+        result,
+        summary,
+        stay_tables,
+        utilization,
+        dict(sorted(written.items())) if write_to is not None else None,
     )
 
 

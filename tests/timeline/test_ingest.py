@@ -54,7 +54,7 @@ def count_passes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 def test_stored_tables_and_timeline_equal_one_pass(trace: Path, cache: Path) -> None:
     found = ingest(trace)
-    tables, tl, result, _, profiles, _ = tables_pass(trace, views=True)
+    tables, tl, result, _, profiles, _, _ = tables_pass(trace, views=True)
     stored = found.frames()
     assert sorted(stored) == sorted(tables)
     for name, df in tables.items():
@@ -102,6 +102,26 @@ def test_events_have_a_row_group_per_generation(gc_trace: Callable[[str], Path],
         row += meta.row_group(i).num_rows
     assert syncs[0] == 0 and len(syncs) >= 2
     assert starts == syncs
+
+
+def test_events_written_chunk_by_chunk_are_the_whole_table(
+    gc_trace: Callable[[str], Path], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The ingest writes the events a generation at a time from chunks spilled during the pass:
+    # chunks far smaller than a generation, and cut across its Sync, change nothing.
+    from goblueprint.timeline import tables
+
+    trace = gc_trace("1.27")
+    whole = tables_pass(trace).tables["events"]
+    monkeypatch.setattr(tables, "_EVENT_CHUNK", 97)
+    found = ingest(trace)
+    path = found.table_files()["events"]
+    assert_frame_equal(pl.read_parquet(path), whole, check_exact=True)
+    meta = pq.ParquetFile(path).metadata
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    syncs = whole.with_row_index().filter(pl.col("kind") == "SYNC")["index"].to_list()
+    assert len(syncs) >= 2 and sizes == [b - a for a, b in zip(syncs, [*syncs[1:], whole.height], strict=True)]
+    assert sorted(p.name for p in found.path.iterdir() if p.name.startswith(".")) == []  # no spill left
 
 
 def test_found_by_content_and_made_once(
