@@ -293,18 +293,20 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
 
     reader = open_trace(src, partial=True)
     out.mkdir(parents=True)
+    tdir = out / TIMELINE_DIR
+    tdir.mkdir()
+    spans = tdir / "spans.parquet"
     with reader:
-        made = tables_pass(reader, progress, views=True, write_to=out)
+        made = tables_pass(reader, progress, views=True, write_to=out, spans_to=spans)
     _, tl, result, summary, profiles, utilization, heights = made
     del made
     files = {f"{name}.parquet": out / f"{name}.parquet" for name in heights}
-    tdir = out / TIMELINE_DIR
-    tdir.mkdir()
     pl.DataFrame({"s": tl.strings}, schema={"s": pl.String}).write_parquet(tdir / "strings.parquet")
     files[f"{TIMELINE_DIR}/strings.parquet"] = tdir / "strings.parquet"
     for name in _TIMELINE_FRAMES:
         path = tdir / f"{name}.parquet"
-        getattr(tl, name).write_parquet(path)
+        if path != spans:  # written by the pass, not held in the Timeline
+            getattr(tl, name).write_parquet(path)
         files[f"{TIMELINE_DIR}/{name}.parquet"] = path
     vdir = out / VIEWS_DIR
     vdir.mkdir()

@@ -378,6 +378,7 @@ def tables_pass(
     show_capture: bool = False,
     views: bool = False,
     write_to: Path | None = None,
+    spans_to: Path | None = None,
 ) -> TablesPass:
     """``trace_tables``, with the Timeline they come from, the pass's result (error, version),
     the goroutine summary and, with VIEWS, what pprof and metrics read: the stays of every
@@ -385,13 +386,20 @@ def tables_pass(
 
     WRITE_TO (a directory) writes the tables there as ``<name>.parquet`` instead of returning
     them, held in memory one at a time: the events table (a row group per generation) waits
-    on disk beside them chunk by chunk during the pass, it is several times the trace's size."""
+    on disk beside them chunk by chunk during the pass, it is several times the trace's size.
+    SPANS_TO (with WRITE_TO) writes the Timeline's spans there (Parquet) as the intervals
+    table is written, a lane kind at a time: they too wait on disk during the pass, and the
+    Timeline returned has none (its other tables are whole)."""
     if write_to is None:
-        return _tables_pass(source, progress, show_capture, views, EventRows() if events else None, None)
-    if not events:
-        return _tables_pass(source, progress, show_capture, views, None, write_to)
-    with tempfile.TemporaryDirectory(prefix=".events-", dir=write_to) as spill:
-        return _tables_pass(source, progress, show_capture, views, EventRows(Path(spill)), write_to)
+        if spans_to is not None:
+            raise ValueError("tables_pass: spans_to is for a pass that writes its tables (write_to)")
+        return _tables_pass(
+            source, progress, show_capture, views, EventRows() if events else None, None, None
+        )
+    with tempfile.TemporaryDirectory(prefix=".pass-", dir=write_to) as spill:
+        rows = EventRows(Path(spill)) if events else None
+        spans = (Path(spill), spans_to, write_to / "intervals.parquet") if spans_to is not None else None
+        return _tables_pass(source, progress, show_capture, views, rows, write_to, spans)
 
 
 def _tables_pass(
@@ -401,6 +409,8 @@ def _tables_pass(
     views: bool,
     rows: EventRows | None,
     write_to: Path | None,
+    spans: tuple[Path, Path, Path]
+    | None,  # where the builder spills its spans, the spans' file, intervals' file
 ) -> TablesPass:
     from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.timeline.mmu import DEFAULT_FLAGS, UtilCollector
@@ -408,7 +418,7 @@ def _tables_pass(
     from goblueprint.timeline.source import run_pass
     from goblueprint.timeline.summary import Summarizer
 
-    builder = TimelineBuilder()
+    builder = TimelineBuilder(spill=spans[0] if spans is not None else None)
     summarizer = Summarizer()
     consumers: list[Any] = [summarizer, builder]
     if rows is not None:
@@ -434,10 +444,17 @@ def _tables_pass(
             written["events"] = write_by_generation(events, write_to / "events.parquet")
         else:
             out["events"] = pl.concat(list(events)) if rows.seq else pl.DataFrame(schema=_EVENTS_SCHEMA)
-    tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
+    if spans is None:
+        tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
+    else:
+        with _SpansWriter(spans[1], spans[2], result.marks, show_capture) as sink:
+            tl = result.marks.timeline(builder.finish(result.last_time, spans_to=sink), show=show_capture)
+        written["intervals"] = sink.rows
     tl.go_version = result.go_version
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
     makers = {"goroutines": lambda: goroutines_frame(summary), **timeline_table_makers(tl)}
+    if spans is not None:
+        del makers["intervals"]  # written with the spans
     for name, make in makers.items():
         if write_to is None:
             out[name] = make()
@@ -460,6 +477,48 @@ def _tables_pass(
         utilization,
         dict(sorted(written.items())) if write_to is not None else None,
     )
+
+
+class _SpansWriter:
+    """The sink of a spilling builder's finish(): each lane kind's spans, without capture's
+    lanes (MARKS, unless SHOW), written to SPANS (the Timeline's table) and, with their
+    names, to INTERVALS (the SQL table); row groups of a lane kind at most."""
+
+    def __init__(self, spans: Path, intervals: Path, marks: Any, show: bool) -> None:
+        import pyarrow.parquet as pq
+
+        self.marks, self.show = marks, show
+        empty = Timeline()
+        self._writers = []
+        for path, frame in ((spans, empty.spans), (intervals, empty.with_names("spans"))):
+            # As polars' write_parquet stores them (its files are within 2%): zstd level 3,
+            # statistics, a dictionary for every column but the times, unique nearly per row.
+            schema = frame.to_arrow().schema
+            coded = [name for name in schema.names if name not in ("start", "end")]
+            options = {"compression": "zstd", "compression_level": 3, "use_dictionary": coded}
+            self._writers.append(pq.ParquetWriter(path, schema, write_statistics=True, **options))
+        self.rows = 0
+
+    def __call__(self, spans: pl.DataFrame, strings: list[str]) -> None:
+        spans = self.marks.spans(spans, show=self.show)
+        # A row group at a time: the names and Arrow's copy of them are made for it alone.
+        for lo in range(0, spans.height, _SPAN_ROW_GROUP):
+            group = Timeline(strings=strings, spans=spans.slice(lo, _SPAN_ROW_GROUP))
+            for writer, frame in zip(self._writers, (group.spans, group.with_names("spans")), strict=True):
+                writer.write_table(frame.to_arrow())
+        self.rows += spans.height
+
+    def __enter__(self) -> _SpansWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for writer in self._writers:
+            if self.rows == 0:
+                writer.write_table(writer.schema.empty_table())
+            writer.close()
+
+
+_SPAN_ROW_GROUP = 1 << 18  # as polars writes a table
 
 
 class _Frames:

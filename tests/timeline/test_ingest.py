@@ -104,24 +104,35 @@ def test_events_have_a_row_group_per_generation(gc_trace: Callable[[str], Path],
     assert starts == syncs
 
 
-def test_events_written_chunk_by_chunk_are_the_whole_table(
+def test_tables_spilled_in_small_chunks_are_the_whole_tables(
     gc_trace: Callable[[str], Path], cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The ingest writes the events a generation at a time from chunks spilled during the pass:
-    # chunks far smaller than a generation, and cut across its Sync, change nothing.
-    from goblueprint.timeline import tables
+    # The ingest keeps the events and the Timeline's spans on disk during the pass, in chunks,
+    # and writes them a generation / a lane kind at a time: chunks far smaller than a
+    # generation, cut across its Sync, and many per lane kind change nothing.
+    from goblueprint.timeline import builder, tables
 
     trace = gc_trace("1.27")
-    whole = tables_pass(trace).tables["events"]
+    made = tables_pass(trace)
     monkeypatch.setattr(tables, "_EVENT_CHUNK", 97)
+    monkeypatch.setattr(builder, "_ROWS", 64)
+    monkeypatch.setattr(tables, "_SPAN_ROW_GROUP", 1000)
     found = ingest(trace)
-    path = found.table_files()["events"]
-    assert_frame_equal(pl.read_parquet(path), whole, check_exact=True)
-    meta = pq.ParquetFile(path).metadata
+    stored = found.frames()
+    assert sorted(stored) == sorted(made.tables)
+    for name, df in made.tables.items():
+        assert_frame_equal(stored[name], df, check_exact=True)
+    back = found.timeline()
+    for name in SCHEMAS:
+        assert_frame_equal(getattr(back, name), getattr(made.timeline, name), check_exact=True)
+    whole = made.tables["events"]
+    meta = pq.ParquetFile(found.table_files()["events"]).metadata
     sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
     syncs = whole.with_row_index().filter(pl.col("kind") == "SYNC")["index"].to_list()
-    assert len(syncs) >= 2 and sizes == [b - a for a, b in zip(syncs, [*syncs[1:], whole.height], strict=True)]
-    assert sorted(p.name for p in found.path.iterdir() if p.name.startswith(".")) == []  # no spill left
+    assert len(syncs) >= 2 and sizes == [
+        b - a for a, b in zip(syncs, [*syncs[1:], whole.height], strict=True)
+    ]
+    assert [p.name for p in found.path.iterdir() if p.name.startswith(".")] == []  # no spill left
 
 
 def test_found_by_content_and_made_once(
