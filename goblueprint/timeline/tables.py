@@ -201,15 +201,20 @@ class EventRows:
             yield self.chunks.pop(0)
         spilled, self.spilled = self.spilled, []
         for path in spilled:
-            chunk = pl.read_ipc(path.read_bytes())  # read, not mapped: its pages go when it does
-            path.unlink()
-            yield chunk
+            yield _read_spilled(path)  # no name here holds it while the consumer works on it
 
     def frame(self) -> pl.DataFrame:
         chunks = list(self.frames())
         if not chunks:
             return pl.DataFrame(schema=_EVENTS_SCHEMA)
         return pl.concat(chunks)
+
+
+def _read_spilled(path: Path) -> pl.DataFrame:
+    """A chunk written to PATH (the file removed): read, not mapped, so its pages go when it does."""
+    chunk = pl.read_ipc(path.read_bytes())
+    path.unlink()
+    return chunk
 
 
 def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
