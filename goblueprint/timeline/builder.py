@@ -26,6 +26,7 @@ into the Timeline: the pass's string and stack ids become the Timeline's own
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,7 @@ from goblueprint.timeline.model import (
     LaneKind,
     State,
     Timeline,
+    empty_frame,
     frame,
 )
 from goblueprint.timeline.slots import Slots
@@ -100,6 +102,8 @@ def _table(width: int, fill: dict[int, int] | None = None, rows: int = 64) -> tu
     return np.tile(blank, (rows, 1)), blank
 
 
+# The Timeline's spans are in this order (stable: equal keys keep the order they were made in).
+_SPAN_ORDER = ("lane_kind", "lane_id", "start", "end")
 # Rows an output table of the loop holds before they are moved to typed column chunks.
 _ROWS = 1 << 16
 _I32, _I64, _U8, _F64 = pl.Int32, pl.Int64, pl.UInt8, pl.Float64
@@ -145,10 +149,55 @@ class _Out:
         return pl.concat(parts, rechunk=False) if parts else pl.Series([], dtype=self.dtypes[k])
 
 
+class _SpilledSpans(_Out):
+    """The spans table of a builder that keeps them on disk, not in memory (``spill``).
+
+    Each chunk of rows is split by lane kind, each part an Arrow IPC file of its own, so
+    finish() sorts and hands out one lane kind at a time; of the label and stack codes only
+    the set each chunk uses stays in memory, what the Timeline's string and stack tables need.
+    """
+
+    def __init__(self, dtypes: tuple[Any, ...], spill: Path) -> None:
+        super().__init__(dtypes)
+        self.spill = spill
+        self.files: dict[int, list[Path]] = {}
+        self.codes: dict[int, list[np.ndarray]] = {8: [], 9: []}  # label, stack: each chunk's set
+        self._n = 0
+
+    def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
+        if not len(rows):
+            return
+        for k, used in self.codes.items():
+            used.append(np.unique(rows[:, k]))
+        kinds = rows[:, 0]
+        for kind in np.unique(kinds).tolist():
+            part = rows[kinds == kind]
+            path = self.spill / f"spans-{kind:03d}-{self._n:06d}.arrow"
+            self._n += 1
+            cols = [
+                pl.Series(name, part[:, k]).cast(t)
+                for k, (name, t) in enumerate(zip(SPANS_SCHEMA, self.dtypes, strict=True))
+            ]
+            pl.DataFrame(cols).write_ipc(path, compression="uncompressed")
+            self.files.setdefault(kind, []).append(path)
+
+    def kinds(self) -> list[int]:
+        return sorted(self.files)
+
+    def take_kind(self, kind: int) -> pl.DataFrame:
+        """The spans of one lane kind in the order they were made, their files removed."""
+        parts = [pl.read_ipc(path.read_bytes()) for path in self.files[kind]]  # read, not mapped
+        for path in self.files.pop(kind):
+            path.unlink()
+        return pl.concat(parts)
+
+
 class TimelineBuilder:
     """Columnar consumer of a pass (``columns(cols, interner)``); ``finish(end)`` gives the Timeline."""
 
-    def __init__(self) -> None:
+    def __init__(self, spill: Path | None = None) -> None:
+        """SPILL (a directory) keeps the spans on disk during the pass: finish() then hands them
+        to a sink one lane kind at a time instead of holding them all in the Timeline."""
         self._interner: Any = None
         self._g, self._p, self._m = Slots(keep_none=True), Slots(keep_none=True), Slots(keep_none=True)
         self._t = Slots()  # a task id of -1 (NoTask, truncated) is an id like any other here
@@ -162,7 +211,8 @@ class TimelineBuilder:
         self.SC[K.SC_RFREE] = -1
         self.SC[K.SC_RTOP_NONE] = -1
         # Output tables, SC[SC_N*] rows used in each (string and stack columns hold pass ids / codes).
-        self.spans = _Out((_U8, _I64, _I64, _I64, _U8, _I64, _I64, _I64, _I32, _I32))
+        span_types = (_U8, _I64, _I64, _I64, _U8, _I64, _I64, _I64, _I32, _I32)
+        self.spans = _Out(span_types) if spill is None else _SpilledSpans(span_types, spill)
         self.flows = _Out((_U8, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I32, _I32))
         self.counters = _Out((_I32, _I64), floats=True)
         self.instants = _Out((_U8, _I64, _I64, _I64, _I64, _I32, _I32, _I64, _I32))
@@ -363,7 +413,16 @@ class TimelineBuilder:
                                 c[:, K.C_TIME], none, none, none, c[:, K.C_LABEL],
                                 c[:, K.C_STACK]]).astype(np.int64).reshape(-1, K.FL_WIDTH)  # fmt: skip
 
-    def finish(self, end: int | None = None) -> Timeline:
+    def finish(
+        self, end: int | None = None, spans_to: Callable[[pl.DataFrame, list[str]], None] | None = None
+    ) -> Timeline:
+        """The Timeline of the events seen, its spans closed at END (default: the last event).
+
+        A builder that spilled its spans gives them to SPANS_TO instead, lane kind by lane kind
+        in the Timeline's order, with the Timeline's strings: its Timeline has no spans (the
+        lanes are all there)."""
+        if isinstance(self.spans, _SpilledSpans) != (spans_to is not None):
+            raise ValueError("TimelineBuilder.finish: a spans sink is for a builder that spills its spans")
         sc = self.SC
         have = bool(sc[K.SC_HAVE_FIRST])
         end = int(sc[K.SC_LAST]) if end is None else end
@@ -377,12 +436,16 @@ class TimelineBuilder:
         sp, fl, ct, it = self.spans, self.flows, self.counters, self.instants
         # String and stack codes become the Timeline's ids (as numpy: two Int32 columns a
         # table); every other column goes from its chunks to the table as it is.
+        spilled = sp if isinstance(sp, _SpilledSpans) else None
+        in_memory = ((sp, 8),) if spilled is None else ()
         codes = {
-            (t, k): t.take(k).to_numpy() for t, k in ((sp, 8), (fl, K.FL_LABEL), (ct, 0), (it, 5), (it, 6))
+            (t, k): t.take(k).to_numpy() for t, k in (*in_memory, (fl, K.FL_LABEL), (ct, 0), (it, 5), (it, 6))
         }
-        strings, text_ids = self._strings(list(codes.values()))
-        stacks = {(t, k): t.take(k).to_numpy() for t, k in ((sp, 9), (fl, K.FL_STACK), (it, 8))}
-        stack_ids = self._stack_ids(list(stacks.values()))
+        spilled_codes = spilled.codes if spilled is not None else {8: [], 9: []}
+        strings, text_ids = self._strings(list(codes.values()) + spilled_codes[8])
+        in_memory = ((sp, 9),) if spilled is None else ()
+        stacks = {(t, k): t.take(k).to_numpy() for t, k in (*in_memory, (fl, K.FL_STACK), (it, 8))}
+        stack_ids = self._stack_ids(list(stacks.values()) + spilled_codes[9])
 
         def column(t: _Out, k: int, name: str) -> pl.Series:
             if (t, k) in codes:
@@ -391,8 +454,25 @@ class TimelineBuilder:
                 return pl.Series(name, stack_ids[stacks.pop((t, k))], pl.UInt32)
             return t.take(k).alias(name)
 
-        spans = pl.DataFrame([column(sp, k, name) for k, name in enumerate(SPANS_SCHEMA)])
-        spans = _sorted_column_by_column(spans, ["lane_kind", "lane_id", "start", "end"])
+        if spilled is None or spans_to is None:
+            spans = pl.DataFrame([column(sp, k, name) for k, name in enumerate(SPANS_SCHEMA)])
+            spans = _sorted_column_by_column(spans, list(_SPAN_ORDER))
+            lanes = self._lanes(spans)
+        else:
+            # Sorted kind by kind: the lane kind is the first sort key, so each kind's rows
+            # sorted alone and given in kind order are the whole table's sorted rows.
+            spans = empty_frame("spans")
+            kind_lanes = []
+            texts = list(strings)
+            for kind in spilled.kinds():
+                # No name holds the unsorted rows: each column is freed as its sorted one is made.
+                part = _sorted_column_by_column(
+                    self._named_spans(spilled.take_kind(kind), text_ids, stack_ids), list(_SPAN_ORDER)
+                )
+                kind_lanes.append(self._lanes(part))
+                spans_to(part, texts)
+                del part
+            lanes = pl.concat(kind_lanes) if kind_lanes else self._lanes(spans)
         cols = {name: column(fl, k, name) for k, name in enumerate(FLOWS_SCHEMA) if name != "migrated"}
         from_p, to_p = cols["from_p"], cols["to_p"]
         cols["migrated"] = (from_p != NONE) & (to_p != NONE) & (from_p != to_p)
@@ -410,8 +490,18 @@ class TimelineBuilder:
             flows=flows,
             counters=counters,
             instants=instants,
-            lanes=self._lanes(spans),
+            lanes=lanes,
             stack_frames=stack_frames,
+        )
+
+    @staticmethod
+    def _named_spans(
+        spans: pl.DataFrame, text_ids: Callable[[np.ndarray], np.ndarray], stack_ids: np.ndarray
+    ) -> pl.DataFrame:
+        """Spilled SPANS with the Timeline's string and stack ids (finish's text_ids, stack_ids)."""
+        return spans.with_columns(
+            pl.Series("label", text_ids(spans["label"].to_numpy()), pl.UInt32),
+            pl.Series("stack", stack_ids[spans["stack"].to_numpy()], pl.UInt32),
         )
 
     def _strings(

@@ -130,12 +130,10 @@ class CaptureMarks:
         """
         from goblueprint.timeline.model import LaneKind
 
-        g_lanes = [int(LaneKind.G), int(LaneKind.GRANGE), int(LaneKind.REGION)]
         if not show and self.goroutines:
             hidden = sorted(self.goroutines)
-            on_hidden_lane = pl.col("lane_kind").is_in(g_lanes) & pl.col("lane_id").is_in(hidden)
-            tl.spans = tl.spans.filter(~on_hidden_lane)
-            tl.lanes = tl.lanes.filter(~on_hidden_lane)
+            tl.spans = self.spans(tl.spans)
+            tl.lanes = tl.lanes.filter(~self._on_hidden_lane())
             tl.flows = tl.flows.filter(~pl.col("g").is_in(hidden))
             tl.instants = tl.instants.filter(~pl.col("g").is_in(hidden))
         if not show:
@@ -153,6 +151,18 @@ class CaptureMarks:
                 pl.when(main_lane).then(pl.lit(False)).otherwise(pl.col("system")).alias("system"),
             )
         return tl
+
+    def _on_hidden_lane(self) -> pl.Expr:
+        from goblueprint.timeline.model import LaneKind
+
+        g_lanes = [int(LaneKind.G), int(LaneKind.GRANGE), int(LaneKind.REGION)]
+        return pl.col("lane_kind").is_in(g_lanes) & pl.col("lane_id").is_in(sorted(self.goroutines))
+
+    def spans(self, spans: pl.DataFrame, *, show: bool = False) -> pl.DataFrame:
+        """Timeline spans (any part of them) without those on capture's goroutine lanes."""
+        if show or not self.goroutines:
+            return spans
+        return spans.filter(~self._on_hidden_lane())
 
     def events(self, df: pl.DataFrame, *, show: bool = False) -> pl.DataFrame:
         """The SQL events table without the events of capture's goroutines."""

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import itertools
 import json
 import os
 import shutil
@@ -293,24 +292,21 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
     from goblueprint.trace.reader import open_trace
 
     reader = open_trace(src, partial=True)
-    with reader:
-        tables, tl, result, summary, profiles, utilization = tables_pass(reader, progress, views=True)
     out.mkdir(parents=True)
-    files: dict[str, Path] = {}
-    for name, df in tables.items():
-        path = out / f"{name}.parquet"
-        if name == "events":
-            _write_by_generation(df, path)
-        else:
-            df.write_parquet(path, statistics=True)
-        files[path.name] = path
     tdir = out / TIMELINE_DIR
     tdir.mkdir()
+    spans = tdir / "spans.parquet"
+    with reader:
+        made = tables_pass(reader, progress, views=True, write_to=out, spans_to=spans)
+    _, tl, result, summary, profiles, utilization, heights = made
+    del made
+    files = {f"{name}.parquet": out / f"{name}.parquet" for name in heights}
     pl.DataFrame({"s": tl.strings}, schema={"s": pl.String}).write_parquet(tdir / "strings.parquet")
     files[f"{TIMELINE_DIR}/strings.parquet"] = tdir / "strings.parquet"
     for name in _TIMELINE_FRAMES:
         path = tdir / f"{name}.parquet"
-        getattr(tl, name).write_parquet(path)
+        if path != spans:  # written by the pass, not held in the Timeline
+            getattr(tl, name).write_parquet(path)
         files[f"{TIMELINE_DIR}/{name}.parquet"] = path
     vdir = out / VIEWS_DIR
     vdir.mkdir()
@@ -333,7 +329,7 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
         "error": None
         if error is None
         else {"message": error.message, "offset": error.offset, "generation": error.generation, "m": error.m},
-        "tables": {name: tables[name].height for name in sorted(tables)},
+        "tables": dict(sorted(heights.items())),
         "timeline": {"start_ns": tl.start_ns, "end_ns": tl.end_ns, "go_version": tl.go_version},
         "profiles": {"trace_end": profiles.trace_end, "valid_events": profiles.valid_events},
         "summary": {"start_time": summary.start_time, "end_time": summary.end_time},
@@ -344,21 +340,6 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
     }
     # Last, so a directory without it (a crash mid-way) is never taken for an entry.
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-
-
-def _write_by_generation(events: pl.DataFrame, path: Path) -> None:
-    """EVENTS with one row group per generation (each starts at a Sync event), for DuckDB to skip by."""
-    import pyarrow.parquet as pq
-
-    table = events.to_arrow()
-    starts = events.with_row_index("_i").filter(pl.col("kind") == "SYNC")["_i"].to_list()
-    bounds = sorted({0, *starts, events.height})
-    with pq.ParquetWriter(path, table.schema, write_statistics=True) as writer:
-        if events.height == 0:
-            writer.write_table(table)
-        for lo, hi in itertools.pairwise(bounds):
-            if hi > lo:
-                writer.write_table(table.slice(lo, hi - lo), row_group_size=hi - lo)
 
 
 def copy_tables(found: Ingested, out_dir: str | os.PathLike[str]) -> list[Path]:

@@ -21,8 +21,10 @@ Strings are stored as data; nothing here interprets them.
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Callable, Iterable
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -121,11 +123,16 @@ class EventRows:
     _KEPT = ("kind", "time", "goroutine", "proc", "thread", "stack", "resource_kind", "resource_id",
              "old_state", "new_state", "reason", "name", "value", "task", "message")  # fmt: skip
 
-    def __init__(self) -> None:
+    def __init__(self, spill: Path | None = None) -> None:
         self.parts: list[dict[str, np.ndarray]] = []
         self.pending = 0
         self.seq = 0
+        # Packed chunks, in memory or (SPILL, a directory) each in an Arrow IPC file of its own:
+        # the table of a large trace is several times its size, more than it should hold in memory.
         self.chunks: list[pl.DataFrame] = []
+        self.spill = spill
+        self.spilled: list[Path] = []
+        self._stacks: list[np.ndarray] = []  # the stack ids of each chunk, once each
         self.strings: list[str] = []
         self._names = pl.Series("s", [], dtype=pl.String)
 
@@ -174,13 +181,72 @@ class EventRows:
             schema=_EVENTS_SCHEMA,
         )
         self.seq += n
-        self.chunks.append(frame)
+        self._stacks.append(np.unique(c["stack"]))
+        if self.spill is None:
+            self.chunks.append(frame)
+            return
+        path = self.spill / f"events-{len(self.spilled):06d}.arrow"
+        frame.write_ipc(path, compression="uncompressed")  # read back once: speed over size
+        self.spilled.append(path)
+
+    def stack_ids(self) -> np.ndarray:
+        """The pass Interner's stack ids the rows name, each once (sorted)."""
+        self._flush()
+        return np.unique(np.concatenate(self._stacks)) if self._stacks else np.zeros(0, np.uint32)
+
+    def frames(self) -> Iterator[pl.DataFrame]:
+        """The table's chunks in row order, each let go of (its spill file removed) once given."""
+        self._flush()
+        while self.chunks:
+            yield self.chunks.pop(0)
+        spilled, self.spilled = self.spilled, []
+        for path in spilled:
+            yield _read_spilled(path)  # no name here holds it while the consumer works on it
 
     def frame(self) -> pl.DataFrame:
-        self._flush()
-        if not self.chunks:
+        chunks = list(self.frames())
+        if not chunks:
             return pl.DataFrame(schema=_EVENTS_SCHEMA)
-        return pl.concat(self.chunks)
+        return pl.concat(chunks)
+
+
+def _read_spilled(path: Path) -> pl.DataFrame:
+    """A chunk written to PATH (the file removed): read, not mapped, so its pages go when it does."""
+    chunk = pl.read_ipc(path.read_bytes())
+    path.unlink()
+    return chunk
+
+
+def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
+    """Write the events table, given as CHUNKS in row order, to PATH with one row group per
+    generation (each starts at a Sync event), for DuckDB to skip by; returns the rows written.
+
+    A generation is held only while it is written: the table never is whole in memory.
+    """
+    import pyarrow.parquet as pq
+
+    rows = 0
+    generation: list[pl.DataFrame] = []
+    with pq.ParquetWriter(path, _EVENTS_ARROW_SCHEMA, write_statistics=True) as writer:
+
+        def write() -> None:
+            nonlocal rows
+            if generation:
+                table = pl.concat(generation).to_arrow()
+                generation.clear()
+                writer.write_table(table, row_group_size=table.num_rows)
+                rows += table.num_rows
+
+        for chunk in chunks:
+            starts = np.flatnonzero((chunk["kind"] == "SYNC").to_numpy()).tolist()
+            for lo, hi in itertools.pairwise(sorted({0, *starts, chunk.height})):
+                if lo in starts:
+                    write()  # a Sync: the generation before it is complete
+                generation.append(chunk.slice(lo, hi - lo))
+        write()
+        if rows == 0:
+            writer.write_table(_EVENTS_ARROW_SCHEMA.empty_table())
+    return rows
 
 
 _KIND_SERIES = pl.Series("kind", _KIND_NAMES, dtype=pl.String)
@@ -193,6 +259,8 @@ _EVENTS_SCHEMA = {
     "new_state": pl.String, "reason": pl.String, "name": pl.String, "value": pl.Float64,
     "task": pl.Int64, "message": pl.String,
 }  # fmt: skip
+# As the Parquet file stores it (polars' String is Arrow's large_string there).
+_EVENTS_ARROW_SCHEMA = pl.DataFrame(schema=_EVENTS_SCHEMA).to_arrow().schema
 
 
 def goroutines_frame(summary: Summary) -> pl.DataFrame:
@@ -247,27 +315,39 @@ def goroutines_frame(summary: Summary) -> pl.DataFrame:
 
 def timeline_tables(tl: Timeline) -> dict[str, pl.DataFrame]:
     """The tables that come from the timeline alone."""
+    return {name: make() for name, make in timeline_table_makers(tl).items()}
+
+
+def timeline_table_makers(tl: Timeline) -> dict[str, Callable[[], pl.DataFrame]]:
+    """What makes each table of ``timeline_tables``: one at a time, a writer holds only one."""
     strings = pl.Series("s", tl.strings, dtype=pl.String)
-    counters = tl.counters
-    stacks = tl.stack_frames
-    return {
-        "intervals": tl.with_names("spans"),
-        "metrics": pl.DataFrame(
+
+    def metrics() -> pl.DataFrame:
+        counters = tl.counters
+        return pl.DataFrame(
             [strings.gather(counters["name"]).alias("name"), counters["time"], counters["value"]]
-        ),
-        "flows": tl.with_names("flows"),
-        "stacks": pl.DataFrame(
+        )
+
+    def stacks() -> pl.DataFrame:
+        frames = tl.stack_frames
+        return pl.DataFrame(
             [
-                stacks["stack"],
-                stacks["depth"],
-                stacks["pc"],
-                strings.gather(stacks["func"]).alias("func"),
-                strings.gather(stacks["file"]).alias("file"),
-                stacks["line"],
+                frames["stack"],
+                frames["depth"],
+                frames["pc"],
+                strings.gather(frames["func"]).alias("func"),
+                strings.gather(frames["file"]).alias("file"),
+                frames["line"],
             ]
-        ),
-        "lanes": tl.with_names("lanes"),
-        "states": state_table(),
+        )
+
+    return {
+        "intervals": lambda: tl.with_names("spans"),
+        "metrics": metrics,
+        "flows": lambda: tl.with_names("flows"),
+        "stacks": stacks,
+        "lanes": lambda: tl.with_names("lanes"),
+        "states": state_table,
     }
 
 
@@ -286,12 +366,13 @@ def trace_tables(
 
 
 class TablesPass(NamedTuple):
-    tables: dict[str, pl.DataFrame]  # by name, in name order
+    tables: dict[str, pl.DataFrame]  # by name, in name order (none if they were written)
     timeline: Timeline
     result: Any  # source.PassResult: the trace's error, version, valid events
     summary: Summary
     profiles: Any  # pprof.StayTables of every profile type, if views asked for them
     utilization: Any  # list[mmu.Series] of mmu.DEFAULT_FLAGS, if views asked for them
+    written: dict[str, int] | None = None  # the tables written to WRITE_TO, if given: their rows
 
 
 def tables_pass(
@@ -301,20 +382,50 @@ def tables_pass(
     events: bool = True,
     show_capture: bool = False,
     views: bool = False,
+    write_to: Path | None = None,
+    spans_to: Path | None = None,
 ) -> TablesPass:
     """``trace_tables``, with the Timeline they come from, the pass's result (error, version),
     the goroutine summary and, with VIEWS, what pprof and metrics read: the stays of every
-    pprof type and the mutator utilization of the default MMU flags."""
+    pprof type and the mutator utilization of the default MMU flags.
+
+    WRITE_TO (a directory) writes the tables there as ``<name>.parquet`` instead of returning
+    them, held in memory one at a time: the events table (a row group per generation) waits
+    on disk beside them chunk by chunk during the pass, it is several times the trace's size.
+    SPANS_TO (with WRITE_TO) writes the Timeline's spans there (Parquet) as the intervals
+    table is written, a lane kind at a time: they too wait on disk during the pass, and the
+    Timeline returned has none (its other tables are whole)."""
+    if write_to is None:
+        if spans_to is not None:
+            raise ValueError("tables_pass: spans_to is for a pass that writes its tables (write_to)")
+        return _tables_pass(
+            source, progress, show_capture, views, EventRows() if events else None, None, None
+        )
+    with tempfile.TemporaryDirectory(prefix=".pass-", dir=write_to) as spill:
+        rows = EventRows(Path(spill)) if events else None
+        spans = (Path(spill), spans_to, write_to / "intervals.parquet") if spans_to is not None else None
+        return _tables_pass(source, progress, show_capture, views, rows, write_to, spans)
+
+
+def _tables_pass(
+    source: Any,
+    progress: Callable[[int], None] | None,
+    show_capture: bool,
+    views: bool,
+    rows: EventRows | None,
+    write_to: Path | None,
+    spans: tuple[Path, Path, Path]
+    | None,  # where the builder spills its spans, the spans' file, intervals' file
+) -> TablesPass:
     from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.timeline.mmu import DEFAULT_FLAGS, UtilCollector
     from goblueprint.timeline.pprof import PROFILE_TYPES, StayCollector, StayTables
     from goblueprint.timeline.source import run_pass
     from goblueprint.timeline.summary import Summarizer
 
-    builder = TimelineBuilder()
+    builder = TimelineBuilder(spill=spans[0] if spans is not None else None)
     summarizer = Summarizer()
     consumers: list[Any] = [summarizer, builder]
-    rows = EventRows() if events else None
     if rows is not None:
         consumers.append(rows)
     stays = StayCollector(PROFILE_TYPES) if views else None
@@ -323,24 +434,96 @@ def tables_pass(
         consumers += [stays, util]
     result = run_pass(source, consumers, progress)
     stacks = result.interner.stacks
-    events_table = rows.frame() if rows is not None else None
     stays_table = result.marks.stays(stays.frame(), stacks, show=show_capture) if stays is not None else None
     # The tables name the Timeline's stacks: theirs are interned in it before finish().
-    named = [t["stack"] for t in (events_table, stays_table) if t is not None]
-    lut = timeline_stack_ids(builder, stacks, pl.concat(named).unique().to_numpy() if named else None)
-    tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
+    named = [rows.stack_ids()] if rows is not None else []
+    if stays_table is not None:
+        named.append(stays_table["stack"].unique().to_numpy())
+    lut = timeline_stack_ids(builder, stacks, np.concatenate(named) if named else None)
+    out: dict[str, pl.DataFrame] = {}
+    written: dict[str, int] = {}
+    if rows is not None:
+        # Chunk by chunk, as the rows are independent: the same table as from the whole.
+        events = (result.marks.events(with_timeline_stacks(c, lut), show=show_capture) for c in rows.frames())
+        if write_to is not None:
+            written["events"] = write_by_generation(events, write_to / "events.parquet")
+        else:
+            out["events"] = pl.concat(list(events)) if rows.seq else pl.DataFrame(schema=_EVENTS_SCHEMA)
+    if spans is None:
+        tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
+    else:
+        with _SpansWriter(spans[1], spans[2], result.marks, show_capture) as sink:
+            tl = result.marks.timeline(builder.finish(result.last_time, spans_to=sink), show=show_capture)
+        written["intervals"] = sink.rows
     tl.go_version = result.go_version
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
-    out = {"goroutines": goroutines_frame(summary)}
-    if events_table is not None:
-        out["events"] = result.marks.events(with_timeline_stacks(events_table, lut), show=show_capture)
-    out.update(timeline_tables(tl))
+    makers = {"goroutines": lambda: goroutines_frame(summary), **timeline_table_makers(tl)}
+    if spans is not None:
+        del makers["intervals"]  # written with the spans
+    for name, make in makers.items():
+        if write_to is None:
+            out[name] = make()
+            continue
+        df = make()
+        df.write_parquet(write_to / f"{name}.parquet", statistics=True)
+        written[name] = df.height
+        del df  # let go of before the next is made
     stay_tables = None
     if stays_table is not None:
         stays_table = with_timeline_stacks(stays_table, lut)
         stay_tables = StayTables.of_pass(stays_table, summary, tl.stack_frames, tl.strings, result)
     utilization = util.finish() if util is not None else None
-    return TablesPass(dict(sorted(out.items())), tl, result, summary, stay_tables, utilization)
+    return TablesPass(
+        dict(sorted(out.items())),
+        tl,
+        result,
+        summary,
+        stay_tables,
+        utilization,
+        dict(sorted(written.items())) if write_to is not None else None,
+    )
+
+
+class _SpansWriter:
+    """The sink of a spilling builder's finish(): each lane kind's spans, without capture's
+    lanes (MARKS, unless SHOW), written to SPANS (the Timeline's table) and, with their
+    names, to INTERVALS (the SQL table); row groups of a lane kind at most."""
+
+    def __init__(self, spans: Path, intervals: Path, marks: Any, show: bool) -> None:
+        import pyarrow.parquet as pq
+
+        self.marks, self.show = marks, show
+        empty = Timeline()
+        self._writers = []
+        for path, frame in ((spans, empty.spans), (intervals, empty.with_names("spans"))):
+            # As polars' write_parquet stores them (its files are within 2%): zstd level 3,
+            # statistics, a dictionary for every column but the times, unique nearly per row.
+            schema = frame.to_arrow().schema
+            coded = [name for name in schema.names if name not in ("start", "end")]
+            options = {"compression": "zstd", "compression_level": 3, "use_dictionary": coded}
+            self._writers.append(pq.ParquetWriter(path, schema, write_statistics=True, **options))
+        self.rows = 0
+
+    def __call__(self, spans: pl.DataFrame, strings: list[str]) -> None:
+        spans = self.marks.spans(spans, show=self.show)
+        # A row group at a time: the names and Arrow's copy of them are made for it alone.
+        for lo in range(0, spans.height, _SPAN_ROW_GROUP):
+            group = Timeline(strings=strings, spans=spans.slice(lo, _SPAN_ROW_GROUP))
+            for writer, frame in zip(self._writers, (group.spans, group.with_names("spans")), strict=True):
+                writer.write_table(frame.to_arrow())
+        self.rows += spans.height
+
+    def __enter__(self) -> _SpansWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for writer in self._writers:
+            if self.rows == 0:
+                writer.write_table(writer.schema.empty_table())
+            writer.close()
+
+
+_SPAN_ROW_GROUP = 1 << 18  # as polars writes a table
 
 
 class _Frames:

@@ -124,3 +124,22 @@ def test_show_capture_flag(captured: Path) -> None:
 
     assert "goblueprintStart" not in names() and "main.main" in names()
     assert "main.goblueprintStart.func1" in names("--show-capture")
+
+
+def test_ingested_tables_leave_capture_out_as_one_pass(captured: Path, tmp_path: Path) -> None:
+    # The ingest leaves capture's goroutines out of the events and spans it writes chunk by
+    # chunk during the pass, as the pass that holds the tables in memory does.
+    from polars.testing import assert_frame_equal
+
+    from goblueprint.timeline.ingest import ingest
+    from goblueprint.timeline.model import SCHEMAS
+    from goblueprint.timeline.tables import tables_pass
+
+    made = tables_pass(captured)
+    found = ingest(captured, out=tmp_path / "tables")
+    stored = found.frames()
+    for name, df in made.tables.items():
+        assert_frame_equal(stored[name], df, check_exact=True)
+    back = found.timeline()
+    for name in SCHEMAS:
+        assert_frame_equal(getattr(back, name), getattr(made.timeline, name), check_exact=True)

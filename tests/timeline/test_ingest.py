@@ -54,7 +54,7 @@ def count_passes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 def test_stored_tables_and_timeline_equal_one_pass(trace: Path, cache: Path) -> None:
     found = ingest(trace)
-    tables, tl, result, _, profiles, _ = tables_pass(trace, views=True)
+    tables, tl, result, _, profiles, _, _ = tables_pass(trace, views=True)
     stored = found.frames()
     assert sorted(stored) == sorted(tables)
     for name, df in tables.items():
@@ -102,6 +102,37 @@ def test_events_have_a_row_group_per_generation(gc_trace: Callable[[str], Path],
         row += meta.row_group(i).num_rows
     assert syncs[0] == 0 and len(syncs) >= 2
     assert starts == syncs
+
+
+def test_tables_spilled_in_small_chunks_are_the_whole_tables(
+    gc_trace: Callable[[str], Path], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The ingest keeps the events and the Timeline's spans on disk during the pass, in chunks,
+    # and writes them a generation / a lane kind at a time: chunks far smaller than a
+    # generation, cut across its Sync, and many per lane kind change nothing.
+    from goblueprint.timeline import builder, tables
+
+    trace = gc_trace("1.27")
+    made = tables_pass(trace)
+    monkeypatch.setattr(tables, "_EVENT_CHUNK", 97)
+    monkeypatch.setattr(builder, "_ROWS", 64)
+    monkeypatch.setattr(tables, "_SPAN_ROW_GROUP", 1000)
+    found = ingest(trace)
+    stored = found.frames()
+    assert sorted(stored) == sorted(made.tables)
+    for name, df in made.tables.items():
+        assert_frame_equal(stored[name], df, check_exact=True)
+    back = found.timeline()
+    for name in SCHEMAS:
+        assert_frame_equal(getattr(back, name), getattr(made.timeline, name), check_exact=True)
+    whole = made.tables["events"]
+    meta = pq.ParquetFile(found.table_files()["events"]).metadata
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    syncs = whole.with_row_index().filter(pl.col("kind") == "SYNC")["index"].to_list()
+    assert len(syncs) >= 2 and sizes == [
+        b - a for a, b in zip(syncs, [*syncs[1:], whole.height], strict=True)
+    ]
+    assert [p.name for p in found.path.iterdir() if p.name.startswith(".")] == []  # no spill left
 
 
 def test_found_by_content_and_made_once(
