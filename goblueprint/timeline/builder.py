@@ -421,7 +421,7 @@ class TimelineBuilder:
     ) -> tuple[dict[str, int], Callable[[np.ndarray], np.ndarray]]:
         """The Timeline's string table of the string codes in COLUMNS (pass ids, SYN_* codes),
         and the function that maps a column of codes to it."""
-        codes = np.unique(np.concatenate([np.unique(c) for c in columns] + [np.zeros(1, np.int32)]))
+        codes = _distinct(columns)
         pass_strings = self._interner.strings if self._interner is not None else [""]
         table: dict[str, int] = {"": 0}
         ids = np.empty(len(codes), np.int64)
@@ -446,7 +446,7 @@ class TimelineBuilder:
 
     def _stack_ids(self, columns: list[np.ndarray]) -> np.ndarray:
         """Pass stack id -> Timeline stack id, for every id up to the largest in COLUMNS."""
-        used = np.unique(np.concatenate([np.unique(c) for c in columns] + [np.zeros(1, np.int32)]))
+        used = _distinct(columns)
         lut = np.zeros(int(used[-1]) + 1, np.int64)
         if len(used) > 1:
             lut[used] = self.stacks_of_interned(used)
@@ -511,6 +511,24 @@ class TimelineBuilder:
             system.append(is_system_goroutine(name) if kind == L_G else False)
         return frame("lanes", {"lane_kind": kinds, "lane_id": ids, "label": labels, "group": groups,
                                "system": system})  # fmt: skip
+
+
+def _distinct(columns: list[np.ndarray]) -> np.ndarray:
+    """The distinct values of the integer COLUMNS and 0, sorted (np.unique's result).
+
+    The codes are string or stack ids (and a few small negative codes): a range about the
+    size of the tables, so a table of which values occur replaces sorting millions of rows."""
+    lo, hi = 0, 0
+    for c in columns:
+        if len(c):
+            lo, hi = min(lo, int(c.min())), max(hi, int(c.max()))
+    if hi - lo > 4 * sum(len(c) for c in columns) + (1 << 20):  # sparse: sorting is cheaper
+        return np.unique(np.concatenate([np.unique(c) for c in columns] + [np.zeros(1, np.int64)]))
+    seen = np.zeros(hi - lo + 1, np.bool_)
+    seen[-lo] = True
+    for c in columns:
+        seen[c.astype(np.int64) - lo] = True
+    return np.flatnonzero(seen) + lo
 
 
 def _sorted_column_by_column(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:

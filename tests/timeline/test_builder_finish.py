@@ -1,11 +1,12 @@
-"""The spans' sort (builder._span_order) is np.lexsort's stable order, whatever the input's order."""
+"""The builder's finishing steps give numpy's results: the spans' sort (_span_order) is np.lexsort's
+stable order, the distinct codes (_distinct) np.unique's."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from goblueprint.timeline.builder import _span_order
+from goblueprint.timeline.builder import _distinct, _span_order
 
 
 def _spans(rng: np.random.Generator, n: int, lane_ids: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -40,3 +41,13 @@ def test_span_order_in_order_lanes_keep_emitted_order() -> None:
     start = np.array([5, 5, 5, 5, 4, 5], np.int64)
     end = np.array([6, 6, 6, 6, 9, 6], np.int64)
     assert _span_order(lane_kind, lane_id, start, end).tolist() == [1, 3, 5, 4, 0, 2]
+
+
+@pytest.mark.parametrize("high", [50, 2**40], ids=["dense codes", "sparse codes"])
+def test_distinct_codes_are_np_unique(high: int) -> None:
+    """builder._distinct, the string and stack codes finish() numbers: np.unique's, 0 included."""
+    rng = np.random.default_rng(3)
+    cols = [rng.integers(-8, high, 5000), rng.integers(1, 40, 300).astype(np.int32), np.zeros(0, np.int32)]
+    want = np.unique(np.concatenate([*cols, [0]]))
+    assert np.array_equal(_distinct(cols), want)
+    assert _distinct([np.array([5, 7], np.int32)]).tolist() == [0, 5, 7]
