@@ -561,18 +561,22 @@ def _span_order(lane_kind: np.ndarray, lane_id: np.ndarray, start: np.ndarray, e
     n = len(lane_kind)
     if n == 0:
         return np.zeros(0, np.int64)
-    lk = lane_kind.astype(np.int64)
     lo, hi = int(lane_id.min()), int(lane_id.max())
     width = hi - lo + 1
-    if width * (int(lk.max()) + 1) <= _DIRECT_LANE_KEYS * n + (1 << 20):
-        key = lk * width + (lane_id - lo)  # ordered as (lane_kind, lane_id)
-        present = np.zeros(int(key.max()) + 1, np.bool_)
-        present[key] = True
+    if width * (int(lane_kind.max()) + 1) <= _DIRECT_LANE_KEYS * n + (1 << 20):
+        # One array of N made and turned in place into the key, then into the lane's rank (the
+        # sort runs while the rest of the pass's output is held: no more arrays of N than lexsort's).
+        lane = lane_kind.astype(np.int64)
+        lane *= width
+        lane += lane_id
+        lane -= lo  # ordered as (lane_kind, lane_id); int64 wraps, so an overflowing partial sum ends right
+        present = np.zeros(int(lane.max()) + 1, np.bool_)
+        present[lane] = True
         rank = np.cumsum(present, dtype=np.int64) - 1
-        lane = rank[key]
+        np.take(rank, lane, out=lane)
         lanes = int(rank[-1]) + 1
     else:
-        pairs = np.stack([lk, lane_id], axis=1)
+        pairs = np.stack([lane_kind.astype(np.int64), lane_id], axis=1)
         _, lane = np.unique(pairs, axis=0, return_inverse=True)
         lane = lane.reshape(-1).astype(np.int64)
         lanes = int(lane.max()) + 1

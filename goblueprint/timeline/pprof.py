@@ -110,7 +110,9 @@ class StayCollector:
 
     def frame(self) -> pl.DataFrame:
         """The stays as STAYS_SCHEMA rows, types in name order, each in collection order."""
-        out = np.concatenate([*self.parts, self.out[: self.n]])
+        # One array of every stay from now on: the parts are let go of.
+        self.parts, self.n = [np.concatenate([*self.parts, self.out[: self.n]])], 0
+        out = self.parts[0]
         order = np.argsort(out["type"], kind="stable")
         names = pl.Series("type", self.names, dtype=pl.String)
         return pl.DataFrame(

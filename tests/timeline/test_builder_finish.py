@@ -23,8 +23,9 @@ def _spans(rng: np.random.Generator, n: int, lane_ids: np.ndarray) -> tuple[np.n
 
 @pytest.mark.parametrize(
     "lane_ids",
-    [np.arange(-1, 40), np.array([-1, 3, 2**62, 2**63 - 1, 7])],  # a direct rank table; np.unique's
-    ids=["small ids", "huge ids"],
+    # A direct rank table (also for ids near 2**63 close together); np.unique's for ids far apart.
+    [np.arange(-1, 40), np.arange(2**63 - 30, 2**63 - 1), np.array([-1, 3, 2**62, 2**63 - 1, 7])],
+    ids=["small ids", "huge close ids", "huge sparse ids"],
 )
 def test_span_order_is_lexsort(lane_ids: np.ndarray) -> None:
     rng = np.random.default_rng(7)
