@@ -103,7 +103,6 @@ def _table(width: int, fill: dict[int, int] | None = None, rows: int = 64) -> tu
 # Rows an output table of the loop holds before they are moved to typed column chunks.
 _ROWS = 1 << 16
 _I32, _I64, _U8, _F64 = pl.Int32, pl.Int64, pl.UInt8, pl.Float64
-_NUMPY = {_I32: np.int32, _I64: np.int64, _U8: np.uint8}  # the polars types' numpy twins
 
 
 class _Out:
@@ -136,8 +135,7 @@ class _Out:
 
     def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
         for k, dtype in enumerate(self.dtypes):
-            # numpy's cast reads the strided column once; polars' Series of it would copy it first.
-            self.chunks[k].append(pl.Series(rows[:, k].astype(_NUMPY[dtype])))
+            self.chunks[k].append(pl.Series(rows[:, k]).cast(dtype))
         if floats is not None:
             self.chunks[-1].append(pl.Series(floats.copy()))
 
