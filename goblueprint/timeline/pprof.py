@@ -45,9 +45,6 @@ PROFILE_TYPES: dict[str, tuple[int, Callable[[str], bool]]] = {
 }
 
 
-_STAY_ROWS = 1 << 16  # stays the kernel's buffer holds
-
-
 class StayCollector:
     """Columnar consumer collecting the stays of the chosen profile types (stay_kernel).
 
@@ -63,10 +60,8 @@ class StayCollector:
         self.starts = np.zeros((len(self.names), 0), np.bool_)  # [type, reason string id]
         self.slots = Slots()
         self.track = np.zeros((len(self.names), 0), TRACK)
-        # The kernel fills OUT; when full, its rows join PARTS (no doubling copies of all stays).
-        self.out = np.zeros(_STAY_ROWS, STAY)
+        self.out = np.zeros(0, STAY)
         self.n = 0
-        self.parts: list[np.ndarray] = []
         self.seq = 0  # events seen
 
     def _reasons(self, strings: list[str]) -> None:
@@ -80,6 +75,7 @@ class StayCollector:
         self.starts = np.concatenate([self.starts, new], axis=1)
 
     def columns(self, cols: dict[str, np.ndarray], interner: Any) -> None:
+        from goblueprint.timeline.slots import grown
         from goblueprint.trace import kernels
 
         kind = cols["kind"]
@@ -98,21 +94,15 @@ class StayCollector:
         args = (slot, g, cols["new_state"][rows], cols["reason"][rows], cols["time"][rows],
                 cols["stack"][rows], rows + (base + 1), self.type_state, self.starts, self.track)  # fmt: skip
         collect_stays = kernels.get().collect_stays
-        room = len(self.names) * 64  # the stays of a few rows at least
-        if len(self.out) < room:
-            self.out = np.zeros(room, self.out.dtype)
         done = 0
         while done < len(rows):
-            if self.n + room > len(self.out):
-                self.parts.append(self.out[: self.n].copy())
-                self.n = 0
+            # Room for the stays of a few rows at least; grown (doubling) when full.
+            self.out = grown(self.out, self.n + len(self.names) * 64)
             self.n, done = collect_stays(*args, self.out, self.n, done)
 
     def frame(self) -> pl.DataFrame:
         """The stays as STAYS_SCHEMA rows, types in name order, each in collection order."""
-        # One array of every stay from now on: the parts are let go of.
-        self.parts, self.n = [np.concatenate([*self.parts, self.out[: self.n]])], 0
-        out = self.parts[0]
+        out = self.out[: self.n]
         order = np.argsort(out["type"], kind="stable")
         names = pl.Series("type", self.names, dtype=pl.String)
         return pl.DataFrame(
