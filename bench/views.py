@@ -12,7 +12,8 @@ runs to completion in a fresh process, start-up included:
 * Go's: ``go tool trace -pprof=sched`` (the bundled Go) and Go's internal/trace
   reader (../shared/tools/go-reference-parse, its built binary run directly).
 
-For each it prints wall seconds (best of --repeat), the time ratio against Go's
+For each it prints wall seconds (best of --repeat) and the CPU seconds (user + system) of that run
+(less swayed than wall time by other processes on a shared machine), the time ratio against Go's
 reader and, for every view but stats, against ``go tool trace -pprof=sched`` (Go's time / ours:
 1.0 = as fast as Go, above 1 = faster), peak RSS (GNU time, the command's own) and
 peak RSS per byte of trace, raw and above the interpreter's baseline
@@ -173,7 +174,7 @@ def main() -> int:
         _, base_rss, _ = best([*PYTHON, "goblueprint", "--version"], 1, env)
         # Warm-up: builds the compiled kernels of that checkout if needed, fills the page cache.
         best(our_command("stats", trace, out), 1, env)
-        ref_wall, ref_rss, _ = best([str(reference_binary(trace)), str(trace)], args.repeat, genv)
+        ref_wall, ref_rss, ref_cpu = best([str(reference_binary(trace)), str(trace)], args.repeat, genv)
         # Its profile goes to stdout: a shell that execs it redirects that to a file.
         go_pprof = [
             "sh",
@@ -183,26 +184,29 @@ def main() -> int:
             str(trace),
             str(out / "go.pb"),
         ]
-        gop_wall, gop_rss, _ = best(go_pprof, args.repeat, genv)
+        gop_wall, gop_rss, gop_cpu = best(go_pprof, args.repeat, genv)
         rows = [
-            ("go internal/trace", ref_wall, ref_rss, None, None),
-            ("go tool trace -pprof=sched", gop_wall, gop_rss, None, None),
+            ("go internal/trace", ref_wall, ref_rss, ref_cpu, None, None),
+            ("go tool trace -pprof=sched", gop_wall, gop_rss, gop_cpu, None, None),
         ]
         for v in views:
             if v in INGESTED:
                 drop = lambda: drop_ingested(trace, env)  # noqa: E731
-                wall, rss, _ = best(our_command(v, trace, out), args.repeat, env, before=drop)
-                rows.append((f"{v} (first run)", wall, rss, gop_wall, written_bytes(output_of(v, out))))
+                wall, rss, cpu = best(our_command(v, trace, out), args.repeat, env, before=drop)
+                rows.append((f"{v} (first run)", wall, rss, cpu, gop_wall, written_bytes(output_of(v, out))))
                 if v != "ingest":
-                    wall, rss, _ = best(our_command(v, trace, out), args.repeat, env)
-                    rows.append((f"{v} (second run)", wall, rss, gop_wall, written_bytes(output_of(v, out))))
+                    wall, rss, cpu = best(our_command(v, trace, out), args.repeat, env)
+                    rows.append(
+                        (f"{v} (second run)", wall, rss, cpu, gop_wall, written_bytes(output_of(v, out)))
+                    )
             else:
-                wall, rss, _ = best(our_command(v, trace, out), args.repeat, env)
+                wall, rss, cpu = best(our_command(v, trace, out), args.repeat, env)
                 rows.append(
                     (
                         v,
                         wall,
                         rss,
+                        cpu,
                         gop_wall if v in ("pprof", "metrics") else None,
                         written_bytes(output_of(v, out)),
                     )
@@ -211,21 +215,22 @@ def main() -> int:
         shutil.rmtree(out, ignore_errors=True)
 
     print(f"interpreter baseline {base_rss / 1e6:.0f} MB")
-    head = f"{'command':<28} {'wall s':>8} {'Go reader/ours':>15} {'Go pprof/ours':>14} {'peak MB':>8} {'RSS/size':>9} {'above base/size':>16} {'out/size':>9}"
+    head = f"{'command':<28} {'wall s':>8} {'cpu s':>7} {'Go reader/ours':>15} {'Go pprof/ours':>14} {'peak MB':>8} {'RSS/size':>9} {'above base/size':>16} {'out/size':>9}"
     print(head)
     results = []
-    for name, wall, rss, gop, wrote in rows:
+    for name, wall, rss, cpu, gop, wrote in rows:
         ratio = ref_wall / wall
         prow = f"{gop / wall:14.2f}" if gop else f"{'':>14}"
         above = (rss - base_rss) / size
         orow = f"{wrote / size:9.2f}" if wrote is not None else f"{'':>9}"
         print(
-            f"{name:<28} {wall:8.2f} {ratio:15.2f} {prow} {rss / 1e6:8.0f} {rss / size:9.2f} {above:16.2f} {orow}"
+            f"{name:<28} {wall:8.2f} {cpu:7.2f} {ratio:15.2f} {prow} {rss / 1e6:8.0f} {rss / size:9.2f} {above:16.2f} {orow}"
         )
         results.append(
             {
                 "command": name,
                 "wall_s": wall,
+                "cpu_s": cpu,
                 "ratio_go_reader": ratio,
                 "ratio_go_pprof": gop / wall if gop else None,
                 "peak_rss": rss,

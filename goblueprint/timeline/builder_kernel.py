@@ -501,3 +501,32 @@ def build_step(
         # The thread's context after this event.
         _m_update(G, P, M, SP, SC, gids, pids, mids, E[i, E_MS], t, E[i, E_PS], E[i, E_GS])
     return n
+
+
+@njit(cache=True, nogil=True)
+def lane_order(lane, start, end, order, bad):  # pragma: no cover - compiled
+    """Fill ORDER with the rows grouped by LANE (dense lane ranks 0..len(BAD)-1), each lane's
+    rows in their given order (a counting sort: stable, one pass to count and one to place),
+    and mark in BAD each lane whose rows are not already in (START, END) order; the number of
+    such lanes.
+
+    The builder emits most lanes' spans in time order, so grouping them is all the sort it
+    takes; finish() sorts the few BAD lanes' rows further."""
+    nl = bad.shape[0]
+    pos = np.zeros(nl + 1, np.int64)
+    for i in range(lane.shape[0]):
+        pos[lane[i] + 1] += 1
+    for k in range(nl):
+        pos[k + 1] += pos[k]
+    last = np.full(nl, -1, np.int64)
+    nbad = 0
+    for i in range(lane.shape[0]):
+        k = lane[i]
+        j = last[k]
+        if j >= 0 and not bad[k] and (start[i] < start[j] or (start[i] == start[j] and end[i] < end[j])):
+            bad[k] = True
+            nbad += 1
+        last[k] = i
+        order[pos[k]] = i
+        pos[k] += 1
+    return nbad

@@ -205,6 +205,7 @@ class Interner:
     _local: dict[int, int] = field(default_factory=dict)
     _local_strings: dict[int, int] = field(default_factory=dict)
     _stack_order: np.ndarray | None = None
+    _stack_lut: np.ndarray | None = None  # the table's stack id -> our id (-1: not met yet)
 
     def string(self, s: str) -> int:
         sid = self._string_ids.get(s)
@@ -219,6 +220,7 @@ class Interner:
             self._local = {}
             self._local_strings = {}
             self._stack_order = None
+            self._stack_lut = None
 
     def _frames_id(self, frames: tuple[StackFrame, ...]) -> int:
         sid = self._stack_ids.get(frames)
@@ -250,7 +252,28 @@ class Interner:
         if table is None or not raw.any():
             return np.zeros(len(raw), np.int32)
         self._use_table(table)
-        uniq, inv = np.unique(raw, return_inverse=True)
+        lut = self._stack_lut
+        if lut is None:
+            known = table.stack_ids
+            top = int(known.max()) if len(known) else 0
+            if top >= 4 * len(known) + (1 << 16):  # sparse ids: no direct table
+                uniq, inv = np.unique(raw, return_inverse=True)
+                return self._stack_ids_of(table, uniq)[inv.reshape(-1)]
+            # The generation's ids, numbered from 1, index a table of ours (-1: not met yet),
+            # so a chunk costs a gather, not a sort of its ids.
+            lut = self._stack_lut = np.full(top + 1, -1, np.int32)
+        inside = raw < len(lut)  # the others are ids the table does not know: 0
+        out = lut[np.where(inside, raw, 0).astype(np.intp)]
+        out[~inside] = 0
+        new = out < 0
+        if new.any():
+            first = np.unique(raw[new])
+            lut[first.astype(np.intp)] = self._stack_ids_of(table, first)
+            out[new] = lut[raw[new].astype(np.intp)]
+        return out
+
+    def _stack_ids_of(self, table, uniq: np.ndarray) -> np.ndarray:
+        """Our ids (int32) of the table's distinct stack ids UNIQ (sorted)."""
         local = self._local
         known = table.stack_ids
         order = self._stack_order
@@ -279,7 +302,7 @@ class Interner:
                 local[sid] = self._frames_id(frames)
         for k, sid in enumerate(uniq.tolist()):
             mapped[k] = local[sid]
-        return mapped[inv.reshape(-1)]
+        return mapped
 
     def string_ids(self, table, raw: np.ndarray, fmt: str | None = None) -> np.ndarray:
         """Our ids (int32) of the table's string IDs RAW (each distinct one looked up once).

@@ -77,6 +77,7 @@ def sample_args() -> dict[str, tuple]:
         "finish_stacks": (u, np.zeros(1, np.int64), u, u, u, u, np.zeros(1, np.uint64)),
         "scan_batch_headers": (buf, 0, 0, 1, 1, 1, 1, 1),
         "build_step": tb.loop_args(np.zeros((0, E_WIDTH), np.int64), np.zeros(0, np.float64), 0),
+        "lane_order": (e, e, e, e, np.zeros(0, np.bool_)),
         "summary_step": (summary_codes.MODE_CHUNK, *feed, e, e, b, -2, *summary_codes.new_state()),
         "collect_stays": (
             e, e, col("new_state"), col("reason"), col("time"), col("stack"), e, np.zeros(0, np.int8),

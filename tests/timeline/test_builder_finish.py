@@ -1,0 +1,54 @@
+"""The builder's finishing steps give numpy's results: the spans' sort (_span_order) is np.lexsort's
+stable order, the distinct codes (_distinct) np.unique's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from goblueprint.timeline.builder import _distinct, _span_order
+
+
+def _spans(rng: np.random.Generator, n: int, lane_ids: np.ndarray) -> tuple[np.ndarray, ...]:
+    """N spans over a few lane kinds and LANE_IDS, emitted in time order with ties and a few
+    lanes whose spans come out of order (as regions closing innermost first do)."""
+    lane_kind = rng.integers(0, 5, n).astype(np.uint8)
+    lane_id = rng.choice(lane_ids, n).astype(np.int64)
+    start = np.sort(rng.integers(0, n // 4 + 1, n)).astype(np.int64)  # many equal starts
+    end = start + rng.integers(0, 3, n)
+    late = rng.random(n) < 0.02  # a span emitted after later ones of its lane
+    start[late] -= rng.integers(1, 50, int(late.sum()))
+    return lane_kind, lane_id, start, end
+
+
+@pytest.mark.parametrize(
+    "lane_ids",
+    # A direct rank table (also for ids near 2**63 close together); np.unique's for ids far apart.
+    [np.arange(-1, 40), np.arange(2**63 - 30, 2**63 - 1), np.array([-1, 3, 2**62, 2**63 - 1, 7])],
+    ids=["small ids", "huge close ids", "huge sparse ids"],
+)
+def test_span_order_is_lexsort(lane_ids: np.ndarray) -> None:
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 2, 1000, 20000):
+        lane_kind, lane_id, start, end = _spans(rng, n, lane_ids)
+        want = np.lexsort([end, start, lane_id, lane_kind])
+        assert np.array_equal(_span_order(lane_kind, lane_id, start, end), want)
+
+
+def test_span_order_in_order_lanes_keep_emitted_order() -> None:
+    """Equal keys keep the order the builder emitted them in (the sort is stable)."""
+    lane_kind = np.zeros(6, np.uint8)
+    lane_id = np.array([2, 1, 2, 1, 2, 1], np.int64)
+    start = np.array([5, 5, 5, 5, 4, 5], np.int64)
+    end = np.array([6, 6, 6, 6, 9, 6], np.int64)
+    assert _span_order(lane_kind, lane_id, start, end).tolist() == [1, 3, 5, 4, 0, 2]
+
+
+@pytest.mark.parametrize("high", [50, 2**40], ids=["dense codes", "sparse codes"])
+def test_distinct_codes_are_np_unique(high: int) -> None:
+    """builder._distinct, the string and stack codes finish() numbers: np.unique's, 0 included."""
+    rng = np.random.default_rng(3)
+    cols = [rng.integers(-8, high, 5000), rng.integers(1, 40, 300).astype(np.int32), np.zeros(0, np.int32)]
+    want = np.unique(np.concatenate([*cols, [0]]))
+    assert np.array_equal(_distinct(cols), want)
+    assert _distinct([np.array([5, 7], np.int32)]).tolist() == [0, 5, 7]
