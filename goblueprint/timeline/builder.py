@@ -153,6 +153,40 @@ class _Out:
         return pl.concat(parts, rechunk=False) if parts else pl.Series([], dtype=self.dtypes[k])
 
 
+class _SpilledOut(_Out):
+    """An output table of the loop kept on disk during the pass (a spilling builder's counters):
+    each chunk an Arrow IPC file, read back column by column when finish() takes it, after the
+    spans are sorted and handed on, so those pieces are not sorted beside it."""
+
+    def __init__(self, dtypes: tuple[Any, ...], spill: Path, name: str, floats: bool = False) -> None:
+        super().__init__(dtypes, floats)
+        self.spill, self.name = spill, name
+        self.files: list[Path] = []
+        self._taken: set[int] = set()
+
+    def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
+        if not len(rows):
+            return
+        cols = [pl.Series(f"c{k}", rows[:, k]).cast(t) for k, t in enumerate(self.dtypes)]
+        if floats is not None:
+            cols.append(pl.Series("c-1", floats))
+        path = self.spill / f"{self.name}-{len(self.files):06d}.arrow"
+        pl.DataFrame(cols).write_ipc(path, compression="uncompressed")
+        self.files.append(path)
+
+    def take(self, k: int) -> pl.Series:
+        """Column K (the float column is -1) of every row; the files go once every column is taken."""
+        parts = [pl.read_ipc(path.read_bytes(), columns=[f"c{k}"]).to_series() for path in self.files]
+        self._taken.add(k)
+        if len(self._taken) == len(self.chunks):
+            for path in self.files:
+                path.unlink()
+            self.files = []
+        if not parts:
+            return pl.Series([], dtype=self.dtypes[k] if k >= 0 else pl.Float64)
+        return pl.concat(parts, rechunk=False).alias("")
+
+
 class _SpilledSpans(_Out):
     """The spans table of a builder that keeps them on disk, not in memory (``spill``).
 
@@ -276,7 +310,12 @@ class TimelineBuilder:
         span_types = (_U8, _I64, _I64, _I64, _U8, _I64, _I64, _I64, _I32, _I32)
         self.spans = _Out(span_types) if spill is None else _SpilledSpans(span_types, spill)
         self.flows = _Out((_U8, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I32, _I32))
-        self.counters = _Out((_I32, _I64), floats=True)
+        # The counters are the largest table the pass holds besides the spans: a spilling builder
+        # keeps them on disk too.
+        counters = (_I32, _I64)
+        self.counters = (
+            _Out(counters, floats=True) if spill is None else _SpilledOut(counters, spill, "counters", True)
+        )
         self.instants = _Out((_U8, _I64, _I64, _I64, _I64, _I32, _I32, _I64, _I32))
         # Per string id of the interner: (flags, range state), see builder_kernel.SCL_*.
         self.SCL = np.zeros((0, 2), np.int64)
