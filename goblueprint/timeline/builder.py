@@ -25,12 +25,13 @@ into the Timeline: the pass's string and stack ids become the Timeline's own
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from goblueprint.timeline import builder_codes as K
 from goblueprint.timeline._api import (
@@ -106,6 +107,9 @@ def _table(width: int, fill: dict[int, int] | None = None, rows: int = 64) -> tu
 _SPAN_ORDER = ("lane_kind", "lane_id", "start", "end")
 # Rows an output table of the loop holds before they are moved to typed column chunks.
 _ROWS = 1 << 16
+# Spilled spans are sorted and handed on in pieces of lanes of at most this many rows (a lane
+# kind can be a third of a large trace's spans: its sort held at once was the ingest's peak).
+_SPAN_PIECE = 1 << 22
 _I32, _I64, _U8, _F64 = pl.Int32, pl.Int64, pl.UInt8, pl.Float64
 
 
@@ -149,12 +153,48 @@ class _Out:
         return pl.concat(parts, rechunk=False) if parts else pl.Series([], dtype=self.dtypes[k])
 
 
+class _SpilledOut(_Out):
+    """An output table of the loop kept on disk during the pass (a spilling builder's counters):
+    each chunk an Arrow IPC file, read back column by column when finish() takes it, after the
+    spans are sorted and handed on, so those pieces are not sorted beside it."""
+
+    def __init__(self, dtypes: tuple[Any, ...], spill: Path, name: str, floats: bool = False) -> None:
+        super().__init__(dtypes, floats)
+        self.spill, self.name = spill, name
+        self.files: list[Path] = []
+        self._taken: set[int] = set()
+
+    def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
+        if not len(rows):
+            return
+        cols = [pl.Series(f"c{k}", rows[:, k]).cast(t) for k, t in enumerate(self.dtypes)]
+        if floats is not None:
+            cols.append(pl.Series("c-1", floats))
+        path = self.spill / f"{self.name}-{len(self.files):06d}.arrow"
+        pl.DataFrame(cols).write_ipc(path, compression="uncompressed")
+        self.files.append(path)
+
+    def take(self, k: int) -> pl.Series:
+        """Column K (the float column is -1) of every row; the files go once every column is taken."""
+        parts = [pl.read_ipc(path.read_bytes(), columns=[f"c{k}"]).to_series() for path in self.files]
+        self._taken.add(k)
+        if len(self._taken) == len(self.chunks):
+            for path in self.files:
+                path.unlink()
+            self.files = []
+        if not parts:
+            return pl.Series([], dtype=self.dtypes[k] if k >= 0 else pl.Float64)
+        return pl.concat(parts, rechunk=False).alias("")
+
+
 class _SpilledSpans(_Out):
     """The spans table of a builder that keeps them on disk, not in memory (``spill``).
 
     Each chunk of rows is split by lane kind, each part an Arrow IPC file of its own, so
-    finish() sorts and hands out one lane kind at a time; of the label and stack codes only
-    the set each chunk uses stays in memory, what the Timeline's string and stack tables need.
+    finish() sorts and hands out one lane kind at a time, and a large kind in pieces of
+    lane ids (``take_kind``) from a count of each lane's rows kept as they are spilled; of
+    the label and stack codes only the set each chunk uses stays in memory, what the
+    Timeline's string and stack tables need.
     """
 
     def __init__(self, dtypes: tuple[Any, ...], spill: Path) -> None:
@@ -162,6 +202,8 @@ class _SpilledSpans(_Out):
         self.spill = spill
         self.files: dict[int, list[Path]] = {}
         self.codes: dict[int, list[np.ndarray]] = {8: [], 9: []}  # label, stack: each chunk's set
+        # Per lane kind: (lane ids, rows of each) of the chunks spilled, merged now and then.
+        self.lane_rows: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
         self._n = 0
 
     def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
@@ -180,16 +222,70 @@ class _SpilledSpans(_Out):
             ]
             pl.DataFrame(cols).write_ipc(path, compression="uncompressed")
             self.files.setdefault(kind, []).append(path)
+            counts = self.lane_rows.setdefault(kind, [])
+            counts.append(np.unique(part[:, 1], return_counts=True))
+            if len(counts) >= 64:  # lanes live across many chunks: merged, the count stays small
+                counts[:] = [_lane_counts(counts)]
 
     def kinds(self) -> list[int]:
         return sorted(self.files)
 
-    def take_kind(self, kind: int) -> pl.DataFrame:
-        """The spans of one lane kind in the order they were made, their files removed."""
-        parts = [pl.read_ipc(path.read_bytes()) for path in self.files[kind]]  # read, not mapped
-        for path in self.files.pop(kind):
+    def pieces(self, kind: int, rows: int) -> np.ndarray:
+        """The last lane id of each piece of KIND's lanes, in order, holding at most ROWS rows
+        unless a lane alone has more."""
+        ids, counts = _lane_counts(self.lane_rows[kind])
+        ends = np.cumsum(counts)
+        last: list[int] = []
+        i, done = 0, 0
+        while i < len(ids):
+            j = max(int(np.searchsorted(ends, done + rows, "right")), i + 1)  # lanes i..j-1
+            last.append(int(ids[j - 1]))
+            i, done = j, int(ends[j - 1])
+        return np.array(last, np.int64)
+
+    def take_kind(self, kind: int, rows: int) -> Iterator[pl.DataFrame]:
+        """The spans of one lane kind in pieces of at most ROWS rows (or one lane), by lane id
+        range in order, each piece's rows in the order they were made; their files removed.
+
+        Several pieces are routed first to a file each (one read of the kind's files): reading
+        every file again for each piece would read the kind as many times as it has pieces."""
+        last = self.pieces(kind, rows)
+        files = self.files.pop(kind)
+        del self.lane_rows[kind]
+        if len(last) <= 1:
+            parts = [pl.read_ipc(path.read_bytes()) for path in files]  # read, not mapped
+            for path in files:
+                path.unlink()
+            yield pl.concat(parts)
+            return
+        paths = [self.spill / f"piece-{kind:03d}-{p:06d}.arrow" for p in range(len(last))]
+        writers: list[Any] = [None] * len(last)
+        for path in files:
+            chunk = pl.read_ipc(path.read_bytes())
             path.unlink()
-        return pl.concat(parts)
+            piece = np.searchsorted(last, chunk["lane_id"].to_numpy(), "left")
+            order = np.argsort(piece, kind="stable")  # stable: each piece keeps the made order
+            bounds = np.searchsorted(piece[order], np.arange(len(last) + 1), "left")
+            chunk = chunk[order]
+            for p in np.flatnonzero(np.diff(bounds)).tolist():
+                table = chunk.slice(int(bounds[p]), int(bounds[p + 1] - bounds[p])).to_arrow()
+                if writers[p] is None:
+                    writers[p] = pa.ipc.new_file(paths[p], table.schema)
+                writers[p].write_table(table)
+            del chunk
+        for w in writers:
+            w.close()
+        for path in paths:
+            part = pl.read_ipc(path.read_bytes())
+            path.unlink()
+            yield part
+            del part
+
+
+def _lane_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct lane ids of PARTS ((ids, rows of each) pairs), sorted, and their rows."""
+    ids, inv = np.unique(np.concatenate([p[0] for p in parts]), return_inverse=True)
+    return ids, np.bincount(inv.reshape(-1), np.concatenate([p[1] for p in parts]), len(ids)).astype(np.int64)
 
 
 class TimelineBuilder:
@@ -214,7 +310,12 @@ class TimelineBuilder:
         span_types = (_U8, _I64, _I64, _I64, _U8, _I64, _I64, _I64, _I32, _I32)
         self.spans = _Out(span_types) if spill is None else _SpilledSpans(span_types, spill)
         self.flows = _Out((_U8, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I32, _I32))
-        self.counters = _Out((_I32, _I64), floats=True)
+        # The counters are the largest table the pass holds besides the spans: a spilling builder
+        # keeps them on disk too.
+        counters = (_I32, _I64)
+        self.counters = (
+            _Out(counters, floats=True) if spill is None else _SpilledOut(counters, spill, "counters", True)
+        )
         self.instants = _Out((_U8, _I64, _I64, _I64, _I64, _I32, _I32, _I64, _I32))
         # Per string id of the interner: (flags, range state), see builder_kernel.SCL_*.
         self.SCL = np.zeros((0, 2), np.int64)
@@ -464,14 +565,19 @@ class TimelineBuilder:
             spans = empty_frame("spans")
             kind_lanes = []
             texts = list(strings)
+            g_name = self._goroutine_names()
             for kind in spilled.kinds():
-                # No name holds the unsorted rows: each column is freed as its sorted one is made.
-                part = _sorted_column_by_column(
-                    self._named_spans(spilled.take_kind(kind), text_ids, stack_ids), list(_SPAN_ORDER)
-                )
-                kind_lanes.append(self._lanes(part))
-                spans_to(part, texts)
-                del part
+                # A piece is a range of lane ids: (lane_kind, lane_id) leads the sort key, so
+                # the pieces sorted alone and given in order are the kind's sorted rows too.
+                for piece in spilled.take_kind(kind, _SPAN_PIECE):
+                    # No name holds the unsorted rows: each column is freed as its sorted one is made.
+                    part = _sorted_column_by_column(
+                        self._named_spans(piece, text_ids, stack_ids), list(_SPAN_ORDER)
+                    )
+                    del piece
+                    kind_lanes.append(self._lanes(part, g_name))
+                    spans_to(part, texts)
+                    del part
             lanes = pl.concat(kind_lanes) if kind_lanes else self._lanes(spans)
         cols = {name: column(fl, k, name) for k, name in enumerate(FLOWS_SCHEMA) if name != "migrated"}
         from_p, to_p = cols["from_p"], cols["to_p"]
@@ -561,8 +667,9 @@ class TimelineBuilder:
             for g, s in zip(self._g.ids[named].tolist(), self.G[named, K.G_NAME].tolist(), strict=True)
         }
 
-    def _lanes(self, spans: pl.DataFrame) -> pl.DataFrame:
-        g_name = self._goroutine_names()
+    def _lanes(self, spans: pl.DataFrame, g_name: dict[int, str] | None = None) -> pl.DataFrame:
+        if g_name is None:
+            g_name = self._goroutine_names()
         # The spans are sorted by lane: each lane starts where (lane_kind, lane_id) changes.
         lk, li = spans["lane_kind"].to_numpy(), spans["lane_id"].to_numpy()
         first = np.flatnonzero(np.concatenate([[True], (lk[1:] != lk[:-1]) | (li[1:] != li[:-1])]))

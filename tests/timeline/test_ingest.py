@@ -104,18 +104,21 @@ def test_events_have_a_row_group_per_generation(gc_trace: Callable[[str], Path],
     assert starts == syncs
 
 
+@pytest.mark.parametrize("piece", [1, 7, 1 << 22])
 def test_tables_spilled_in_small_chunks_are_the_whole_tables(
-    gc_trace: Callable[[str], Path], cache: Path, monkeypatch: pytest.MonkeyPatch
+    piece: int, gc_trace: Callable[[str], Path], cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The ingest keeps the events and the Timeline's spans on disk during the pass, in chunks,
-    # and writes them a generation / a lane kind at a time: chunks far smaller than a
-    # generation, cut across its Sync, and many per lane kind change nothing.
+    # and writes them a generation / a lane kind at a time, a large kind in pieces of lanes:
+    # chunks far smaller than a generation, cut across its Sync, many per lane kind, and
+    # pieces of one lane each or of a few rows (lanes longer than that alone) change nothing.
     from goblueprint.timeline import builder, tables
 
     trace = gc_trace("1.27")
     made = tables_pass(trace)
     monkeypatch.setattr(tables, "_EVENT_CHUNK", 97)
     monkeypatch.setattr(builder, "_ROWS", 64)
+    monkeypatch.setattr(builder, "_SPAN_PIECE", piece)
     monkeypatch.setattr(tables, "_SPAN_ROW_GROUP", 1000)
     found = ingest(trace)
     stored = found.frames()
