@@ -116,8 +116,8 @@ def test_tables_spilled_in_small_chunks_are_the_whole_tables(
 
     trace = gc_trace("1.27")
     made = tables_pass(trace)
-    monkeypatch.setattr(tables, "_EVENT_CHUNK", 97)
-    monkeypatch.setattr(builder, "_ROWS", 64)
+    monkeypatch.setattr(tables, "_EVENT_CHUNK", 997)
+    monkeypatch.setattr(builder, "_ROWS", 1024)
     monkeypatch.setattr(builder, "_SPAN_PIECE", piece)
     monkeypatch.setattr(tables, "_SPAN_ROW_GROUP", 1000)
     found = ingest(trace)
