@@ -178,3 +178,23 @@ def drawable_flows(tl) -> int:
     p_ids = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.P))["lane_id"].unique()
     known = pl.col("from_g").is_in(g_ids.implode()) | pl.col("from_p").is_in(p_ids.implode())
     return tl.flows.filter((pl.col("to_time") >= 0) & known & pl.col("g").is_in(g_ids.implode())).height
+
+
+def window_arrows(flows: pl.DataFrame, lanes, origin: int, t_from: int, t_to: int) -> list[tuple[int, ...]]:
+    """The arrows of the window [T_FROM, T_TO) (times from ORIGIN) between LANES (in page order),
+    worked out row by row: (from, to, from_lane, to_lane), in FLOWS' order. A flow starts on its
+    waker's G lane, else on its P lane; it ends on its G's lane, else on the P it went to."""
+    index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(lanes)}
+    want = []
+    for f in flows.filter(pl.col("to_time") >= 0).iter_rows(named=True):
+        if f["from_time"] - origin >= t_to or f["to_time"] - origin < t_from:
+            continue
+        src = index.get((int(LaneKind.G), f["from_g"]), index.get((int(LaneKind.P), f["from_p"]), -1))
+        dst = (
+            index.get((int(LaneKind.G), f["g"]), -1)
+            if f["g"] >= 0
+            else index.get((int(LaneKind.P), f["to_p"]), -1)
+        )
+        if src >= 0 and dst >= 0:
+            want.append((f["from_time"] - origin, f["to_time"] - origin, src, dst))
+    return want

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from synth import window_arrows
 from test_payload import column, decode
 
 from goblueprint.cli import main
@@ -377,7 +378,6 @@ def test_flows_of_a_window_are_the_timelines_arrows_there(served, go_trace, monk
     (computed here row by row from the ingested Timeline), or only their count past the limit."""
     from goblueprint.render import serve
     from goblueprint.timeline.ingest import ingest
-    from goblueprint.timeline.model import LaneKind
 
     view = served.view
     found_tl = ingest(go_trace("sched")).timeline()  # what the server was started on, whole
@@ -385,19 +385,7 @@ def test_flows_of_a_window_are_the_timelines_arrows_there(served, go_trace, monk
     t_from, t_to = duration // 3, duration // 3 + duration // 50
     status, body = _get(served.url + f"flows?from={t_from}&to={t_to}")
     assert status == 200
-    index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(view.lanes)}
-    want = []
-    for f in found_tl.flows.filter(pl.col("to_time") >= 0).iter_rows(named=True):
-        if not (f["from_time"] < origin + t_to and f["to_time"] >= origin + t_from):
-            continue
-        src = index.get((int(LaneKind.G), f["from_g"]), index.get((int(LaneKind.P), f["from_p"]), -1))
-        dst = (
-            index.get((int(LaneKind.G), f["g"]), -1)
-            if f["g"] >= 0
-            else index.get((int(LaneKind.P), f["to_p"]), -1)
-        )
-        if src >= 0 and dst >= 0:
-            want.append((f["from_time"] - origin, f["to_time"] - origin, src, dst))
+    want = window_arrows(found_tl.flows, view.lanes, origin, t_from, t_to)
     got = list(zip(*(body["flows"][k] for k in ("from", "to", "from_lane", "to_lane")), strict=True))
     assert [tuple(x) for x in got] == sorted(want, key=lambda row: row[0])
     assert body["n"] == len(want) > 10

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from synth import window_arrows
 
 from goblueprint.render import levels as page_levels
 from goblueprint.render.lanes import arrange
@@ -222,7 +223,6 @@ def test_trace_view_page_fetches_tiles_and_draws_them(browser, view_server, smal
 def test_trace_view_page_fetches_and_draws_the_arrows_of_its_window(browser, view_server, small_timeline):
     """The served page holds no arrows: zoomed in, it fetches those of its window from /flows
     (the Timeline's arrows there, on the lanes the page shows) and draws them."""
-    from goblueprint.timeline.model import LaneKind
 
     ctx, page, errors, requests = _open(browser, view_server.url)
     try:
@@ -239,19 +239,7 @@ def test_trace_view_page_fetches_and_draws_the_arrows_of_its_window(browser, vie
         )
         _redraw(page)
         a, b = _state(page, "S.flowsWin")
-        index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(arrange(small_timeline))}
-        want = []
-        for f in flows.iter_rows(named=True):
-            if f["from_time"] - origin >= b or f["to_time"] - origin < a:
-                continue
-            src = index.get((int(LaneKind.G), f["from_g"]), index.get((int(LaneKind.P), f["from_p"]), -1))
-            dst = (
-                index.get((int(LaneKind.G), f["g"]), -1)
-                if f["g"] >= 0
-                else index.get((int(LaneKind.P), f["to_p"]), -1)
-            )
-            if src >= 0 and dst >= 0:
-                want.append([f["from_time"] - origin, f["to_time"] - origin, src, dst])
+        want = [list(row) for row in window_arrows(flows, arrange(small_timeline), origin, a, b)]
         got = _state(
             page,
             "Array.from({length: S.flows.n}, (_, i) => [S.flows.from[i], S.flows.to[i], S.flows.fromLane[i], S.flows.toLane[i]])",
