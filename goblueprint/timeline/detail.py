@@ -15,7 +15,11 @@ Consecutive buckets of a lane with the same summary are one *run* ``[b0, b1)``: 
 span is a single row at every level, so the runs of a lane at a level are at most its
 bucket count and at most about three per span.
 
-Tables in and out are columns; nothing here loops in Python per span or per bucket.
+Where spans of a lane in different states each cover a bucket whole (a region inside a
+running span), the one starting first keeps it — on a tie the longer, then the lower state.
+
+Tables in and out are columns; the loops per span and bucket are compiled
+(``detail_kernel``: one call per chunk of lanes and level).
 
 ``runs`` input (``DETAIL_INPUT``): ``lane`` (u32, any lane numbering), ``start`` and
 ``end`` (i64 ns since the trace start, end exclusive), ``state`` (u8, any state
@@ -99,138 +103,55 @@ def runs(
         lf = lf.filter((pl.col("start") < hi) & (pl.col("end") > lo)).with_columns(
             pl.col("start").clip(lower_bound=lo), pl.col("end").clip(upper_bound=hi)
         )
-    lf = lf.filter(pl.col("end") > pl.col("start"))
+    df = lf.filter(pl.col("end") > pl.col("start")).collect()
     if not merged:
-        lf = merge_overlaps(lf)
-    lf = lf.with_columns(
-        (pl.col("start") // width).alias("first"), ((pl.col("end") - 1) // width).alias("last")
-    )
-    # Buckets a span covers entirely: (first, last) exclusive of a partly covered end bucket.
-    inner_lo = (
-        pl.when(pl.col("start") == pl.col("first") * width)
-        .then(pl.col("first"))
-        .otherwise(pl.col("first") + 1)
-    )
-    inner_hi = (
-        pl.when(pl.col("end") == (pl.col("last") + 1) * width)
-        .then(pl.col("last") + 1)
-        .otherwise(pl.col("last"))
-    )
-    lf = lf.with_columns(inner_lo.alias("in_lo"), inner_hi.alias("in_hi"))
-    spans_df = lf.collect()
-
-    # Full buckets are already summarised: their state covers all of the bucket, as much as any
-    # state can, so it is a dominant one.  Where ranges of a lane overlap (nested regions, GC
-    # ranges), the earlier range keeps the buckets it has: clip each to the running end before it.
-    full = (
-        spans_df.filter(pl.col("in_hi") > pl.col("in_lo"))
-        .select("lane", pl.col("in_lo").alias("b0"), pl.col("in_hi").alias("b1"), "state")
-        .sort(["lane", "b0", "b1"], descending=[False, False, True])
-        .with_columns(pl.col("b1").cum_max().shift(1).over("lane").alias("_reach"))
-        .with_columns(pl.max_horizontal("b0", pl.col("_reach").fill_null(pl.col("b0"))).alias("b0"))
-        .filter(pl.col("b1") > pl.col("b0"))
-        .select("lane", "b0", "b1", "state", pl.lit(FULL, pl.UInt8).alias("fill"))
-    )
-
-    # Partly covered buckets: at most the first and the last bucket of each span.
-    def covered_fully(b: str) -> pl.Expr:
-        return (pl.col("in_lo") <= pl.col(b)) & (pl.col(b) < pl.col("in_hi"))
-
-    head = spans_df.filter(~covered_fully("first")).select(
-        "lane",
-        pl.col("first").alias("b"),
-        "state",
-        (pl.min_horizontal("end", (pl.col("first") + 1) * width) - pl.col("start")).alias("covered"),
-    )
-    tail = spans_df.filter(~covered_fully("last") & (pl.col("last") > pl.col("first"))).select(
-        "lane", pl.col("last").alias("b"), "state", (pl.col("end") - pl.col("last") * width).alias("covered")
-    )
-    # The pieces (about two per span at every level) summed per (lane, bucket, state), then
-    # the dominant state per (lane, bucket): all three packed in one u64, one sort of it and
-    # sums over its runs of equal keys, which is several times cheaper than hash groupings
-    # on millions of distinct buckets.
-    pieces = pl.concat([head, tail])
-    if pieces.height and (int(pieces["b"].max()) >= 2**31 or int(pieces["lane"].max()) >= 2**25):
-        raise ValueError(f"bucket width {width}: bucket indexes beyond 2**31 or lanes beyond 2**25")
-    key = (pl.col("lane").cast(pl.UInt64) * 2**31 + pl.col("b").cast(pl.UInt64)) * 256 + pl.col("state")
-    packed = pieces.select(key.alias("key"), pl.col("covered").cast(pl.Int64)).sort("key")
-    partial = _dominant(packed["key"].to_numpy(), packed["covered"].to_numpy(), width)
-    # A partly covered bucket inside another span's full buckets is that span's.
-    if full.height and partial.height:
-        owner = partial.join_asof(
-            full.select("lane", pl.col("b0").alias("f0"), pl.col("b1").alias("f1")).sort(["lane", "f0"]),
-            left_on="b0",
-            right_on="f0",
-            by="lane",
-            strategy="backward",
-            check_sortedness=False,
-        )
-        partial = owner.filter(pl.col("f1").is_null() | (pl.col("b0") >= pl.col("f1"))).select(
-            list(RUNS_SCHEMA)
-        )
-    return _merge(pl.concat([full.cast(RUNS_SCHEMA), partial.cast(RUNS_SCHEMA)]))
+        df = merge_overlaps(df)
+    if df.height and int(((df["end"] - 1) // width).max()) >= 2**31:  # type: ignore[operator]
+        raise ValueError(f"bucket width {width}: bucket indexes beyond 2**31")
+    return _bucket_runs(df, width)
 
 
-def _dominant(key: np.ndarray, covered: np.ndarray, width: int) -> pl.DataFrame:
-    """Per (lane, bucket) of KEY (sorted (lane * 2**31 + bucket) * 256 + state), the state
-    covering the most of it (ties: the lower state) and its fill, as one-bucket runs."""
-    if len(key) == 0:
-        return pl.DataFrame(schema=RUNS_SCHEMA)
-    first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
-    keys, sums = key[first], np.add.reduceat(covered, first)
-    lane_bucket, state = keys // 256, (keys % 256).astype(np.int64)
-    cell = np.flatnonzero(np.concatenate(([True], lane_bucket[1:] != lane_bucket[:-1])))
-    # The most covered state, ties to the lower: the largest covered * 256 + 255 - state.
-    best = np.maximum.reduceat(sums * 256 + 255 - state, cell)
-    total = np.minimum(np.add.reduceat(sums, cell), width)
-    where = lane_bucket[cell]
-    b = (where % 2**31).astype(np.int64)
-    return pl.DataFrame(
-        {
-            "lane": (where // 2**31).astype(np.uint32),
-            "b0": b,
-            "b1": b + 1,
-            "state": (255 - best % 256).astype(np.uint8),
-            "fill": ((total * FULL + width // 2) // width).astype(np.uint8),
-        },
-        schema=RUNS_SCHEMA,
-    )
+def _bucket_runs(merged: pl.DataFrame, width: int) -> pl.DataFrame:
+    """detail_kernel.bucket_runs over MERGED (merge_overlaps' output), its output grown until
+    every lane fits."""
+    from goblueprint.trace import kernels
+
+    cols = [merged[c].to_numpy() for c in ("lane", "start", "end", "state")]
+    n = merged.height
+    cap = max(16, n + n // 2)  # most spans are one run or less; a lane needing more grows it
+    out = _run_columns(cap)
+    row, k = 0, 0
+    while True:
+        row, k = kernels.get().bucket_runs(*cols, width, row, *out, k)
+        if row >= n:
+            break
+        # As many again as the rows so far foretell for the rest, and at least twice as many.
+        grown = _run_columns(max(2 * len(out[0]), k + k * (n - row) // max(row, 1) + 3 * 1024))
+        for new, old in zip(grown, out, strict=True):
+            new[:k] = old[:k]
+        out = grown
+    return pl.DataFrame(dict(zip(RUNS_SCHEMA, (c[:k] for c in out), strict=True)), schema=RUNS_SCHEMA)
 
 
-def merge_overlaps(spans: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
-    """Overlapping spans of one lane and state as one span, so a state's covered time is the
-    time any of them covers (nested regions count once), never more than a bucket."""
-    lf = spans.lazy() if isinstance(spans, pl.DataFrame) else spans
-    reach = pl.col("end").cum_max().shift(1).over(["lane", "state"])
-    return (
-        lf.filter(pl.col("end") > pl.col("start"))
-        .sort(["lane", "state", "start"])
-        .with_columns((pl.col("start") > reach).fill_null(True).cum_sum().alias("_group"))
-        .group_by(["lane", "state", "_group"])
-        .agg(pl.col("start").min(), pl.col("end").max())
-        .select("lane", "start", "end", "state")
-    )
+def _run_columns(cap: int) -> list[np.ndarray]:
+    return [np.empty(cap, t) for t in (np.uint32, np.int64, np.int64, np.uint8, np.uint8)]
 
 
-def _merge(rows: pl.DataFrame) -> pl.DataFrame:
-    """Adjacent rows of a lane with the same state and fill as one run."""
-    rows = rows.sort(["lane", "b0"])
-    starts = (
-        (pl.col("lane") != pl.col("lane").shift(1))
-        | (pl.col("b0") != pl.col("b1").shift(1))
-        | (pl.col("state") != pl.col("state").shift(1))
-        | (pl.col("fill") != pl.col("fill").shift(1))
-    ).fill_null(True)
-    return (
-        rows.with_columns(starts.cum_sum().alias("_run"))
-        .group_by("_run", maintain_order=True)
-        .agg(
-            pl.col("lane").first(),
-            pl.col("b0").first(),
-            pl.col("b1").last(),
-            pl.col("state").first(),
-            pl.col("fill").first(),
-        )
-        .select(list(RUNS_SCHEMA))
-        .cast(RUNS_SCHEMA)
-    )
+def merge_overlaps(spans: pl.DataFrame) -> pl.DataFrame:
+    """Overlapping (or touching) spans of one lane and state as one span, so a state's covered
+    time is the time any of them covers (nested regions count once), never more than a bucket.
+
+    Out: ``DETAIL_INPUT`` columns, lanes ascending, each lane's rows by (state,
+    start) — the order ``bucket_runs`` relies on."""
+    from goblueprint.trace import kernels
+
+    df = spans.select(
+        pl.col("lane").cast(pl.UInt32),
+        pl.col("start").cast(pl.Int64),
+        pl.col("end").cast(pl.Int64),
+        pl.col("state").cast(pl.UInt8),
+    ).sort("lane", maintain_order=True)
+    cols = [df[c].to_numpy() for c in ("lane", "start", "end", "state")]
+    out = [np.empty(df.height, c.dtype) for c in cols]
+    k = kernels.get().merge_spans(*cols, *out)
+    return pl.DataFrame(dict(zip(DETAIL_INPUT, (c[:k] for c in out), strict=True)), schema=DETAIL_INPUT)

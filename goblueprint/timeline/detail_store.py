@@ -214,7 +214,8 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
                 .filter(_lanes_filter(chunk))
                 .join(keys.lazy(), on=["lane_kind", "lane_id"])
                 .select("lane", pl.col("start") - origin, pl.col("end") - origin, "state")
-            ).collect()
+                .collect()
+            )
             for k, writer in enumerate(writers):
                 level = (
                     runs(inp, levels.width(k), merged=True)

@@ -97,6 +97,20 @@ def test_a_window_changes_nothing_inside_it():
     assert expand(part) == inside
 
 
+@pytest.mark.parametrize("order", [[0, 1, 2], [2, 1, 0], [1, 2, 0]])
+def test_buckets_covered_whole_by_two_states_go_to_the_first_longest_lowest(order):
+    """Ranges of one lane covering the same buckets whole: the one starting first keeps them,
+    on a tie the longer, then the lower state — whatever order the rows come in."""
+    rows = [(0, 16, 64, 3), (0, 16, 64, 1), (0, 16, 80, 2)]
+    spans = pl.DataFrame([rows[i] for i in order], schema=dict(_hand_built().schema), orient="row")
+    got = runs(spans, 16).rows()
+    assert got == [(0, 1, 5, 2, FULL)]
+    rows2 = [(0, 16, 64, 3), (0, 16, 64, 1), (0, 0, 40, 2)]
+    spans2 = pl.DataFrame([rows2[i] for i in order], schema=dict(_hand_built().schema), orient="row")
+    # [0, 40) keeps buckets 0 and 1; of the tied [16, 64) ranges state 1 keeps 2 and 3
+    assert runs(spans2, 16).rows() == [(0, 0, 2, 2, FULL), (0, 2, 4, 1, FULL)]
+
+
 def test_levels_nest_and_stop_at_the_finest_width():
     for duration in (1, 999, 2048 * 1000, 7_000_000_000, 10**15):
         lv = plan_levels(duration, 1000)

@@ -46,6 +46,7 @@ def sample_args() -> dict[str, tuple]:
     # The summary's feed is all int64 (summary.py converts the columns).
     feed = [e] * 13
     b = np.zeros(0, np.bool_)
+    lane, st8 = np.zeros(0, np.uint32), np.zeros(0, np.uint8)  # the levels' lanes and states
     util_cols = ("kind", "time", "proc", "resource_kind", "resource_id")
     util_state = (np.zeros(1, util_codes.STATE), np.zeros(0, util_codes.PSTATE), np.zeros(0, util_codes.GSTATE),
                   np.zeros(0, util_codes.POINT), e, np.zeros(0, util_codes.PROCS))  # fmt: skip
@@ -87,6 +88,8 @@ def sample_args() -> dict[str, tuple]:
             *map(col, util_cols), e, e, col("old_state"), col("new_state"), col("name"), col("value"),
             np.zeros(0, np.int8), *util_state, 0, False,
         ),
+        "merge_spans": (lane, e, e, st8, lane, e, e, st8),
+        "bucket_runs": (lane, e, e, st8, 1, 0, lane, e, e, st8, st8, 0),
     }  # fmt: skip
 
 

@@ -1,0 +1,184 @@
+"""The levels of detail's two loops (timeline.detail): merging a lane's overlapping spans of
+one state, and summarising a lane's spans into runs of buckets of one width.
+
+Both take spans grouped by lane (a lane's rows contiguous, lanes in any order) and work one
+lane at a time with that lane's rows only, so a chunk of many lanes is one call.  The runs
+loop stops before a lane whose runs might not fit in what is left of its output (at most
+three rows per span: its full buckets, its first and its last) and returns where it stopped;
+the caller grows the output and calls again from there.  There is no Python twin.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+FULL = 255  # fill of a bucket covered all the way (timeline.detail.FULL)
+
+
+@njit(cache=True, nogil=True)
+def merge_spans(lane, start, end, state, out_lane, out_start, out_end, out_state):  # pragma: no cover
+    """Per lane and state, spans that overlap or touch merged into one, written to OUT_* (as
+    long as the input) lane by lane in the input's lane order, each lane's rows by (state,
+    start); the number of rows written.  Spans with end <= start are dropped."""
+    n = lane.shape[0]
+    k = 0
+    a = 0
+    while a < n:
+        b = a + 1
+        while b < n and lane[b] == lane[a]:
+            b += 1
+        # (state, start) as one key: starts are ns since the trace start, below 2**55.
+        key = np.empty(b - a, np.int64)
+        for i in range(a, b):
+            key[i - a] = (np.int64(state[i]) << 55) | start[i]
+        order = np.argsort(key, kind="mergesort")
+        open_ = False
+        cur_state = 0
+        reach = 0
+        for j in range(b - a):
+            i = a + order[j]
+            if end[i] <= start[i]:
+                continue
+            if open_ and state[i] == cur_state and start[i] <= reach:
+                if end[i] > reach:
+                    reach = end[i]
+                    out_end[k - 1] = reach
+                continue
+            out_lane[k] = lane[i]
+            out_start[k] = start[i]
+            out_end[k] = end[i]
+            out_state[k] = state[i]
+            k += 1
+            open_ = True
+            cur_state = state[i]
+            reach = end[i]
+        a = b
+    return k
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put(out_lane, out_b0, out_b1, out_state, out_fill, k, k0, ln, b0, b1, st, fill):  # pragma: no cover
+    """Append the run [B0, B1) to the lane whose runs start at row K0, or extend the lane's
+    last run when it ends at B0 with the same state and fill; the rows out."""
+    if k > k0 and out_b1[k - 1] == b0 and out_state[k - 1] == st and out_fill[k - 1] == fill:
+        out_b1[k - 1] = b1
+        return k
+    out_lane[k] = ln
+    out_b0[k] = b0
+    out_b1[k] = b1
+    out_state[k] = st
+    out_fill[k] = fill
+    return k + 1
+
+
+@njit(cache=True, nogil=True)
+def bucket_runs(
+    lane, start, end, state, width, row, out_lane, out_b0, out_b1, out_state, out_fill, k
+):  # pragma: no cover
+    """The runs of buckets of WIDTH ns that the merged spans of each lane cover (merge_spans'
+    output), from input ROW (a lane's first row) on, appended to OUT_* from row K: (next input
+    row, rows out).  The next input row is below the input's length when the output ran short.
+
+    A bucket a span covers whole is that span's state at fill FULL (where such ranges of a
+    lane overlap, the one starting first — the longer on a tie, then the lower state — keeps
+    the buckets it has); any other bucket a span touches takes the state covering most of it
+    (ties: the lower state) and the fill of all its spans' cover, capped at the bucket.
+    Adjacent buckets of a lane with one state and fill are one run; a lane's runs are in
+    bucket order."""
+    n = lane.shape[0]
+    cap = out_lane.shape[0]
+    a = row
+    while a < n:
+        b = a + 1
+        while b < n and lane[b] == lane[a]:
+            b += 1
+        m = b - a
+        if k + 3 * m > cap:
+            return a, k
+        # Each span's buckets covered whole, [in_lo, in_hi), and its partly covered first and
+        # last bucket as pieces keyed (bucket, state).
+        f0 = np.empty(m, np.int64)
+        f1 = np.empty(m, np.int64)
+        fs = np.empty(m, np.uint8)
+        fkey = np.empty(m, np.int64)
+        nf = 0
+        pkey = np.empty(2 * m, np.int64)
+        pcov = np.empty(2 * m, np.int64)
+        npc = 0
+        for i in range(a, b):
+            s, e = start[i], end[i]
+            first = s // width
+            last = (e - 1) // width
+            in_lo = first if s == first * width else first + 1
+            in_hi = last + 1 if e == (last + 1) * width else last
+            if in_hi > in_lo:
+                f0[nf] = in_lo
+                f1[nf] = in_hi
+                fs[nf] = state[i]
+                # b0 ascending, the longer first; the stable sort keeps the input's state
+                # order on ties (merge_spans writes a lane's rows by state).
+                fkey[nf] = (in_lo << 32) | (0xFFFFFFFF - (in_hi - in_lo))
+                nf += 1
+            if not (in_lo <= first < in_hi):
+                pkey[npc] = (first << 8) | np.int64(state[i])
+                pcov[npc] = min(e, (first + 1) * width) - s
+                npc += 1
+            if last > first and not (in_lo <= last < in_hi):
+                pkey[npc] = (last << 8) | np.int64(state[i])
+                pcov[npc] = e - last * width
+                npc += 1
+        # Full ranges by start, each clipped to where the ones before it reach: disjoint.
+        order = np.argsort(fkey[:nf], kind="mergesort")
+        g0 = np.empty(nf, np.int64)
+        g1 = np.empty(nf, np.int64)
+        gs = np.empty(nf, np.uint8)
+        ng = 0
+        reach = np.int64(-1)
+        for j in range(nf):
+            i = order[j]
+            lo = max(f0[i], reach)
+            if f1[i] > lo:
+                g0[ng] = lo
+                g1[ng] = f1[i]
+                gs[ng] = fs[i]
+                ng += 1
+            reach = max(reach, f1[i])
+        # Pieces by bucket, then state: per bucket the dominant state and the fill.  Buckets
+        # inside a full range are that range's; the rest interleave with the ranges in order.
+        porder = np.argsort(pkey[:npc])
+        k0 = k
+        ln = lane[a]
+        gi = 0
+        j = 0
+        while j < npc:
+            bucket = pkey[porder[j]] >> 8
+            best_state = 0
+            best = np.int64(-1)
+            total = np.int64(0)
+            while j < npc and pkey[porder[j]] >> 8 == bucket:
+                st = pkey[porder[j]] & 0xFF
+                cov = np.int64(0)
+                while j < npc and pkey[porder[j]] & 0xFF == st and pkey[porder[j]] >> 8 == bucket:
+                    cov += pcov[porder[j]]
+                    j += 1
+                total += cov
+                if cov > best:
+                    best = cov
+                    best_state = st
+            while gi < ng and g1[gi] <= bucket:
+                k = _put(
+                    out_lane, out_b0, out_b1, out_state, out_fill, k, k0, ln, g0[gi], g1[gi], gs[gi], FULL
+                )
+                gi += 1
+            if gi < ng and g0[gi] <= bucket:
+                continue  # inside the full range gi
+            fill = (min(total, width) * FULL + width // 2) // width
+            k = _put(
+                out_lane, out_b0, out_b1, out_state, out_fill, k, k0, ln, bucket, bucket + 1, best_state, fill
+            )
+        while gi < ng:
+            k = _put(out_lane, out_b0, out_b1, out_state, out_fill, k, k0, ln, g0[gi], g1[gi], gs[gi], FULL)
+            gi += 1
+        a = b
+    return a, k
