@@ -62,9 +62,10 @@ def _direct(spans: pl.DataFrame, width: int) -> dict[tuple[int, int], dict[int, 
     return out
 
 
-@pytest.mark.parametrize("width", [1, 3, 16, 64, 250, 2000])
-def test_runs_are_the_dominant_state_and_fill_of_every_bucket(width):
-    spans = _hand_built()
+def _assert_runs_summarise(spans: pl.DataFrame, width: int, overlapping: set[int]) -> None:
+    """runs(SPANS, WIDTH) against the direct count: every bucket some span covers, once, with
+    a dominant state, the fill of its cover (except in OVERLAPPING lanes, whose states cover
+    time twice), and maximal runs."""
     want = _direct(spans, width)
     got = runs(spans, width)
     assert got.sort(["lane", "b0"]).equals(got)
@@ -78,7 +79,7 @@ def test_runs_are_the_dominant_state_and_fill_of_every_bucket(width):
     for key, per_state in want.items():
         state, fill = seen[key]
         assert per_state.get(state, 0) == max(per_state.values()), (key, per_state, state)
-        if key[0] != 2:  # lane 2's states overlap each other: its fill may count time twice
+        if key[0] not in overlapping:
             total = min(width, sum(per_state.values()))
             assert fill == (total * FULL + width // 2) // width, (key, per_state, fill)
     # Runs are maximal: neighbours in one lane differ in state or fill, or leave a gap.
@@ -86,6 +87,33 @@ def test_runs_are_the_dominant_state_and_fill_of_every_bucket(width):
     for (lane, _b0, b1, state, fill), (lane2, b0n, _b1n, state2, fill2) in itertools.pairwise(rows):
         if lane == lane2 and b1 == b0n:
             assert (state, fill) != (state2, fill2)
+
+
+@pytest.mark.parametrize("width", [1, 3, 16, 64, 250, 2000])
+def test_runs_are_the_dominant_state_and_fill_of_every_bucket(width):
+    _assert_runs_summarise(_hand_built(), width, overlapping={2})
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_runs_of_random_lanes_are_the_direct_count(seed):
+    """Random lanes: even ones tile time with gaps (as a goroutine's states do), odd ones hold
+    overlapping ranges of several states, nested and touching; in rows of any order."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for lane in range(8):
+        t = int(rng.integers(0, 300))
+        for _ in range(int(rng.integers(1, 40))):
+            d = int(rng.integers(1, 300))
+            if lane % 2 == 0:
+                rows.append((lane, t, t + d, int(rng.integers(0, 5))))
+                t += d + int(rng.integers(0, 3)) * int(rng.integers(0, 200))
+            else:
+                s = int(rng.integers(0, 4000))
+                rows.append((lane, s, s + d, int(rng.integers(0, 3))))
+    order = rng.permutation(len(rows))
+    spans = pl.DataFrame([rows[i] for i in order], schema=dict(_hand_built().schema), orient="row")
+    for width in (1, 7, 64, 500):
+        _assert_runs_summarise(spans, width, overlapping={1, 3, 5, 7})
 
 
 def test_a_window_changes_nothing_inside_it():
