@@ -208,11 +208,13 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
     try:
         for chunk in _chunks(counts):
             keys = chunk.with_row_index("lane").select("lane_kind", "lane_id", pl.col("lane").cast(pl.UInt32))
+            # The table's order kept (each lane's spans by start): merging them then takes
+            # only a counting sort by state.
             inp = merge_overlaps(
                 pl.scan_parquet(spans)
                 .select("lane_kind", "lane_id", "start", "end", "state")
                 .filter(_lanes_filter(chunk))
-                .join(keys.lazy(), on=["lane_kind", "lane_id"])
+                .join(keys.lazy(), on=["lane_kind", "lane_id"], maintain_order="left")
                 .select("lane", pl.col("start") - origin, pl.col("end") - origin, "state")
                 .collect()
             )

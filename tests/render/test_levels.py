@@ -97,7 +97,7 @@ def test_runs_are_the_dominant_state_and_fill_of_every_bucket(width):
 @pytest.mark.parametrize("seed", range(6))
 def test_runs_of_random_lanes_are_the_direct_count(seed):
     """Random lanes: even ones tile time with gaps (as a goroutine's states do), odd ones hold
-    overlapping ranges of several states, nested and touching; in rows of any order."""
+    overlapping ranges of several states, nested and touching."""
     rng = np.random.default_rng(seed)
     rows = []
     for lane in range(8):
@@ -110,7 +110,9 @@ def test_runs_of_random_lanes_are_the_direct_count(seed):
             else:
                 s = int(rng.integers(0, 4000))
                 rows.append((lane, s, s + d, int(rng.integers(0, 3))))
-    order = rng.permutation(len(rows))
+    # Shuffled rows on odd seeds; on even ones the tiling lanes come in time order, as a lane
+    # of the ingested spans table does (a counting sort by state is all they get).
+    order = rng.permutation(len(rows)) if seed % 2 else np.arange(len(rows))
     spans = pl.DataFrame([rows[i] for i in order], schema=dict(_hand_built().schema), orient="row")
     for width in (1, 7, 64, 500):
         _assert_runs_summarise(spans, width, overlapping={1, 3, 5, 7})
