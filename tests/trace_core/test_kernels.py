@@ -151,3 +151,36 @@ def test_module_name_follows_the_analyses_sources(tmp_path, monkeypatch):
         assert kernels.module_name() != name, src
         path.write_bytes(original)
     assert kernels.module_name() == name
+
+
+def test_the_build_compiles_this_package_whatever_the_working_directory(tmp_path, monkeypatch):
+    # A child started with `-m` imports from its working directory first: standing in another
+    # checkout (or comparing two), its loops must not be compiled under this package's name.
+    import goblueprint
+
+    other = tmp_path / "elsewhere"
+    (other / "goblueprint").mkdir(parents=True)
+    (other / "goblueprint" / "__init__.py").write_text("")
+    monkeypatch.chdir(other)
+    monkeypatch.setenv("GOBLUEPRINT_CACHE", str(tmp_path / "cache"))
+    calls: list[dict] = []
+    real_run = subprocess.run
+
+    def run(cmd, **kw):  # type: ignore[no-untyped-def]
+        calls.append(kw)
+        return subprocess.CompletedProcess(cmd, 1, "", "not built in this test")
+
+    monkeypatch.setattr(kernels.subprocess, "run", run)
+    path = kernels.aot_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    kernels._build(path, path.with_suffix(".failed"))
+    assert len(calls) == 1
+    probe = real_run(
+        [sys.executable, "-c", "import goblueprint; print(goblueprint.__file__)"],
+        cwd=calls[0].get("cwd"),
+        env=calls[0]["env"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert Path(probe.stdout.strip()) == Path(goblueprint.__file__)

@@ -121,11 +121,15 @@ def _build(path: Path, failed: Path) -> None:
 
     def compile_into(out: Path) -> None:
         env = dict(os.environ, GOBLUEPRINT_KERNELS="jit")
+        # From the directory that holds this very package: `-m` puts the working directory
+        # first on the path, and another goblueprint there (a checkout the user stands in, a
+        # before/after comparison) would be compiled under this package's module name.
         proc = subprocess.run(
             [sys.executable, "-m", "goblueprint.trace.kernels.aot", str(out)],
             capture_output=True,
             text=True,
             env=env,
+            cwd=_PACKAGE.parent,
             check=False,
         )
         if proc.returncode != 0 or not out.exists():
@@ -153,8 +157,11 @@ def _import(path: Path) -> SimpleNamespace:
         raise ImportError(f"cannot load {path}")
     mod = importlib.util.module_from_spec(spec)
     loader.exec_module(mod)
-    fns = {n: getattr(mod, n) for names in NAMES.values() for n in names}
-    return SimpleNamespace(mode="aot", path=path, **fns)
+    wanted = [n for names in NAMES.values() for n in names]
+    missing = [n for n in wanted if not hasattr(mod, n)]
+    if missing:  # not built from these sources: the JIT serves rather than a module that lacks loops
+        raise ImportError(f"{path} lacks {', '.join(missing)}")
+    return SimpleNamespace(mode="aot", path=path, **{n: getattr(mod, n) for n in wanted})
 
 
 def _jit() -> SimpleNamespace:
