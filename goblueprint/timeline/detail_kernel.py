@@ -103,7 +103,7 @@ def bucket_runs(
     lane, start, end, state, width, row, out_lane, out_b0, out_b1, out_state, out_fill, k
 ):  # pragma: no cover
     """The runs of buckets of WIDTH ns that the merged spans of each lane cover (merge_spans'
-    output), from input ROW (a lane's first row) on, appended to OUT_* from row K: (next input
+    output: a lane's rows by state, each state's by start and disjoint), from input ROW (a lane's first row) on, appended to OUT_* from row K: (next input
     row, rows out).  The next input row is below the input's length when the output ran short.
 
     A bucket a span covers whole is that span's state at fill FULL (where such ranges of a
@@ -122,17 +122,29 @@ def bucket_runs(
         m = b - a
         if k + 3 * m > cap:
             return a, k
-        # Each span's buckets covered whole, [in_lo, in_hi), and its partly covered first and
-        # last bucket as pieces keyed (bucket, state).
+        # The lane's rows come by state, each state's by start and disjoint: per state, its
+        # buckets covered whole, [in_lo, in_hi), and its partly covered buckets (a span's first
+        # and last) are each in bucket order, so the states' sequences are merged, not sorted.
+        ngroups = 1
+        for i in range(a + 1, b):
+            if state[i] != state[i - 1]:
+                ngroups += 1
+        gstate = np.empty(ngroups, np.int64)
+        fb = np.zeros(ngroups + 1, np.int64)  # group g's full ranges: fb[g]..fb[g+1]-1
+        pb = np.zeros(ngroups + 1, np.int64)  # group g's pieces: pb[g]..pb[g+1]-1
         f0 = np.empty(m, np.int64)
         f1 = np.empty(m, np.int64)
-        fs = np.empty(m, np.uint8)
-        fkey = np.empty(m, np.int64)
-        nf = 0
-        pkey = np.empty(2 * m, np.int64)
+        pbk = np.empty(2 * m, np.int64)
         pcov = np.empty(2 * m, np.int64)
+        nf = 0
         npc = 0
+        g = -1
         for i in range(a, b):
+            if i == a or state[i] != state[i - 1]:
+                g += 1
+                gstate[g] = state[i]
+                fb[g] = nf
+                pb[g] = npc
             s, e = start[i], end[i]
             first = s // width
             last = (e - 1) // width
@@ -141,57 +153,71 @@ def bucket_runs(
             if in_hi > in_lo:
                 f0[nf] = in_lo
                 f1[nf] = in_hi
-                fs[nf] = state[i]
-                # b0 ascending, the longer first; the stable sort keeps the input's state
-                # order on ties (merge_spans writes a lane's rows by state).
-                fkey[nf] = (in_lo << 32) | (0xFFFFFFFF - (in_hi - in_lo))
                 nf += 1
             if not (in_lo <= first < in_hi):
-                pkey[npc] = (first << 8) | np.int64(state[i])
+                pbk[npc] = first
                 pcov[npc] = min(e, (first + 1) * width) - s
                 npc += 1
             if last > first and not (in_lo <= last < in_hi):
-                pkey[npc] = (last << 8) | np.int64(state[i])
+                pbk[npc] = last
                 pcov[npc] = e - last * width
                 npc += 1
-        # Full ranges by start, each clipped to where the ones before it reach: disjoint.
-        order = np.argsort(fkey[:nf], kind="mergesort")
+        fb[ngroups] = nf
+        pb[ngroups] = npc
+        # Full ranges by start (the longer, then the lower state first on a tie), each clipped
+        # to where the ones before it reach: disjoint.
+        cur = fb[:ngroups].copy()
         g0 = np.empty(nf, np.int64)
         g1 = np.empty(nf, np.int64)
         gs = np.empty(nf, np.uint8)
         ng = 0
         reach = np.int64(-1)
-        for j in range(nf):
-            i = order[j]
-            lo = max(f0[i], reach)
-            if f1[i] > lo:
+        for _ in range(nf):
+            pick = -1
+            for h in range(ngroups):
+                j = cur[h]
+                if j < fb[h + 1] and (
+                    pick < 0 or f0[j] < f0[cur[pick]] or (f0[j] == f0[cur[pick]] and f1[j] > f1[cur[pick]])
+                ):
+                    pick = h
+            j = cur[pick]
+            cur[pick] += 1
+            lo = max(f0[j], reach)
+            if f1[j] > lo:
                 g0[ng] = lo
-                g1[ng] = f1[i]
-                gs[ng] = fs[i]
+                g1[ng] = f1[j]
+                gs[ng] = gstate[pick]
                 ng += 1
-            reach = max(reach, f1[i])
-        # Pieces by bucket, then state: per bucket the dominant state and the fill.  Buckets
+            reach = max(reach, f1[j])
+        # Partly covered buckets in order: per bucket the dominant state and the fill.  Buckets
         # inside a full range are that range's; the rest interleave with the ranges in order.
-        porder = np.argsort(pkey[:npc])
+        cur = pb[:ngroups].copy()
         k0 = k
         ln = lane[a]
         gi = 0
-        j = 0
-        while j < npc:
-            bucket = pkey[porder[j]] >> 8
+        while True:
+            bucket = np.int64(-1)
+            for h in range(ngroups):
+                j = cur[h]
+                if j < pb[h + 1] and (bucket < 0 or pbk[j] < bucket):
+                    bucket = pbk[j]
+            if bucket < 0:
+                break
             best_state = 0
             best = np.int64(-1)
             total = np.int64(0)
-            while j < npc and pkey[porder[j]] >> 8 == bucket:
-                st = pkey[porder[j]] & 0xFF
+            for h in range(ngroups):
                 cov = np.int64(0)
-                while j < npc and pkey[porder[j]] & 0xFF == st and pkey[porder[j]] >> 8 == bucket:
-                    cov += pcov[porder[j]]
+                j = cur[h]
+                while j < pb[h + 1] and pbk[j] == bucket:
+                    cov += pcov[j]
                     j += 1
-                total += cov
-                if cov > best:
-                    best = cov
-                    best_state = st
+                if j > cur[h]:
+                    cur[h] = j
+                    total += cov
+                    if cov > best:
+                        best = cov
+                        best_state = gstate[h]
             while gi < ng and g1[gi] <= bucket:
                 k = _put(
                     out_lane, out_b0, out_b1, out_state, out_fill, k, k0, ln, g0[gi], g1[gi], gs[gi], FULL
