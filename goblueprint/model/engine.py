@@ -10,15 +10,18 @@ in batches of min(runq_size/2, n, n/gomaxprocs+1); overflow of a full local
 queue (half of it plus the new G to the global queue); findRunnable's order
 (local, global, netpoll, steal); stealWork's random start and coprime stride,
 ``steal_tries`` rounds, half of a victim (n − n/2), runnext only in the last
-round, each round taking its time while the M holds its P and counts as spinning, then
+round and from a running victim only after runqgrab's sleep (usleep(3) plus the
+OS's timer slack) and its CAS, each round and sleep taking its time while the M
+holds its P and counts as spinning, then
 the global queue once more before the P goes; the spinning limit; wakep (also at the end
 of goschedImpl); sysmon's sleep (min doubling to max after
 idle ticks), its preemption of a G that kept one schedtick for forcePreemptNS,
 its retake of Ps from syscalls (after one tick of observation, or at once when
 there is work and nobody to do it) and its network poll; handoffp; exitsyscall and
 Go 1.27's exitsyscallTryGetP; timers on the P the G slept on, run by the M parked in
-netpoll, the owner's findRunnable or a thief's last steal round; injectglist; the
-blocking netpoll of an M giving its P up;
+netpoll (one M polls at a time: timers expiring before it runs run on its P), the
+owner's findRunnable or a thief's last steal round; injectglist; the blocking netpoll
+of an M giving its P up;
 stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS.
 
 Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
