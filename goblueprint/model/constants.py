@@ -42,7 +42,8 @@ class Constants:
     # A P in a syscall is left alone this long when nothing else waits (retake).
     syscall_retake_ns: int = 10_000_000
     # runqgrab sleeps this long before taking a running P's runnext (usleep(3) in proc.go), so
-    # the P that readied it usually runs it first; the knob finder does not read it yet.
+    # the P that readied it usually runs it first (the OS adds Costs.timer_slack_ns); the knob
+    # finder does not read it yet.
     runnext_steal_wait_ns: int = 3_000
     # sysmon, while every P is idle, sleeps until the next timer but at most forcegcperiod/2
     # (proc.go: var forcegcperiod int64 = 2 * 60 * 1e9).
@@ -74,6 +75,10 @@ class Costs:
     wake_m_ns: int = 8_000  # futex wake of a parked thread until it runs schedule()
     steal_ns: int = 500  # one stealWork round over the Ps
     exitsyscall_ns: int = 200
+    # How much later than asked the OS ends a short sleep: Linux's default timer slack for a
+    # SCHED_OTHER thread (prctl PR_SET_TIMERSLACK, 50 µs), so runqgrab's usleep(3) lasts ~53 µs
+    # (52-58 µs in perf's sched_switch records of the sched program here, docs/model.md).
+    timer_slack_ns: int = 50_000
     # Wake-ups of threads for readied work drawn from these instead (e.g. a trace's measured
     # ones, model.wakeups); empty: wake_m_ns. Not the default: see docs/model.md.
     wake_m_samples_ns: tuple[int, ...] = ()

@@ -10,15 +10,18 @@ in batches of min(runq_size/2, n, n/gomaxprocs+1); overflow of a full local
 queue (half of it plus the new G to the global queue); findRunnable's order
 (local, global, netpoll, steal); stealWork's random start and coprime stride,
 ``steal_tries`` rounds, half of a victim (n − n/2), runnext only in the last
-round, each round taking its time while the M holds its P and counts as spinning, then
+round and from a running victim only after runqgrab's sleep (usleep(3) plus the
+OS's timer slack) and its CAS, each round and sleep taking its time while the M
+holds its P and counts as spinning, then
 the global queue once more before the P goes; the spinning limit; wakep (also at the end
 of goschedImpl); sysmon's sleep (min doubling to max after
 idle ticks), its preemption of a G that kept one schedtick for forcePreemptNS,
 its retake of Ps from syscalls (after one tick of observation, or at once when
 there is work and nobody to do it) and its network poll; handoffp; exitsyscall and
 Go 1.27's exitsyscallTryGetP; timers on the P the G slept on, run by the M parked in
-netpoll, the owner's findRunnable or a thief's last steal round; injectglist; the
-blocking netpoll of an M giving its P up;
+netpoll (one M polls at a time: timers expiring before it runs run on its P), the
+owner's findRunnable or a thief's last steal round; injectglist; the blocking netpoll
+of an M giving its P up;
 stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS.
 
 Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
@@ -67,6 +70,7 @@ PS_IDLE, PS_RUN, PS_SYSCALL, PS_STOP, PS_DEAD = range(5)
 GS_RUNNABLE, GS_RUNNING, GS_WAITING, GS_SYSCALL, GS_DEAD = range(5)
 T_START = 1_000_000  # simulated clock origin (non-zero so "0" is never mistaken for "none")
 SPINNING = -2  # find_runnable: no G yet, a steal round is under way (the M holds its P and spins)
+GRAB_WAIT = -3  # steal_once: the M sleeps in runqgrab before taking a running victim's runnext
 
 
 class Sim:
@@ -113,6 +117,10 @@ class Sim:
         self.syscalltick = [0] * nalloc
         self.spinning = [False] * nalloc
         self.spinround = [0] * nalloc  # the stealWork round the P's M is in, from 1 (0: not stealing)
+        # runqgrab's sleep under way on the P's M: (victim, the runnext it saw, steal order, index).
+        self.grab: list[tuple[int, int, list[int], int] | None] = [None] * nalloc
+        # How long that sleep really lasts: usleep(3) plus the OS's timer slack (Costs).
+        self.grab_wait_ns = consts.runnext_steal_wait_ns + self.k.timer_slack_ns
         self.pd_schedtick = [0] * nalloc
         self.pd_schedwhen = [0] * nalloc
         self.pd_syscalltick = [0] * nalloc
@@ -148,6 +156,10 @@ class Sim:
         self.mu_locked = [False] * prog.mutexes
         self.mu_waiters: list[deque[int]] = [deque() for _ in range(prog.mutexes)]
         self.netready: list[int] = []
+        # The M that was blocked in netpoll, woken and not yet run: the P it takes (-1: none)
+        # and the Gs whose timers expired meanwhile, which it runs when it runs.
+        self.poller = -1
+        self.poller_timers: list[int] = []
         self.lastpoll = T_START
         self.netwaiters = 0
         # sysmon
@@ -223,13 +235,13 @@ class Sim:
             elif kind == EV_NET:
                 self.net_ready(a)
             elif kind == EV_TIMER_RUN:
-                if self.gstatus[a] == GS_WAITING:
-                    self.ready(a, -1, b, self.unblock_label(a))
+                self.poller_runs(b)
             elif kind == EV_POLLED:
                 self.gstatus[a] = GS_RUNNABLE
                 self.rec.state(LG, a, self.now, G_RUNNABLE)
                 self.gflow[a] = self.rec.flow(F_WAKEUP, a, -1, b, self.now, self.rec.sid("unblock (network)"))
                 self.enqueue(b, a, False, "netpoll")
+                self.poller_runs(b)
             elif kind == EV_SYSCALL:
                 if self.ggen[a] == b:
                     self.exitsyscall(a)
@@ -412,15 +424,21 @@ class Sim:
 
         While a P is idle, an M is parked in netpoll until the earliest timer of all Ps
         (findRunnable's checkTimersNoP): it wakes, takes an idle P and runs the timer
-        (its own P's, or stolen in stealWork's last round), readying the G there. Else the
-        P that owns the timer runs it at its next findRunnable (timers.check), unless a
-        spinning M steals it first. The trace records the unblock when the timer runs.
+        (its own P's, or stolen in stealWork's last round), readying the G there. Only one
+        M polls (sched.lastpoll): a timer that expires while that M is woken but has not run
+        yet wakes nobody else, and the M runs it too when it runs. Else the P that owns the
+        timer runs it at its next findRunnable (timers.check), unless a spinning M steals it
+        first. The trace records the unblock when the timer runs.
         """
         if self.gstatus[g] != GS_WAITING:
             return
+        if self.poller >= 0:
+            self.poller_timers.append(g)
+            return
         if self.npidle and not self.stw_active:
             p = self.pidleget()
-            self.push(self.now + self.k.wake_m_ns, EV_TIMER_RUN, g, p)  # before startm: first at that instant
+            self.poller, self.poller_timers = p, [g]
+            self.push(self.now + self.k.wake_m_ns, EV_TIMER_RUN, 0, p)  # before startm: first at that instant
             self.startm(p, False, self.k.wake_m_ns)
             return
         owner = (
@@ -430,6 +448,14 @@ class Sim:
             self.ptimers[owner].append(g)
             return
         self.ready(g, -1, owner, self.unblock_label(g))  # its P is in a syscall or stopped: queued behind it
+
+    def poller_runs(self, p: int) -> None:
+        """The woken netpoll M runs on P: timers.check readies the Gs of every timer that expired
+        since it was woken, in order, on P."""
+        due, self.poller_timers, self.poller = self.poller_timers, [], -1
+        for g in due:
+            if self.gstatus[g] == GS_WAITING:
+                self.ready(g, -1, p, self.unblock_label(g))
 
     def run_timers(self, owner: int, p: int) -> bool:
         """timers.check: run OWNER's expired timers on P (their Gs to P's runnext, in order)."""
@@ -444,23 +470,29 @@ class Sim:
 
     def net_ready(self, g: int) -> None:
         self.netwaiters -= 1
-        if self.npidle and not self.stw_active:
+        if self.npidle and not self.stw_active and self.poller < 0:
             # An M blocked in netpoll (there is one while a P is idle) wakes and reads the ready
             # G when it runs: that is when the trace says the G was unblocked, and until then
             # the G is in no queue another P could steal it from.
             p = self.pidleget()
+            self.poller = p
             self.push(self.now + self.k.wake_m_ns, EV_POLLED, g, p)  # before startm: first at that instant
             self.startm(p, False, self.k.wake_m_ns)
             return
-        self.netready.append(g)  # for the next findRunnable's or sysmon's poll
+        # For the next findRunnable's or sysmon's poll (the one poller, woken already, has
+        # returned from epoll_wait).
+        self.netready.append(g)
 
     def inject(self, gs: list[int], why: str, p: int = -1) -> None:
         """injectglist: Gs made runnable by a netpoll on P (-1: one without a P, e.g. sysmon's).
 
         Without a P all go to the global queue with an M for each idle P; with one, one G
         per idle P goes to the global queue (each with an M) and the rest to P's own local
-        queue, then wakep. The trace records their unblock on P.
+        queue, then wakep. The trace records their unblock on P. An empty list does nothing
+        (injectglist returns first): netpoll's one G, which findRunnable runs itself, wakes nobody.
         """
+        if not gs:
+            return
         for g in gs:
             self.gstatus[g] = GS_RUNNABLE
             self.rec.state(LG, g, self.now, G_RUNNABLE)
@@ -515,6 +547,7 @@ class Sim:
     def pidleput(self, p: int) -> None:
         self.pstatus[p] = PS_IDLE
         self.spinround[p] = 0
+        self.grab[p] = None
         self.pwaking[p] = False
         self.pidle.append(p)
         self.npidle += 1
@@ -696,11 +729,16 @@ class Sim:
     def steal_round(self, p: int) -> tuple[int, bool]:
         """The spinning M on P ends its current stealWork round: a G, the next round, or none.
 
-        After the last round findRunnable looks at the global queue once more (under
-        sched.lock, before releasep): work put there while it stole is not left behind.
+        A round that has to take a running P's runnext sleeps in runqgrab first (GRAB_WAIT):
+        the M holds its P and spins through the sleep and resumes that round after it. After
+        the last round findRunnable looks at the global queue once more (under sched.lock,
+        before releasep): work put there while it stole is not left behind.
         """
         i = self.spinround[p] - 1
-        g = self.steal_once(p, i)
+        g = self.grab_resume(p) if self.grab[p] is not None else self.steal_once(p, i)
+        if g == GRAB_WAIT:
+            self.sched_at(p, self.grab_wait_ns)
+            return SPINNING, False
         if g >= 0:
             self.spinround[p] = 0
             return g, False
@@ -714,19 +752,28 @@ class Sim:
         return -1, False
 
     def steal_work(self, p: int) -> int:
-        """stealWork's rounds at one instant (the engine spreads them over time, steal_round)."""
+        """stealWork's rounds at one instant (the engine spreads them over time, steal_round);
+        runqgrab's sleeps end at once, as if nothing moved meanwhile."""
         for i in range(self.c.steal_tries):
             g = self.steal_once(p, i)
+            while g == GRAB_WAIT:
+                g = self.grab_resume(p)
             if g >= 0:
                 return g
         return -1
 
-    def steal_once(self, p: int, i: int) -> int:
-        """Round I of stealWork: every P once in a random order; timers and runnext in the last."""
+    def steal_once(self, p: int, i: int, order: list[int] | None = None, start: int = 0) -> int:
+        """Round I of stealWork: every P once in a random order; timers and runnext in the last.
+
+        GRAB_WAIT: the M sleeps in runqgrab before taking a running victim's runnext
+        (self.grab holds where it is; grab_resume goes on from there).
+        """
         tries = self.c.steal_tries
         last = i == tries - 1
-        order = self.pol.steal_order(self, p)
-        for v in order:
+        if order is None:
+            order = self.pol.steal_order(self, p)
+        for k in range(start, len(order)):
+            v = order[k]
             if v == p:
                 continue
             if last and self.ptimers[v] and self.run_timers(v, p):
@@ -740,40 +787,60 @@ class Sim:
                     return g
             if self.pstatus[v] == PS_IDLE:
                 continue
-            q = self.runq[v]
-            n = len(q)
-            take = self.pol.steal_amount(n)
-            if take == 0:
-                if last and self.runnext[v] >= 0 and self.runnext_survives(v):
-                    g = self.runnext[v]
-                    self.runnext[v] = -1
-                    self.steals += 1
-                    self.rec.decision(self.now, p, "steal", f"G{g} (runnext of P{v})",
-                                      f"round {i + 1} of {tries}: runnext only in the last",
-                                      f"order {order}")  # fmt: skip
-                    return g
-                continue
-            batch = [q.popleft() for _ in range(take)]
-            g = batch.pop()
-            mine = self.runq[p]
-            mine.extend(batch)
-            self.steals += 1
-            self.rec.decision(self.now, p, "steal", f"{take} of {n} from P{v}, run G{g}",
-                              f"round {i + 1} of {tries}, first non-empty victim",
-                              f"order {order}; amount policy {take} of {n}")  # fmt: skip
-            return g
+            g = self.runqgrab(p, v, last, order, k)
+            if g != -1:
+                return g
         return -1
 
-    def runnext_survives(self, v: int) -> bool:
-        """runqgrab sleeps before taking a running P's runnext: is it still there after the wait?
+    def runqgrab(self, p: int, v: int, runnext_too: bool, order: list[int], k: int) -> int:
+        """runqsteal from victim V: half its queue (the last taken runs), else in the last round its
+        runnext — after a sleep if V is running (GRAB_WAIT), so that V may schedule it itself."""
+        q = self.runq[v]
+        n = len(q)
+        take = self.pol.steal_amount(n)
+        if take:
+            batch = [q.popleft() for _ in range(take)]
+            g = batch.pop()
+            self.runq[p].extend(batch)
+            self.steals += 1
+            self.rec.decision(self.now, p, "steal", f"{take} of {n} from P{v}, run G{g}",
+                              f"round {self.spinround[p] or '-'} of {self.c.steal_tries}, first non-empty victim",
+                              f"order {order}; amount policy {take} of {n}")  # fmt: skip
+            return g
+        if not runnext_too or self.runnext[v] < 0:
+            return -1
+        if self.pstatus[v] == PS_RUN:
+            # "Sleep to ensure that pp isn't about to run the g we are about to steal": usleep(3),
+            # which the OS stretches by its timer slack; the M keeps its P and its spin meanwhile.
+            self.grab[p] = (v, self.runnext[v], order, k)
+            self.rec.decision(self.now, p, "runqgrab_wait", f"sleep {self.grab_wait_ns} ns before P{v}'s runnext",
+                              f"P{v} is running: it may schedule G{self.runnext[v]} itself",
+                              "take it now")  # fmt: skip
+            return GRAB_WAIT
+        return self.take_runnext(p, v)
 
-        The model knows when the victim's G next stops on its own (the end of its CPU
-        burst); if that is within the wait, the victim schedules its runnext itself.
-        """
-        g = self.pg[v]
-        if g < 0 or self.gstatus[g] != GS_RUNNING or self.grem[g] < 0:
-            return self.pstatus[v] != PS_RUN  # a P between Gs picks its runnext at once
-        return self.grun_start[g] + self.grem[g] > self.now + self.c.runnext_steal_wait_ns
+    def grab_resume(self, p: int) -> int:
+        """After runqgrab's sleep: the runnext it saw if still there (the CAS), else look at the
+        victim again (runqgrab's loop: its queue, a new runnext, another sleep), then the rest."""
+        v, seen, order, k = self.grab[p]  # type: ignore[misc]
+        self.grab[p] = None
+        last = self.c.steal_tries - 1
+        if self.pstatus[v] != PS_IDLE:
+            if self.runnext[v] == seen:
+                return self.take_runnext(p, v)
+            g = self.runqgrab(p, v, True, order, k)
+            if g != -1:
+                return g
+        return self.steal_once(p, last, order, k + 1)
+
+    def take_runnext(self, p: int, v: int) -> int:
+        g = self.runnext[v]
+        self.runnext[v] = -1
+        self.steals += 1
+        self.rec.decision(self.now, p, "steal", f"G{g} (runnext of P{v})",
+                          f"round {self.c.steal_tries} of {self.c.steal_tries}: runnext only in the last",
+                          "leave it to its P")  # fmt: skip
+        return g
 
     def stop_m(self, p: int) -> None:
         """Nothing to run: release P; a spinning M re-checks the queues once after dropping its spin,

@@ -90,7 +90,7 @@ def test_replay_metrics_within_the_stated_tolerance(
 ) -> None:
     # README's tolerance table, measured on these committed traces; p99 latency and (on other
     # programs) preemptions are not within any tolerance yet and are not held; migrations only
-    # to the factor reached (x2.9-x6.8 too many).
+    # to the factor reached (x1.5-x4.0 too many since runqgrab's sleep takes its time).
     trace = tmp_path / f"{name}.trace"
     trace.write_bytes(lzma.decompress((GOLDEN / f"{name}.trace.xz").read_bytes()))
     tl = analyse(str(trace)).timeline
@@ -98,18 +98,22 @@ def test_replay_metrics_within_the_stated_tolerance(
     real = measure.from_timeline(tl, prog.procs)
     sim = measure.of_sim(api.simulate(prog, consts, policies.resolve([]), seed=seed, decisions=False))
     assert sim["goroutines"] == real["goroutines"]
-    assert abs(sim["p_utilization"] - real["p_utilization"]) <= 0.04
+    # (±0.04 and ±5 % before runqgrab's sleep took its time: 1.22's Ps idled too little.)
+    assert abs(sim["p_utilization"] - real["p_utilization"]) <= 0.02
     assert abs(sim["sched_latency_p50_ns"] - real["sched_latency_p50_ns"]) <= 300
     assert 0.5 <= sim["preemptions"] / max(1, real["preemptions"]) <= 2
-    assert abs(sim["wall_ns"] - real["wall_ns"]) <= 0.05 * real["wall_ns"]
-    assert real["migrations"] <= sim["migrations"] <= 7 * real["migrations"]
+    assert abs(sim["wall_ns"] - real["wall_ns"]) <= 0.02 * real["wall_ns"]
+    assert real["migrations"] <= sim["migrations"] <= 5 * real["migrations"]
     # findRunnable spins as long as the traced machine did (model.spinning), holding its P and
     # nmspinning through its steal rounds, so wakep wakes fewer threads and Ps idle less often:
     # and an M giving its P up polls the network (findRunnable's blocking netpoll), so Gs ready
     # there run on the P it takes back instead of waiting for another P's poll and its wakep:
     # still too many of both (x1.5-x1.6 and x1.8-x2.0, from x1.5-x1.7 and x1.9-x2.0 before).
+    # One M polls the network at a time, so timers expiring within its wake-up run on its one
+    # P and a netpoll finds several Gs, whose injectglist starts Ms for idle Ps: more wake-ups
+    # (x1.6-x1.8), as the source has it where the real runs had no P idle (docs/model.md).
     assert abs(sim["find_idle_p50_ns"] - real["find_idle_p50_ns"]) <= 0.1 * real["find_idle_p50_ns"]
-    assert real["thread_wakeups"] < sim["thread_wakeups"] <= 1.6 * real["thread_wakeups"]
+    assert real["thread_wakeups"] < sim["thread_wakeups"] <= 1.9 * real["thread_wakeups"]
     assert real["idle_p_spans"] < sim["idle_p_spans"] <= 2.0 * real["idle_p_spans"]
     # Thread wake-ups read the same way from both: the trace's run from microseconds to
     # milliseconds; the model's cost the one constant it is given, and never read longer.

@@ -101,9 +101,7 @@ def test_runnext_is_stolen_only_in_the_last_round(consts: Constants) -> None:
     _take_p(sim, 1)
     g, running = _gs(sim, 2)
     sim.runnext[1] = g
-    # P1 runs a G whose burst outlasts runqgrab's wait, so the runnext is still there.
     sim.pg[1], sim.gp[running], sim.gstatus[running] = running, 1, engine.GS_RUNNING
-    sim.grun_start[running], sim.grem[running] = sim.now, 10 * consts.runnext_steal_wait_ns
     rounds = []
     order = sim.pol.steal_order
 
@@ -112,19 +110,73 @@ def test_runnext_is_stolen_only_in_the_last_round(consts: Constants) -> None:
         return order(s, p)
 
     sim.pol = policies.Policy(names=("test",), steal_order=counting)
+    # (steal_work runs the rounds at one instant: runqgrab's sleep ends with nothing moved.)
     assert sim.steal_work(0) == g
     assert len(rounds) == consts.steal_tries and all(r == g for r in rounds)
 
 
-def test_runnext_is_left_to_a_p_whose_g_stops_within_the_wait(consts: Constants) -> None:
-    sim = _sim(consts, procs=2)
-    _take_p(sim, 0)
-    _take_p(sim, 1)
+def _p0_to_runqgrab_sleep(sim: Sim) -> None:
+    """Run P0's steal rounds until its M sleeps in runqgrab (or gets a G, or idles)."""
+    while sim.grab[0] is None and sim.pg[0] < 0 and sim.pstatus[0] == PS_RUN:
+        sim.now, _, kind, a, b = heapq.heappop(sim.heap)
+        if kind == engine.EV_SCHED and a == 0 and sim.pepoch[0] == b:
+            sim.schedule(0)
+
+
+def _runnext_on_running_p1(consts: Constants) -> tuple[Sim, int]:
+    """P0's M spins (rounds of 1 µs) with an idle P2; P1 runs a G and holds G in its runnext."""
+    sim = _spinning_p0(consts, procs=3)
     g, running = _gs(sim, 2)
     sim.runnext[1] = g
     sim.pg[1], sim.gp[running], sim.gstatus[running] = running, 1, engine.GS_RUNNING
-    sim.grun_start[running], sim.grem[running] = sim.now, consts.runnext_steal_wait_ns // 2
-    assert sim.steal_work(0) == -1 and sim.runnext[1] == g
+    return sim, g
+
+
+def test_a_spinning_m_sleeps_in_runqgrab_before_taking_a_running_ps_runnext(consts: Constants) -> None:
+    # runqgrab: "Sleep to ensure that pp isn't about to run the g we are about to steal" —
+    # usleep(3), which Linux's timer slack stretches to ~53 µs. The M holds its P and its spin
+    # through it (work readied meanwhile wakes nobody for the idle P2), then takes the runnext.
+    sim, g = _runnext_on_running_p1(consts)
+    t0 = sim.now
+    _p0_to_runqgrab_sleep(sim)
+    assert sim.now == t0 + consts.steal_tries * 1000 and sim.runnext[1] == g and sim.pg[0] < 0
+    (h,) = _gs(sim, 1)
+    sim.gstatus[h] = engine.GS_WAITING
+    sim.ready(h, -1, 1, "test")  # h to P1's runnext, g kicked to its queue's tail
+    sim.runnext[1], sim.runq[1] = g, type(sim.runq[1])()  # (P1 ran h at once)
+    assert sim.pidle == [2] and sim.nmspinning == 1 and sim.pstatus[0] == PS_RUN
+    _p0_rounds(sim)
+    wait = consts.runnext_steal_wait_ns + Costs().timer_slack_ns
+    assert sim.pg[0] == g and sim.runnext[1] == -1 and sim.now == t0 + consts.steal_tries * 1000 + wait
+
+
+def test_runnext_is_left_to_a_p_that_schedules_it_during_runqgrabs_sleep(consts: Constants) -> None:
+    # The point of the sleep: P1's G blocks meanwhile and P1 runs its runnext itself, so the
+    # thief's CAS fails, it finds nothing else and gives its P up — no migration.
+    sim, g = _runnext_on_running_p1(consts)
+    t0 = sim.now
+    _p0_to_runqgrab_sleep(sim)
+    sim.runnext[1], sim.pg[1] = -1, g  # P1 schedules it
+    sim.gstatus[g] = engine.GS_RUNNING
+    _p0_rounds(sim)
+    wait = consts.runnext_steal_wait_ns + Costs().timer_slack_ns
+    assert sim.pstatus[0] == engine.PS_IDLE and sim.pg[1] == g
+    assert sim.now == t0 + consts.steal_tries * 1000 + wait
+
+
+def test_runqgrab_sleeps_again_for_a_new_runnext_after_its_cas_fails(consts: Constants) -> None:
+    # runqgrab's loop: after the sleep the runnext is another G (P1 ran G, which readied H):
+    # the CAS fails, it looks at P1 again and sleeps again before taking H.
+    sim, g = _runnext_on_running_p1(consts)
+    t0 = sim.now
+    _p0_to_runqgrab_sleep(sim)
+    (h,) = _gs(sim, 1)
+    sim.runnext[1] = h
+    sim.pg[1], sim.gstatus[g] = g, engine.GS_RUNNING
+    sim.gstatus[h] = engine.GS_RUNNABLE
+    _p0_rounds(sim)
+    wait = consts.runnext_steal_wait_ns + Costs().timer_slack_ns
+    assert sim.pg[0] == h and sim.now == t0 + consts.steal_tries * 1000 + 2 * wait
 
 
 def test_steal_order_visits_every_p_once(consts: Constants) -> None:
@@ -317,6 +369,41 @@ def test_with_an_idle_p_the_timer_runs_when_the_parked_m_wakes(consts: Constants
     # and the G then runs at once from that P's runnext.
     assert wake["from_time"].to_list() == [expiry + sim.k.wake_m_ns]
     assert wake["to_time"][0] - wake["from_time"][0] <= sim.k.schedule_ns
+
+
+def test_timers_expiring_while_the_woken_poller_has_not_run_run_on_its_p(consts: Constants) -> None:
+    # One M blocks in netpoll (sched.lastpoll). A timer expiring after it was woken and before
+    # it runs wakes no other M: the poller runs it too (timers.check), on the one P it took;
+    # the second G waits in that P's queue for the spinning M its ready() wakes for P1.
+    sim = _sim(consts, procs=2)
+    a, b = _sleeping(sim, 0), _sleeping(sim, 1)
+    sim.timer_fired(a)
+    sim.now += 1000
+    sim.timer_fired(b)
+    assert sim.pidle == [1] and sim.npidle == 1
+    while True:
+        t, _, kind, _, p = heapq.heappop(sim.heap)
+        if kind == engine.EV_TIMER_RUN:
+            break
+    sim.now = t
+    sim.poller_runs(p)
+    assert p == 0 and sim.runnext[0] == b and list(sim.runq[0]) == [a]
+    assert sim.pstatus[1] == PS_RUN and sim.nmspinning == 1  # wakep: a spinning M for P1
+    tl = sim.rec.timeline(engine.T_START, sim.now + 1, 2)
+    assert sorted(tl.flows["from_p"].to_list()) == [0, 0] and set(tl.flows["from_time"].to_list()) == {t}
+
+
+def test_netpoll_s_one_ready_g_wakes_nobody(consts: Constants) -> None:
+    # injectglist returns at once on an empty list: the one G a netpoll found runs on the
+    # polling P, and no thread is woken for the idle P1.
+    sim = _sim(consts, procs=2)
+    _take_p(sim, 0)
+    (g,) = _gs(sim, 1)
+    sim.gstatus[g] = engine.GS_WAITING
+    sim.netready.append(g)
+    sim.schedtick[0] = 1
+    assert sim.find_runnable(0) == (g, False)
+    assert sim.pidle == [1] and sim.nmspinning == 0
 
 
 def _retaken_syscall(sim: Sim) -> int:
