@@ -75,9 +75,11 @@ class Costs:
     wake_m_ns: int = 8_000  # futex wake of a parked thread until it runs schedule()
     steal_ns: int = 500  # one stealWork round over the Ps
     exitsyscall_ns: int = 200
-    # How much later than asked the OS ends a short sleep: Linux's default timer slack for a
-    # SCHED_OTHER thread (prctl PR_SET_TIMERSLACK, 50 µs), so runqgrab's usleep(3) lasts ~53 µs
-    # (52-58 µs in perf's sched_switch records of the sched program here, docs/model.md).
+    # How much later than asked the OS ends a timed sleep: Linux's default timer slack for a
+    # SCHED_OTHER thread (prctl PR_SET_TIMERSLACK, 50 µs), given to every nanosleep and timed
+    # futex wait. So runqgrab's usleep(3) lasts ~53 µs (52-58 µs in perf's sched_switch records
+    # of the sched program here) and sysmon's usleep(20) ~70 µs, not 20 (its hrtimer's
+    # expires - softexpires is 50 µs in perf's timer:hrtimer_start records; docs/model.md).
     timer_slack_ns: int = 50_000
     # Wake-ups of threads for readied work drawn from these instead (e.g. a trace's measured
     # ones, model.wakeups); empty: wake_m_ns. Not the default: see docs/model.md.

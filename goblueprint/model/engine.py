@@ -15,8 +15,8 @@ OS's timer slack) and its CAS, each round and sleep taking its time while the M
 holds its P and counts as spinning, then
 the global queue once more before the P goes; the spinning limit; wakep (also at the end
 of goschedImpl); sysmon's sleep (min doubling to max after
-idle ticks), its preemption of a G that kept one schedtick for forcePreemptNS,
-its retake of Ps from syscalls (after one tick of observation, or at once when
+idle ticks, each plus the OS's timer slack, as is its wait while every P is idle),
+its preemption of a G that kept one schedtick for forcePreemptNS, its retake of Ps from syscalls (after one tick of observation, or at once when
 there is work and nobody to do it) and its network poll; handoffp; exitsyscall and
 Go 1.27's exitsyscallTryGetP; timers on the P the G slept on, run by the M parked in
 netpoll (one M polls at a time: timers expiring before it runs run on its P), the
@@ -203,7 +203,7 @@ class Sim:
         # sysmon's phase against the program is not in a trace (it started with the process):
         # the seed chooses it, so averaging over seeds averages over it.
         phase = self.rng.randrange(self.c.sysmon_max_sleep_us * 1000)
-        self.push(self.now + self.c.sysmon_min_sleep_us * 1000 + phase, EV_SYSMON, 0, 0)
+        self.push(self.now + self.sysmon_sleep_ns(self.c.sysmon_min_sleep_us) + phase, EV_SYSMON, 0, 0)
         if self.schedtrace_ms:
             self.push(self.now + self.schedtrace_ms * 1_000_000, EV_TRACE)
         heap = self.heap
@@ -967,8 +967,11 @@ class Sim:
             if nxt < 0 or nxt > now:
                 self.sysmon_parked = True
                 self.sysmon_epoch += 1
+                # notetsleep is a futex wait with a timeout, which the OS ends late by its timer
+                # slack like a nanosleep (a notewakeup is not a timer and comes at once).
                 limit = now + self.c.sysmon_wait_max_ns
-                self.push(limit if nxt < 0 else min(nxt, limit), EV_SYSMON, self.sysmon_epoch, 1)
+                timeout = limit if nxt < 0 else min(nxt, limit)
+                self.push(timeout + self.k.timer_slack_ns, EV_SYSMON, self.sysmon_epoch, 1)
                 return
         self.sysmon_parked = False
         if self.netready and self.lastpoll + self.c.netpoll_interval_ns < now:
@@ -979,7 +982,12 @@ class Sim:
         self.sysmon_idle = 0 if n else self.sysmon_idle + 1
         delay = self.pol.sysmon_tick(self, self.sysmon_delay, self.sysmon_idle)
         self.sysmon_delay = delay
-        self.push(now + delay * 1000, EV_SYSMON, self.sysmon_epoch, 0)
+        self.push(now + self.sysmon_sleep_ns(delay), EV_SYSMON, self.sysmon_epoch, 0)
+
+    def sysmon_sleep_ns(self, delay_us: int) -> int:
+        """How long sysmon's usleep(delay) lasts: nanosleep, which the OS ends late by its timer
+        slack (measured here: a 20 µs sleep's timer fires 57-67 µs past its end; docs/model.md)."""
+        return delay_us * 1000 + self.k.timer_slack_ns
 
     def retake(self, now: int) -> int:
         n = 0

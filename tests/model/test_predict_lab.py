@@ -35,7 +35,7 @@ pytestmark = [
 ]
 LAB_GOPROGS = Path(__file__).resolve().parents[1] / "lab" / "goprogs"
 # (program, knob, the metrics the knob acts on): those are held to the lab; the others are
-# printed (README.md lists them) but a shared machine's noise in three runs a side makes
+# printed (README.md lists them) but a shared machine's noise in five runs a side makes
 # the lab's own interval for them move from run to run (a p50 of the steal program's
 # latency came out [-185 µs, 195 µs] in one session and [88 µs, 342 µs] in the next).
 CASES = [
@@ -83,6 +83,6 @@ def test_prediction_agrees_with_lab_ab(
     )
     if low > 0 or high < 0:
         assert (pred > 0) == (high > 0), (pred, low, high)
-    # The rate's interval from three runs a side is narrow; allow the model half its width again.
+    # The rate's interval from five runs a side is narrow; allow the model half its width again.
     slack = (high - low) / 2
     assert low - slack <= pred <= high + slack, (pred, low, high)
