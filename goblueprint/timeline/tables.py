@@ -51,7 +51,9 @@ from goblueprint.timeline._api import (
     ResourceKind,
 )
 from goblueprint.timeline.model import Timeline, state_table
+from goblueprint.timeline.spill import ColumnSpill, Seen
 from goblueprint.timeline.summary import Summary
+from goblueprint.trace.store import COLUMNS
 
 _KIND_NAMES = [k.name for k in sorted(EventKind, key=int)]
 _RESOURCE_NAMES = [k.name for k in sorted(ResourceKind, key=int)]
@@ -127,19 +129,27 @@ class EventRows:
         self.parts: list[dict[str, np.ndarray]] = []
         self.pending = 0
         self.seq = 0
-        # Packed chunks, in memory or (SPILL, a directory) each in an Arrow IPC file of its own:
-        # the table of a large trace is several times its size, more than it should hold in memory.
+        self.rows = 0  # rows taken in
+        # Packed chunks in memory or, with SPILL (a directory), the store's columns appended as
+        # they come to raw files there, packed only as they are read back: the table of a large
+        # trace is several times its size, more than it should hold in memory.
         self.chunks: list[pl.DataFrame] = []
-        self.spill = spill
-        self.spilled: list[Path] = []
-        self._stacks: list[np.ndarray] = []  # the stack ids of each chunk, once each
+        self.spill: ColumnSpill | None = (
+            None if spill is None else ColumnSpill(spill, "events", {n: COLUMNS[n] for n in self._KEPT})
+        )
+        self._stacks = Seen()  # the stack ids the rows name
         self.strings: list[str] = []
         self._names = pl.Series("s", [], dtype=pl.String)
 
     def columns(self, cols: dict[str, np.ndarray], interner: Any) -> None:
+        self.strings = interner.strings
+        self.rows += len(cols["kind"])
+        self._stacks.add(cols["stack"])
+        if self.spill is not None:
+            self.spill.append(cols)  # only the kept columns are named, and written as they are
+            return
         self.parts.append({name: cols[name].copy() for name in self._KEPT})
         self.pending += len(cols["kind"])
-        self.strings = interner.strings
         if self.pending >= _EVENT_CHUNK:
             self._flush()  # bounded memory: one DataFrame chunk per ~half a million rows
 
@@ -148,6 +158,10 @@ class EventRows:
             return
         c = {name: np.concatenate([part[name] for part in self.parts]) for name in self._KEPT}
         self.parts, self.pending = [], 0
+        self.chunks.append(self._frame(c))
+
+    def _frame(self, c: dict[str, np.ndarray]) -> pl.DataFrame:
+        """The rows of the kept columns C, the next in the table, with their names resolved."""
         if len(self._names) != len(self.strings):  # ids only grow: new strings only extend it
             self._names = pl.Series("s", self.strings, dtype=pl.String)
         names = self._names
@@ -181,40 +195,32 @@ class EventRows:
             schema=_EVENTS_SCHEMA,
         )
         self.seq += n
-        self._stacks.append(np.unique(c["stack"]))
-        if self.spill is None:
-            self.chunks.append(frame)
-            return
-        path = self.spill / f"events-{len(self.spilled):06d}.arrow"
-        frame.write_ipc(path, compression="uncompressed")  # read back once: speed over size
-        self.spilled.append(path)
+        return frame
 
     def stack_ids(self) -> np.ndarray:
         """The pass Interner's stack ids the rows name, each once (sorted)."""
-        self._flush()
-        return np.unique(np.concatenate(self._stacks)) if self._stacks else np.zeros(0, np.uint32)
+        return self._stacks.values()
 
     def frames(self) -> Iterator[pl.DataFrame]:
-        """The table's chunks in row order, each let go of (its spill file removed) once given."""
+        """The table's chunks in row order, each let go of once given (the spill removed at the end)."""
         self._flush()
         while self.chunks:
             yield self.chunks.pop(0)
-        spilled, self.spilled = self.spilled, []
-        for path in spilled:
-            yield _read_spilled(path)  # no name here holds it while the consumer works on it
+        spill, self.spill = self.spill, None
+        if spill is None:
+            return
+        try:
+            for lo, hi in spill.windows(_EVENT_CHUNK):
+                # No name here holds the chunk while the consumer works on it.
+                yield self._frame({name: spill.read(name, lo, hi) for name in self._KEPT})
+        finally:
+            spill.remove()
 
     def frame(self) -> pl.DataFrame:
         chunks = list(self.frames())
         if not chunks:
             return pl.DataFrame(schema=_EVENTS_SCHEMA)
         return pl.concat(chunks)
-
-
-def _read_spilled(path: Path) -> pl.DataFrame:
-    """A chunk written to PATH (the file removed): read, not mapped, so its pages go when it does."""
-    chunk = pl.read_ipc(path.read_bytes())
-    path.unlink()
-    return chunk
 
 
 def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
@@ -448,7 +454,7 @@ def _tables_pass(
         if write_to is not None:
             written["events"] = write_by_generation(events, write_to / "events.parquet")
         else:
-            out["events"] = pl.concat(list(events)) if rows.seq else pl.DataFrame(schema=_EVENTS_SCHEMA)
+            out["events"] = pl.concat(list(events)) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
     if spans is None:
         tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
     else:
