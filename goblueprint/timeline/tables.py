@@ -25,7 +25,9 @@ import itertools
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
+from types import TracebackType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -53,6 +55,7 @@ from goblueprint.timeline._api import (
 from goblueprint.timeline.model import Timeline, state_table
 from goblueprint.timeline.spill import ColumnSpill, Seen
 from goblueprint.timeline.summary import Summary
+from goblueprint.timeline.write_behind import WriteBehind
 from goblueprint.trace.store import COLUMNS
 
 _KIND_NAMES = [k.name for k in sorted(EventKind, key=int)]
@@ -233,14 +236,17 @@ def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
 
     rows = 0
     generation: list[pl.DataFrame] = []
-    with pq.ParquetWriter(path, _EVENTS_ARROW_SCHEMA, write_statistics=True) as writer:
+    with (
+        pq.ParquetWriter(path, _EVENTS_ARROW_SCHEMA, write_statistics=True) as writer,
+        WriteBehind() as behind,  # a generation encoded while the next one's rows are made
+    ):
 
         def write() -> None:
             nonlocal rows
             if generation:
                 table = pl.concat(generation).to_arrow()
                 generation.clear()
-                writer.write_table(table, row_group_size=table.num_rows)
+                behind.submit(writer.write_table, table, table.num_rows)
                 rows += table.num_rows
 
         for chunk in chunks:
@@ -250,6 +256,7 @@ def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
                     write()  # a Sync: the generation before it is complete
                 generation.append(chunk.slice(lo, hi - lo))
         write()
+        behind.wait()
         if rows == 0:
             writer.write_table(_EVENTS_ARROW_SCHEMA.empty_table())
     return rows
@@ -466,14 +473,15 @@ def _tables_pass(
     makers = {"goroutines": lambda: goroutines_frame(summary), **timeline_table_makers(tl)}
     if spans is not None:
         del makers["intervals"]  # written with the spans
-    for name, make in makers.items():
-        if write_to is None:
-            out[name] = make()
-            continue
-        df = make()
-        df.write_parquet(write_to / f"{name}.parquet", statistics=True)
-        written[name] = df.height
-        del df  # let go of before the next is made
+    with WriteBehind() as behind:  # a table written while the next is made
+        for name, make in makers.items():
+            if write_to is None:
+                out[name] = make()
+                continue
+            df = make()
+            behind.submit(partial(df.write_parquet, write_to / f"{name}.parquet", statistics=True))
+            written[name] = df.height
+            del df  # let go of once written
     stay_tables = None
     if stays_table is not None:
         stays_table = with_timeline_stacks(stays_table, lut)
@@ -508,6 +516,8 @@ class _SpansWriter:
             coded = [name for name in schema.names if name not in ("start", "end")]
             options = {"compression": "zstd", "compression_level": 3, "use_dictionary": coded}
             self._writers.append(pq.ParquetWriter(path, schema, write_statistics=True, **options))
+        # Each file encoded on a thread of its own while the next piece is sorted and named.
+        self._behind = [WriteBehind() for _ in self._writers]
         self.rows = 0
 
     def __call__(self, spans: pl.DataFrame, strings: list[str]) -> None:
@@ -515,18 +525,26 @@ class _SpansWriter:
         # A row group at a time: the names and Arrow's copy of them are made for it alone.
         for lo in range(0, spans.height, _SPAN_ROW_GROUP):
             group = Timeline(strings=strings, spans=spans.slice(lo, _SPAN_ROW_GROUP))
-            for writer, frame in zip(self._writers, (group.spans, group.with_names("spans")), strict=True):
-                writer.write_table(frame.to_arrow())
+            for writer, behind, frame in zip(
+                self._writers, self._behind, (group.spans, group.with_names("spans")), strict=True
+            ):
+                behind.submit(writer.write_table, frame.to_arrow())
         self.rows += spans.height
 
     def __enter__(self) -> _SpansWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        for writer in self._writers:
-            if self.rows == 0:
-                writer.write_table(writer.schema.empty_table())
-            writer.close()
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            for behind in self._behind:
+                behind.__exit__(kind, exc, tb)
+        finally:
+            for writer in self._writers:
+                if self.rows == 0 and exc is None:
+                    writer.write_table(writer.schema.empty_table())
+                writer.close()
 
 
 _SPAN_ROW_GROUP = 1 << 18  # as polars writes a table
