@@ -156,11 +156,6 @@ class _Out:
 _NUMPY = {pl.UInt8: np.uint8, pl.Int32: np.int32, pl.Int64: np.int64, pl.Float64: np.float64}
 
 
-def _frame_of(spill: ColumnSpill, lo: int = 0, hi: int | None = None) -> pl.DataFrame:
-    """Rows LO..HI of a spill's columns as a DataFrame (the columns' numpy types)."""
-    return pl.DataFrame([pl.Series(name, spill.read(name, lo, hi)) for name in spill.dtypes])
-
-
 class _SpilledOut(_Out):
     """An output table of the loop kept on disk during the pass (a spilling builder's counters):
     raw column files (spill.ColumnSpill), read back column by column when finish() takes it,
@@ -245,37 +240,55 @@ class _SpilledSpans(_Out):
         return np.array(last, np.int64)
 
     def take_kind(self, kind: int, rows: int) -> Iterator[pl.DataFrame]:
-        """The spans of one lane kind in pieces of at most ROWS rows (or one lane), by lane id
-        range in order, each piece's rows in the order they were made; their files removed.
+        """The spans of one lane kind in the Timeline's order, in pieces of at most ROWS rows
+        (or one lane) by lane id range in order; their files removed.
 
-        Several pieces are routed first to files of their own (one read of the kind's files):
-        reading the kind again for each piece would read it as many times as it has pieces."""
+        A piece is found by its row numbers, routed once through the lane ids a window at a
+        time, and its columns are gathered from the kind's files already sorted: the kind is
+        read once and never written again, only its row numbers are."""
         spill = self.files.pop(kind)
-        last = self.pieces(spill, rows) if spill.rows > rows else np.zeros(1, np.int64)
-        if len(last) <= 1:
-            whole = _frame_of(spill)
+        try:
+            last = self.pieces(spill, rows) if spill.rows > rows else np.zeros(1, np.int64)
+            if len(last) <= 1:
+                yield self._sorted(spill, None)
+                return
+            pieces = [
+                ColumnSpill(self.spill, f"piece-{kind:03d}-{p:06d}", {"row": np.int64}, keep_open=False)
+                for p in range(len(last))
+            ]
+            for lo, hi in spill.windows(_WINDOW):
+                piece = np.searchsorted(last, spill.read("lane_id", lo, hi), "left")
+                order = np.argsort(piece, kind="stable")  # each piece's rows ascending
+                bounds = np.searchsorted(piece[order], np.arange(len(last) + 1), "left").tolist()
+                order += lo
+                for p in range(len(last)):
+                    if bounds[p + 1] > bounds[p]:
+                        pieces[p].append({"row": order[bounds[p] : bounds[p + 1]]})
+            for p in pieces:
+                at = p.read("row")
+                p.remove()
+                part = self._sorted(spill, at)
+                del at
+                yield part
+                del part
+        finally:
             spill.remove()
-            yield whole
-            return
-        pieces = [
-            ColumnSpill(self.spill, f"piece-{kind:03d}-{p:06d}", self.types, keep_open=False)
-            for p in range(len(last))
-        ]
-        for lo, hi in spill.windows(_WINDOW):
-            piece = np.searchsorted(last, spill.read("lane_id", lo, hi), "left")
-            order = np.argsort(piece, kind="stable")  # stable: each piece keeps the made order
-            bounds = np.searchsorted(piece[order], np.arange(len(last) + 1), "left").tolist()
-            cols = {name: spill.read(name, lo, hi)[order] for name in self.types}
-            for p in range(len(last)):
-                if bounds[p + 1] > bounds[p]:
-                    pieces[p].append({name: c[bounds[p] : bounds[p + 1]] for name, c in cols.items()})
-            del cols
-        spill.remove()
-        for p in pieces:
-            part = _frame_of(p)
-            p.remove()
-            yield part
-            del part
+
+    def _sorted(self, spill: ColumnSpill, at: np.ndarray | None) -> pl.DataFrame:
+        """The spans of SPILL at rows AT (ascending; None: every row) in the Timeline's order
+        (stable: a lane's equal keys keep the order they were made in)."""
+
+        def column(name: str) -> np.ndarray:
+            return spill.read(name) if at is None else spill.gather(name, at)
+
+        keys = {name: column(name) for name in _SPAN_ORDER}
+        order = _span_order(*keys.values())
+        cols = []
+        for name in self.types:
+            values = keys.pop(name) if name in keys else column(name)
+            cols.append(pl.Series(name, values[order]))
+            del values  # one unsorted column at a time beside the sorted ones
+        return pl.DataFrame(cols)
 
 
 # Rows of a spilled column read at a time to count or route them (8 MB of int64).
@@ -586,10 +599,7 @@ class TimelineBuilder:
                 # A piece is a range of lane ids: (lane_kind, lane_id) leads the sort key, so
                 # the pieces sorted alone and given in order are the kind's sorted rows too.
                 for piece in spilled.take_kind(kind, _SPAN_PIECE):
-                    # No name holds the unsorted rows: each column is freed as its sorted one is made.
-                    part = _sorted_column_by_column(
-                        self._named_spans(piece, text_ids, stack_ids), list(_SPAN_ORDER)
-                    )
+                    part = self._named_spans(piece, text_ids, stack_ids)  # sorted as taken
                     del piece
                     kind_lanes.append(self._lanes(part, g_name))
                     spans_to(part, texts)
