@@ -71,26 +71,28 @@ class ColumnSpill:
             return np.zeros(0, dtype)
         return np.fromfile(self.paths[col], dtype, count=hi - lo, offset=lo * dtype.itemsize)
 
-    def gather(self, col: str, rows: np.ndarray, window: int = 1 << 22) -> np.ndarray:
-        """Column COL at ROWS (ascending row numbers), the file mapped WINDOW rows at a time:
-        only the pages holding those rows are touched, never copied whole first, and no more
-        than a window's pages are mapped (they count in the process's resident memory)."""
+    def gather(self, col: str, rows: np.ndarray, window: int = 1 << 20) -> np.ndarray:
+        """Column COL at ROWS (ascending row numbers), read WINDOW rows at a time into one
+        buffer: what is held is the rows asked for and a window, never the whole column."""
         self._close()
         self._read = True
         dtype = self.dtypes[col]
         out = np.empty(len(rows), dtype)
         if not len(rows):
             return out
+        buf = np.empty(min(window, self.rows), dtype)
         bounds = np.searchsorted(rows, np.arange(0, self.rows + window, window)).tolist()
-        for w in range(len(bounds) - 1):
-            a, b = bounds[w], bounds[w + 1]
-            if a == b:
-                continue
-            lo = w * window
-            hi = min(lo + window, self.rows)
-            mapped = np.memmap(self.paths[col], dtype, "r", offset=lo * dtype.itemsize, shape=(hi - lo,))
-            np.take(mapped, rows[a:b] - lo, out=out[a:b])
-            del mapped
+        with open(self.paths[col], "rb") as f:
+            for w in range(len(bounds) - 1):
+                a, b = bounds[w], bounds[w + 1]
+                if a == b:
+                    continue
+                lo = w * window
+                f.seek(lo * dtype.itemsize)
+                got = f.readinto(memoryview(buf).cast("B")) // dtype.itemsize
+                if got < min(window, self.rows - lo):
+                    raise OSError(f"{self.paths[col]}: spilled column cut short")
+                np.take(buf, rows[a:b] - lo, out=out[a:b])
         return out
 
     def windows(self, rows: int) -> Iterable[tuple[int, int]]:
