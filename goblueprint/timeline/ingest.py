@@ -316,7 +316,7 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
     files[f"{TIMELINE_DIR}/strings.parquet"] = tdir / "strings.parquet"
     vdir = out / VIEWS_DIR
     vdir.mkdir()
-    with WriteBehind() as behind:  # each file written while the next frame is made
+    with WriteBehind(threads=2) as behind:  # frames held anyway: two written at once
         for name in _TIMELINE_FRAMES:
             path = tdir / f"{name}.parquet"
             if path != spans:  # written by the pass, not held in the Timeline

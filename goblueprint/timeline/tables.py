@@ -473,7 +473,9 @@ def _tables_pass(
     makers = {"goroutines": lambda: goroutines_frame(summary), **timeline_table_makers(tl)}
     if spans is not None:
         del makers["intervals"]  # written with the spans
-    with WriteBehind() as behind:  # a table written while the next is made
+    # A table written while the next is made; two at once, as the one made while the first is
+    # written is held either way (the largest, the metrics, comes first).
+    with WriteBehind(threads=2) as behind:
         for name, make in makers.items():
             if write_to is None:
                 out[name] = make()

@@ -2,12 +2,14 @@
 
 Encoding Parquet (pyarrow's writer, polars' write_parquet) releases the GIL and takes a
 third of an ingest: on a thread beside the pass's own work (sorting the next lane kind,
-packing the next generation's rows) it costs little wall time.  One write is in flight at
-a time, so what is held is the data being written and the next, never a queue of them.
+packing the next generation's rows) it costs little wall time.  A given number of writes
+are in flight at a time (one unless the data written are held anyway), so what is held
+is the data being written and the next, never a queue of them.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
@@ -15,22 +17,24 @@ from typing import Any
 
 
 class WriteBehind:
-    """``submit(fn, *args)`` runs FN on the writer thread once the previous call is done; an
-    error of a call is raised by the next ``submit`` or by ``close`` (a ``with`` block's end)."""
+    """``submit(fn, *args)`` runs FN on a writer thread once fewer than THREADS calls are in
+    flight (the oldest waited for); an error of a call is raised by a later ``submit`` or by
+    ``close`` (a ``with`` block's end)."""
 
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="write-behind")
-        self._pending: Future[Any] | None = None
+    def __init__(self, threads: int = 1) -> None:
+        self._threads = threads
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="write-behind")
+        self._pending: deque[Future[Any]] = deque()
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> None:
-        self.wait()
-        self._pending = self._pool.submit(fn, *args)
+        while len(self._pending) >= self._threads:
+            self._pending.popleft().result()
+        self._pending.append(self._pool.submit(fn, *args))
 
     def wait(self) -> None:
-        """Until the call in flight is done (its error raised here)."""
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.result()
+        """Until every call in flight is done (the first error raised here)."""
+        while self._pending:
+            self._pending.popleft().result()
 
     def close(self) -> None:
         try:
@@ -49,5 +53,5 @@ class WriteBehind:
             return
         # Already failing: the write in flight is let finish (its file is closed after it),
         # and the error that got here is the one raised, not a later one of that write.
-        self._pending = None
+        self._pending.clear()
         self._pool.shutdown(wait=True)
