@@ -207,7 +207,7 @@ class _SpilledSpans(_Out):
             return
         for k, seen in self.codes.items():
             seen.add(rows[:, k])
-        kinds = rows[:, 0]
+        kinds = rows[:, 0].astype(np.uint8)  # lane kinds: a byte sorts by radix, not by merging
         counts = np.bincount(kinds)
         present = np.flatnonzero(counts).tolist()
         if len(present) > 1:  # grouped by kind, each kind's rows in the order they were made
@@ -258,6 +258,8 @@ class _SpilledSpans(_Out):
             ]
             for lo, hi in spill.windows(_WINDOW):
                 piece = np.searchsorted(last, spill.read("lane_id", lo, hi), "left")
+                if len(last) <= 1 << 16:  # a radix sort of small numbers
+                    piece = piece.astype(np.uint16)
                 order = np.argsort(piece, kind="stable")  # each piece's rows ascending
                 bounds = np.searchsorted(piece[order], np.arange(len(last) + 1), "left").tolist()
                 order += lo
