@@ -438,7 +438,7 @@ def _tables_pass(
 
     builder = TimelineBuilder(spill=spans[0] if spans is not None else None)
     summarizer = Summarizer()
-    consumers: list[Any] = [summarizer, builder]
+    consumers: list[Any] = [builder, summarizer]  # the builder, the costliest, first: on a thread
     if rows is not None:
         consumers.append(rows)
     stays = StayCollector(PROFILE_TYPES) if views else None
