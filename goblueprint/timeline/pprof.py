@@ -110,17 +110,21 @@ class StayCollector:
 
     def frame(self) -> pl.DataFrame:
         """The stays as STAYS_SCHEMA rows, types in name order, each in collection order."""
-        out = np.concatenate([*self.full, self.out[: self.n]]) if self.full else self.out[: self.n]
-        order = np.argsort(out["type"], kind="stable")
+        blocks = [*self.full, self.out[: self.n]]
+
+        def field(name: str) -> np.ndarray:  # a field of every block, contiguous
+            return np.concatenate([b[name] for b in blocks])
+
+        order = np.argsort(field("type"), kind="stable")  # int8: a radix sort
         names = pl.Series("type", self.names, dtype=pl.String)
         return pl.DataFrame(
             {
-                "type": names.gather(out["type"][order].astype(np.int64)),
-                "g": out["g"][order],
-                "start": out["start"][order],
-                "end": out["end"][order],
-                "stack": out["stack"][order].astype(np.uint32),
-                "end_seq": out["end_seq"][order],
+                "type": names.gather(field("type")[order].astype(np.int64)),
+                "g": field("g")[order],
+                "start": field("start")[order],
+                "end": field("end")[order],
+                "stack": field("stack")[order].astype(np.uint32),
+                "end_seq": field("end_seq")[order],
             },
             schema=STAYS_SCHEMA,
         )
