@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from goblueprint.timeline import builder_codes as K
 from goblueprint.timeline._api import (
@@ -53,6 +52,7 @@ from goblueprint.timeline.model import (
     frame,
 )
 from goblueprint.timeline.slots import Slots
+from goblueprint.timeline.spill import ColumnSpill, Seen
 from goblueprint.trace import kernels
 
 L_G = int(LaneKind.G)
@@ -153,87 +153,83 @@ class _Out:
         return pl.concat(parts, rechunk=False) if parts else pl.Series([], dtype=self.dtypes[k])
 
 
+_NUMPY = {pl.UInt8: np.uint8, pl.Int32: np.int32, pl.Int64: np.int64, pl.Float64: np.float64}
+
+
 class _SpilledOut(_Out):
     """An output table of the loop kept on disk during the pass (a spilling builder's counters):
-    each chunk an Arrow IPC file, read back column by column when finish() takes it, after the
-    spans are sorted and handed on, so those pieces are not sorted beside it."""
+    raw column files (spill.ColumnSpill), read back column by column when finish() takes it,
+    after the spans are sorted and handed on, so those pieces are not sorted beside it."""
 
     def __init__(self, dtypes: tuple[Any, ...], spill: Path, name: str, floats: bool = False) -> None:
         super().__init__(dtypes, floats)
-        self.spill, self.name = spill, name
-        self.files: list[Path] = []
+        types = {f"c{k}": _NUMPY[t] for k, t in enumerate(dtypes)}
+        if floats:
+            types["c-1"] = np.float64
+        self.file = ColumnSpill(spill, name, types)
         self._taken: set[int] = set()
 
     def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
         if not len(rows):
             return
-        cols = [pl.Series(f"c{k}", rows[:, k]).cast(t) for k, t in enumerate(self.dtypes)]
+        cols = {f"c{k}": rows[:, k] for k in range(len(self.dtypes))}
         if floats is not None:
-            cols.append(pl.Series("c-1", floats))
-        path = self.spill / f"{self.name}-{len(self.files):06d}.arrow"
-        pl.DataFrame(cols).write_ipc(path, compression="uncompressed")
-        self.files.append(path)
+            cols["c-1"] = floats
+        self.file.append(cols)
 
     def take(self, k: int) -> pl.Series:
         """Column K (the float column is -1) of every row; the files go once every column is taken."""
-        parts = [pl.read_ipc(path.read_bytes(), columns=[f"c{k}"]).to_series() for path in self.files]
+        values = self.file.read(f"c{k}")
         self._taken.add(k)
         if len(self._taken) == len(self.chunks):
-            for path in self.files:
-                path.unlink()
-            self.files = []
-        if not parts:
-            return pl.Series([], dtype=self.dtypes[k] if k >= 0 else pl.Float64)
-        return pl.concat(parts, rechunk=False).alias("")
+            self.file.remove()
+        return pl.Series("", values)
 
 
 class _SpilledSpans(_Out):
     """The spans table of a builder that keeps them on disk, not in memory (``spill``).
 
-    Each chunk of rows is split by lane kind, each part an Arrow IPC file of its own, so
-    finish() sorts and hands out one lane kind at a time, and a large kind in pieces of
-    lane ids (``take_kind``) from a count of each lane's rows kept as they are spilled; of
-    the label and stack codes only the set each chunk uses stays in memory, what the
-    Timeline's string and stack tables need.
+    Each chunk of rows is split by lane kind, each kind's rows appended to raw column files
+    of its own (spill.ColumnSpill), so finish() sorts and hands out one lane kind at a time,
+    and a large kind in pieces of lane ids (``take_kind``); of the label and stack codes only
+    which occurred is kept in memory, what the Timeline's string and stack tables need.
     """
 
     def __init__(self, dtypes: tuple[Any, ...], spill: Path) -> None:
         super().__init__(dtypes)
         self.spill = spill
-        self.files: dict[int, list[Path]] = {}
-        self.codes: dict[int, list[np.ndarray]] = {8: [], 9: []}  # label, stack: each chunk's set
-        # Per lane kind: (lane ids, rows of each) of the chunks spilled, merged now and then.
-        self.lane_rows: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
-        self._n = 0
+        self.types = {name: _NUMPY[t] for name, t in zip(SPANS_SCHEMA, dtypes, strict=True)}
+        self.files: dict[int, ColumnSpill] = {}
+        self.codes = {8: Seen(), 9: Seen()}  # label, stack
 
     def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
         if not len(rows):
             return
-        for k, used in self.codes.items():
-            used.append(np.unique(rows[:, k]))
-        kinds = rows[:, 0]
-        for kind in np.unique(kinds).tolist():
-            part = rows[kinds == kind]
-            path = self.spill / f"spans-{kind:03d}-{self._n:06d}.arrow"
-            self._n += 1
-            cols = [
-                pl.Series(name, part[:, k]).cast(t)
-                for k, (name, t) in enumerate(zip(SPANS_SCHEMA, self.dtypes, strict=True))
-            ]
-            pl.DataFrame(cols).write_ipc(path, compression="uncompressed")
-            self.files.setdefault(kind, []).append(path)
-            counts = self.lane_rows.setdefault(kind, [])
-            counts.append(np.unique(part[:, 1], return_counts=True))
-            if len(counts) >= 64:  # lanes live across many chunks: merged, the count stays small
-                counts[:] = [_lane_counts(counts)]
+        for k, seen in self.codes.items():
+            seen.add(rows[:, k])
+        kinds = rows[:, 0].astype(np.uint8)  # lane kinds: a byte sorts by radix, not by merging
+        counts = np.bincount(kinds)
+        present = np.flatnonzero(counts).tolist()
+        if len(present) > 1:  # grouped by kind, each kind's rows in the order they were made
+            rows = rows[np.argsort(kinds, kind="stable")]
+        ends = np.cumsum(counts).tolist()
+        for kind in present:
+            lo = ends[kind] - int(counts[kind])
+            part = rows[lo : ends[kind]]
+            if kind not in self.files:
+                self.files[kind] = ColumnSpill(self.spill, f"spans-{kind:03d}", self.types)
+            self.files[kind].append({name: part[:, k] for k, name in enumerate(self.types)})
 
     def kinds(self) -> list[int]:
         return sorted(self.files)
 
-    def pieces(self, kind: int, rows: int) -> np.ndarray:
-        """The last lane id of each piece of KIND's lanes, in order, holding at most ROWS rows
-        unless a lane alone has more."""
-        ids, counts = _lane_counts(self.lane_rows[kind])
+    @staticmethod
+    def pieces(spill: ColumnSpill, rows: int) -> np.ndarray:
+        """The last lane id of each piece of SPILL's lanes (one lane kind's), in order, holding
+        at most ROWS rows unless a lane alone has more."""
+        ids, counts = _lane_counts(
+            [_ids_and_counts(spill.read("lane_id", lo, hi)) for lo, hi in spill.windows(_WINDOW)]
+        )
         ends = np.cumsum(counts)
         last: list[int] = []
         i, done = 0, 0
@@ -244,42 +240,73 @@ class _SpilledSpans(_Out):
         return np.array(last, np.int64)
 
     def take_kind(self, kind: int, rows: int) -> Iterator[pl.DataFrame]:
-        """The spans of one lane kind in pieces of at most ROWS rows (or one lane), by lane id
-        range in order, each piece's rows in the order they were made; their files removed.
+        """The spans of one lane kind in the Timeline's order, in pieces of at most ROWS rows
+        (or one lane) by lane id range in order; their files removed.
 
-        Several pieces are routed first to a file each (one read of the kind's files): reading
-        every file again for each piece would read the kind as many times as it has pieces."""
-        last = self.pieces(kind, rows)
-        files = self.files.pop(kind)
-        del self.lane_rows[kind]
-        if len(last) <= 1:
-            parts = [pl.read_ipc(path.read_bytes()) for path in files]  # read, not mapped
-            for path in files:
-                path.unlink()
-            yield pl.concat(parts)
-            return
-        paths = [self.spill / f"piece-{kind:03d}-{p:06d}.arrow" for p in range(len(last))]
-        writers: list[Any] = [None] * len(last)
-        for path in files:
-            chunk = pl.read_ipc(path.read_bytes())
-            path.unlink()
-            piece = np.searchsorted(last, chunk["lane_id"].to_numpy(), "left")
-            order = np.argsort(piece, kind="stable")  # stable: each piece keeps the made order
-            bounds = np.searchsorted(piece[order], np.arange(len(last) + 1), "left")
-            chunk = chunk[order]
-            for p in np.flatnonzero(np.diff(bounds)).tolist():
-                table = chunk.slice(int(bounds[p]), int(bounds[p + 1] - bounds[p])).to_arrow()
-                if writers[p] is None:
-                    writers[p] = pa.ipc.new_file(paths[p], table.schema)
-                writers[p].write_table(table)
-            del chunk
-        for w in writers:
-            w.close()
-        for path in paths:
-            part = pl.read_ipc(path.read_bytes())
-            path.unlink()
-            yield part
-            del part
+        A piece is found by its row numbers, routed once through the lane ids a window at a
+        time, and its columns are gathered from the kind's files already sorted: the kind is
+        read once and never written again, only its row numbers are."""
+        spill = self.files.pop(kind)
+        try:
+            last = self.pieces(spill, rows) if spill.rows > rows else np.zeros(1, np.int64)
+            if len(last) <= 1:
+                yield self._sorted(spill, None)
+                return
+            pieces = [
+                ColumnSpill(self.spill, f"piece-{kind:03d}-{p:06d}", {"row": np.int64}, keep_open=False)
+                for p in range(len(last))
+            ]
+            for lo, hi in spill.windows(_WINDOW):
+                piece = np.searchsorted(last, spill.read("lane_id", lo, hi), "left")
+                if len(last) <= 1 << 16:  # a radix sort of small numbers
+                    piece = piece.astype(np.uint16)
+                order = np.argsort(piece, kind="stable")  # each piece's rows ascending
+                bounds = np.searchsorted(piece[order], np.arange(len(last) + 1), "left").tolist()
+                order += lo
+                for p in range(len(last)):
+                    if bounds[p + 1] > bounds[p]:
+                        pieces[p].append({"row": order[bounds[p] : bounds[p + 1]]})
+            for p in pieces:
+                at = p.read("row")
+                p.remove()
+                part = self._sorted(spill, at)
+                del at
+                yield part
+                del part
+        finally:
+            spill.remove()
+
+    def _sorted(self, spill: ColumnSpill, at: np.ndarray | None) -> pl.DataFrame:
+        """The spans of SPILL at rows AT (ascending; None: every row) in the Timeline's order
+        (stable: a lane's equal keys keep the order they were made in)."""
+
+        def column(name: str) -> np.ndarray:
+            return spill.read(name) if at is None else spill.gather(name, at)
+
+        keys = {name: column(name) for name in _SPAN_ORDER}
+        order = _span_order(*keys.values())
+        cols = []
+        for name in self.types:
+            values = keys.pop(name) if name in keys else column(name)
+            cols.append(pl.Series(name, values[order]))
+            del values  # one unsorted column at a time beside the sorted ones
+        return pl.DataFrame(cols)
+
+
+# Rows of a spilled column read at a time to count or route them (8 MB of int64).
+_WINDOW = 1 << 20
+
+
+def _ids_and_counts(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of IDS, sorted, and how often each occurs (np.unique's counts)."""
+    if not len(ids):
+        return ids, np.zeros(0, np.int64)
+    lo, hi = int(ids.min()), int(ids.max())
+    if hi - lo > 4 * len(ids) + (1 << 16):  # sparse (huge task ids): sorting is cheaper
+        return np.unique(ids, return_counts=True)
+    counts = np.bincount(ids - lo)
+    present = np.flatnonzero(counts)
+    return present + lo, counts[present]
 
 
 def _lane_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
@@ -542,7 +569,11 @@ class TimelineBuilder:
         codes = {
             (t, k): t.take(k).to_numpy() for t, k in (*in_memory, (fl, K.FL_LABEL), (ct, 0), (it, 5), (it, 6))
         }
-        spilled_codes = spilled.codes if spilled is not None else {8: [], 9: []}
+        spilled_codes = (
+            {k: [seen.values()] for k, seen in spilled.codes.items()}
+            if spilled is not None
+            else {8: [], 9: []}
+        )
         strings, text_ids = self._strings(list(codes.values()) + spilled_codes[8])
         in_memory = ((sp, 9),) if spilled is None else ()
         stacks = {(t, k): t.take(k).to_numpy() for t, k in (*in_memory, (fl, K.FL_STACK), (it, 8))}
@@ -570,10 +601,7 @@ class TimelineBuilder:
                 # A piece is a range of lane ids: (lane_kind, lane_id) leads the sort key, so
                 # the pieces sorted alone and given in order are the kind's sorted rows too.
                 for piece in spilled.take_kind(kind, _SPAN_PIECE):
-                    # No name holds the unsorted rows: each column is freed as its sorted one is made.
-                    part = _sorted_column_by_column(
-                        self._named_spans(piece, text_ids, stack_ids), list(_SPAN_ORDER)
-                    )
+                    part = self._named_spans(piece, text_ids, stack_ids)  # sorted as taken
                     del piece
                     kind_lanes.append(self._lanes(part, g_name))
                     spans_to(part, texts)

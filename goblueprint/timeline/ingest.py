@@ -38,7 +38,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,7 @@ from goblueprint.errors import GoblueprintError, TraceError
 from goblueprint.timeline.mmu import DEFAULT_FLAGS
 from goblueprint.timeline.model import Timeline, empty_frame
 from goblueprint.timeline.summary_tables import summary_frames, summary_of, utilization_frame, utilization_of
+from goblueprint.timeline.write_behind import WriteBehind
 from goblueprint.trace.progress import STAGE_LINE_BYTES
 
 if TYPE_CHECKING:
@@ -313,22 +314,24 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
     files = {f"{name}.parquet": out / f"{name}.parquet" for name in heights}
     pl.DataFrame({"s": tl.strings}, schema={"s": pl.String}).write_parquet(tdir / "strings.parquet")
     files[f"{TIMELINE_DIR}/strings.parquet"] = tdir / "strings.parquet"
-    for name in _TIMELINE_FRAMES:
-        path = tdir / f"{name}.parquet"
-        if path != spans:  # written by the pass, not held in the Timeline
-            getattr(tl, name).write_parquet(path)
-        files[f"{TIMELINE_DIR}/{name}.parquet"] = path
     vdir = out / VIEWS_DIR
     vdir.mkdir()
-    view_frames = {
-        STAYS: profiles.stays,
-        UTILIZATION: utilization_frame(utilization),
-        **{f"summary_{name}": df for name, df in summary_frames(summary).items()},
-    }
-    for name, df in view_frames.items():
-        path = vdir / f"{name}.parquet"
-        df.write_parquet(path, statistics=True)  # statistics: a pprof type's row groups read alone
-        files[f"{VIEWS_DIR}/{name}.parquet"] = path
+    with WriteBehind(threads=2) as behind:  # frames held anyway: two written at once
+        for name in _TIMELINE_FRAMES:
+            path = tdir / f"{name}.parquet"
+            if path != spans:  # written by the pass, not held in the Timeline
+                behind.submit(getattr(tl, name).write_parquet, path)
+            files[f"{TIMELINE_DIR}/{name}.parquet"] = path
+        view_frames = {
+            STAYS: lambda: profiles.stays,
+            UTILIZATION: lambda: utilization_frame(utilization),
+            **{f"summary_{name}": (lambda df=df: df) for name, df in summary_frames(summary).items()},
+        }
+        for name, make in view_frames.items():
+            path = vdir / f"{name}.parquet"
+            # statistics: a pprof type's row groups read alone
+            behind.submit(partial(make().write_parquet, path, statistics=True))
+            files[f"{VIEWS_DIR}/{name}.parquet"] = path
     error = result.error
     manifest = {
         "content": key,

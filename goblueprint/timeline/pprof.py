@@ -62,6 +62,7 @@ class StayCollector:
         self.track = np.zeros((len(self.names), 0), TRACK)
         self.out = np.zeros(0, STAY)
         self.n = 0
+        self.full: list[np.ndarray] = []  # blocks of stays filled before OUT
         self.seq = 0  # events seen
 
     def _reasons(self, strings: list[str]) -> None:
@@ -96,23 +97,34 @@ class StayCollector:
         collect_stays = kernels.get().collect_stays
         done = 0
         while done < len(rows):
-            # Room for the stays of a few rows at least; grown (doubling) when full.
-            self.out = grown(self.out, self.n + len(self.names) * 64)
+            # Room for the stays of a few rows at least: grown (doubling) up to a block, then
+            # a full block is kept and a new one begun (doubling one array copied it all,
+            # again and again, on a large trace).
+            if self.n + len(self.names) * 64 > len(self.out):
+                if len(self.out) >= _STAY_BLOCK:
+                    self.full.append(self.out[: self.n])
+                    self.out, self.n = np.zeros(len(self.out), self.out.dtype), 0
+                else:
+                    self.out = grown(self.out, self.n + len(self.names) * 64)
             self.n, done = collect_stays(*args, self.out, self.n, done)
 
     def frame(self) -> pl.DataFrame:
         """The stays as STAYS_SCHEMA rows, types in name order, each in collection order."""
-        out = self.out[: self.n]
-        order = np.argsort(out["type"], kind="stable")
+        blocks = [*self.full, self.out[: self.n]]
+
+        def field(name: str) -> np.ndarray:  # a field of every block, contiguous
+            return np.concatenate([b[name] for b in blocks])
+
+        order = np.argsort(field("type"), kind="stable")  # int8: a radix sort
         names = pl.Series("type", self.names, dtype=pl.String)
         return pl.DataFrame(
             {
-                "type": names.gather(out["type"][order].astype(np.int64)),
-                "g": out["g"][order],
-                "start": out["start"][order],
-                "end": out["end"][order],
-                "stack": out["stack"][order].astype(np.uint32),
-                "end_seq": out["end_seq"][order],
+                "type": names.gather(field("type")[order].astype(np.int64)),
+                "g": field("g")[order],
+                "start": field("start")[order],
+                "end": field("end")[order],
+                "stack": field("stack")[order].astype(np.uint32),
+                "end_seq": field("end_seq")[order],
             },
             schema=STAYS_SCHEMA,
         )
@@ -124,6 +136,9 @@ class ProfileRecord:
     count: int = 0
     time: int = 0
 
+
+# Stays collected into one block before the next is begun (6 MB).
+_STAY_BLOCK = 1 << 17
 
 # The stays of every profile type as one table: what ingest stores and every profile reads.
 # ``stack`` is a stack id of the StayTables' stack_frames (StayCollector.frame() gives the pass

@@ -15,6 +15,7 @@ import errno
 import gc
 import os
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,8 @@ def run_pass(
 
     The reader's column chunks are the unit: a consumer with ``columns(cols, interner)``
     gets each chunk's store columns (``goblueprint.trace.store.chunk_columns``: strings and
-    stacks are ids of the pass's Interner); one with only ``step(ev, kind, st)`` gets each
+    stacks are ids of the pass's Interner), the first such consumer on a thread beside the
+    others (so the costliest goes first); one with only ``step(ev, kind, st)`` gets each
     event as an Event, and Events are made only while such a consumer takes part.
 
     A trace that breaks part-way is handled as ``go tool trace`` does: the events
@@ -95,17 +97,26 @@ def run_pass(
     gc_was_enabled = gc.isenabled()
     if by_events:
         gc.disable()
+    # With several columnar consumers the first is fed on a thread of its own while the others
+    # take the same chunk (their loops are compiled without the GIL; each keeps its own state
+    # and only reads the chunk's columns and the Interner, which change between chunks only).
+    beside = ThreadPoolExecutor(1, thread_name_prefix="pass") if len(by_columns) > 1 else None
     try:
         for chunk in chunks_of(opened):
             size = len(chunk)
             if not size:
                 continue
             cols = chunk_columns(chunk, interner)
-            for feed in by_columns:
-                feed(cols, interner)
-            if by_events:
-                _feed_events(chunk, by_events)
-            marker.columns(cols, interner)
+            first = beside.submit(by_columns[0], cols, interner) if beside is not None else None
+            try:
+                for feed in by_columns[1:] if first is not None else by_columns:
+                    feed(cols, interner)
+                if by_events:
+                    _feed_events(chunk, by_events)
+                marker.columns(cols, interner)
+            finally:
+                if first is not None:
+                    first.result()  # the chunk is done with before the next is read
             if n == 0:
                 first = int(cols["time"][0])
             last = int(cols["time"][-1])
@@ -122,6 +133,8 @@ def run_pass(
             raise  # a partial Reader raises only when nothing before the failure is usable
         error = exc
     finally:
+        if beside is not None:
+            beside.shutdown(wait=True)
         if gc_was_enabled:
             gc.enable()
     if error is None:  # a Reader opened with partial=True ends quietly and keeps its error

@@ -25,7 +25,9 @@ import itertools
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
+from types import TracebackType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -51,7 +53,10 @@ from goblueprint.timeline._api import (
     ResourceKind,
 )
 from goblueprint.timeline.model import Timeline, state_table
+from goblueprint.timeline.spill import ColumnSpill, Seen
 from goblueprint.timeline.summary import Summary
+from goblueprint.timeline.write_behind import WriteBehind
+from goblueprint.trace.store import COLUMNS
 
 _KIND_NAMES = [k.name for k in sorted(EventKind, key=int)]
 _RESOURCE_NAMES = [k.name for k in sorted(ResourceKind, key=int)]
@@ -127,19 +132,27 @@ class EventRows:
         self.parts: list[dict[str, np.ndarray]] = []
         self.pending = 0
         self.seq = 0
-        # Packed chunks, in memory or (SPILL, a directory) each in an Arrow IPC file of its own:
-        # the table of a large trace is several times its size, more than it should hold in memory.
+        self.rows = 0  # rows taken in
+        # Packed chunks in memory or, with SPILL (a directory), the store's columns appended as
+        # they come to raw files there, packed only as they are read back: the table of a large
+        # trace is several times its size, more than it should hold in memory.
         self.chunks: list[pl.DataFrame] = []
-        self.spill = spill
-        self.spilled: list[Path] = []
-        self._stacks: list[np.ndarray] = []  # the stack ids of each chunk, once each
+        self.spill: ColumnSpill | None = (
+            None if spill is None else ColumnSpill(spill, "events", {n: COLUMNS[n] for n in self._KEPT})
+        )
+        self._stacks = Seen()  # the stack ids the rows name
         self.strings: list[str] = []
         self._names = pl.Series("s", [], dtype=pl.String)
 
     def columns(self, cols: dict[str, np.ndarray], interner: Any) -> None:
+        self.strings = interner.strings
+        self.rows += len(cols["kind"])
+        self._stacks.add(cols["stack"])
+        if self.spill is not None:
+            self.spill.append(cols)  # only the kept columns are named, and written as they are
+            return
         self.parts.append({name: cols[name].copy() for name in self._KEPT})
         self.pending += len(cols["kind"])
-        self.strings = interner.strings
         if self.pending >= _EVENT_CHUNK:
             self._flush()  # bounded memory: one DataFrame chunk per ~half a million rows
 
@@ -148,6 +161,10 @@ class EventRows:
             return
         c = {name: np.concatenate([part[name] for part in self.parts]) for name in self._KEPT}
         self.parts, self.pending = [], 0
+        self.chunks.append(self._frame(c))
+
+    def _frame(self, c: dict[str, np.ndarray]) -> pl.DataFrame:
+        """The rows of the kept columns C, the next in the table, with their names resolved."""
         if len(self._names) != len(self.strings):  # ids only grow: new strings only extend it
             self._names = pl.Series("s", self.strings, dtype=pl.String)
         names = self._names
@@ -181,40 +198,32 @@ class EventRows:
             schema=_EVENTS_SCHEMA,
         )
         self.seq += n
-        self._stacks.append(np.unique(c["stack"]))
-        if self.spill is None:
-            self.chunks.append(frame)
-            return
-        path = self.spill / f"events-{len(self.spilled):06d}.arrow"
-        frame.write_ipc(path, compression="uncompressed")  # read back once: speed over size
-        self.spilled.append(path)
+        return frame
 
     def stack_ids(self) -> np.ndarray:
         """The pass Interner's stack ids the rows name, each once (sorted)."""
-        self._flush()
-        return np.unique(np.concatenate(self._stacks)) if self._stacks else np.zeros(0, np.uint32)
+        return self._stacks.values()
 
     def frames(self) -> Iterator[pl.DataFrame]:
-        """The table's chunks in row order, each let go of (its spill file removed) once given."""
+        """The table's chunks in row order, each let go of once given (the spill removed at the end)."""
         self._flush()
         while self.chunks:
             yield self.chunks.pop(0)
-        spilled, self.spilled = self.spilled, []
-        for path in spilled:
-            yield _read_spilled(path)  # no name here holds it while the consumer works on it
+        spill, self.spill = self.spill, None
+        if spill is None:
+            return
+        try:
+            for lo, hi in spill.windows(_EVENT_CHUNK):
+                # No name here holds the chunk while the consumer works on it.
+                yield self._frame({name: spill.read(name, lo, hi) for name in self._KEPT})
+        finally:
+            spill.remove()
 
     def frame(self) -> pl.DataFrame:
         chunks = list(self.frames())
         if not chunks:
             return pl.DataFrame(schema=_EVENTS_SCHEMA)
         return pl.concat(chunks)
-
-
-def _read_spilled(path: Path) -> pl.DataFrame:
-    """A chunk written to PATH (the file removed): read, not mapped, so its pages go when it does."""
-    chunk = pl.read_ipc(path.read_bytes())
-    path.unlink()
-    return chunk
 
 
 def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
@@ -227,14 +236,17 @@ def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
 
     rows = 0
     generation: list[pl.DataFrame] = []
-    with pq.ParquetWriter(path, _EVENTS_ARROW_SCHEMA, write_statistics=True) as writer:
+    with (
+        pq.ParquetWriter(path, _EVENTS_ARROW_SCHEMA, write_statistics=True) as writer,
+        WriteBehind() as behind,  # a generation encoded while the next one's rows are made
+    ):
 
         def write() -> None:
             nonlocal rows
             if generation:
                 table = pl.concat(generation).to_arrow()
                 generation.clear()
-                writer.write_table(table, row_group_size=table.num_rows)
+                behind.submit(writer.write_table, table, table.num_rows)
                 rows += table.num_rows
 
         for chunk in chunks:
@@ -244,6 +256,7 @@ def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
                     write()  # a Sync: the generation before it is complete
                 generation.append(chunk.slice(lo, hi - lo))
         write()
+        behind.wait()
         if rows == 0:
             writer.write_table(_EVENTS_ARROW_SCHEMA.empty_table())
     return rows
@@ -425,7 +438,7 @@ def _tables_pass(
 
     builder = TimelineBuilder(spill=spans[0] if spans is not None else None)
     summarizer = Summarizer()
-    consumers: list[Any] = [summarizer, builder]
+    consumers: list[Any] = [builder, summarizer]  # the builder, the costliest, first: on a thread
     if rows is not None:
         consumers.append(rows)
     stays = StayCollector(PROFILE_TYPES) if views else None
@@ -448,7 +461,7 @@ def _tables_pass(
         if write_to is not None:
             written["events"] = write_by_generation(events, write_to / "events.parquet")
         else:
-            out["events"] = pl.concat(list(events)) if rows.seq else pl.DataFrame(schema=_EVENTS_SCHEMA)
+            out["events"] = pl.concat(list(events)) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
     if spans is None:
         tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
     else:
@@ -460,14 +473,17 @@ def _tables_pass(
     makers = {"goroutines": lambda: goroutines_frame(summary), **timeline_table_makers(tl)}
     if spans is not None:
         del makers["intervals"]  # written with the spans
-    for name, make in makers.items():
-        if write_to is None:
-            out[name] = make()
-            continue
-        df = make()
-        df.write_parquet(write_to / f"{name}.parquet", statistics=True)
-        written[name] = df.height
-        del df  # let go of before the next is made
+    # A table written while the next is made; two at once, as the one made while the first is
+    # written is held either way (the largest, the metrics, comes first).
+    with WriteBehind(threads=2) as behind:
+        for name, make in makers.items():
+            if write_to is None:
+                out[name] = make()
+                continue
+            df = make()
+            behind.submit(partial(df.write_parquet, write_to / f"{name}.parquet", statistics=True))
+            written[name] = df.height
+            del df  # let go of once written
     stay_tables = None
     if stays_table is not None:
         stays_table = with_timeline_stacks(stays_table, lut)
@@ -502,6 +518,8 @@ class _SpansWriter:
             coded = [name for name in schema.names if name not in ("start", "end")]
             options = {"compression": "zstd", "compression_level": 3, "use_dictionary": coded}
             self._writers.append(pq.ParquetWriter(path, schema, write_statistics=True, **options))
+        # Each file encoded on a thread of its own while the next piece is sorted and named.
+        self._behind = [WriteBehind() for _ in self._writers]
         self.rows = 0
 
     def __call__(self, spans: pl.DataFrame, strings: list[str]) -> None:
@@ -509,18 +527,26 @@ class _SpansWriter:
         # A row group at a time: the names and Arrow's copy of them are made for it alone.
         for lo in range(0, spans.height, _SPAN_ROW_GROUP):
             group = Timeline(strings=strings, spans=spans.slice(lo, _SPAN_ROW_GROUP))
-            for writer, frame in zip(self._writers, (group.spans, group.with_names("spans")), strict=True):
-                writer.write_table(frame.to_arrow())
+            for writer, behind, frame in zip(
+                self._writers, self._behind, (group.spans, group.with_names("spans")), strict=True
+            ):
+                behind.submit(writer.write_table, frame.to_arrow())
         self.rows += spans.height
 
     def __enter__(self) -> _SpansWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        for writer in self._writers:
-            if self.rows == 0:
-                writer.write_table(writer.schema.empty_table())
-            writer.close()
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            for behind in self._behind:
+                behind.__exit__(kind, exc, tb)
+        finally:
+            for writer in self._writers:
+                if self.rows == 0 and exc is None:
+                    writer.write_table(writer.schema.empty_table())
+                writer.close()
 
 
 _SPAN_ROW_GROUP = 1 << 18  # as polars writes a table

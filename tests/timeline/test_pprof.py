@@ -125,3 +125,21 @@ def test_truncated_trace_profiles_complete_generations_like_go(
     ours = pprof.decode(out.read_bytes())
     assert ours.samples
     assert_same_profile(ours, go_profile(cut, "sched"))
+
+
+def test_stays_collected_in_many_blocks_are_the_same(
+    trace_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The stays go to blocks of a fixed size once a block is full: blocks of a few rows each
+    # (a row's stays can never straddle two) give the very same table.
+    from goblueprint.timeline.source import run_pass
+
+    def stays() -> pl.DataFrame:
+        c = pprof.StayCollector(pprof.PROFILE_TYPES)
+        run_pass(trace_path("sched", "1.27"), [c])
+        return c.frame()
+
+    whole = stays()
+    monkeypatch.setattr(pprof, "_STAY_BLOCK", 1)
+    blocks = stays()
+    assert whole.height > 1000 and blocks.equals(whole)

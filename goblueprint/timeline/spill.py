@@ -1,0 +1,130 @@
+"""Columns kept on disk during a pass: each column's values appended as raw bytes to a file.
+
+A pass that writes its tables holds its largest ones (the events, the Timeline's spans and
+counters) on disk until the pass is over.  They are read back once, in the order they
+were written, or by row range: raw column files cost a write() and a read() of their
+bytes, where a file format per chunk (Arrow IPC through polars) cost more than the
+pass's own work on a large trace (thousands of small files, each with its schema,
+framing and a DataFrame made to write it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+
+class ColumnSpill:
+    """Named columns of fixed dtypes, appended to a raw file each under DIRECTORY (NAME-<col>)."""
+
+    def __init__(
+        self, directory: Path, name: str, dtypes: Mapping[str, np.dtype | type], *, keep_open: bool = True
+    ) -> None:
+        """KEEP_OPEN=False opens a column's file for each append: for spills made by the hundred
+        (a file descriptor each column otherwise)."""
+        self.dtypes = {col: np.dtype(t) for col, t in dtypes.items()}
+        self.paths = {col: directory / f"{name}-{col}.bin" for col in self.dtypes}
+        self.keep_open = keep_open
+        self._files: dict[str, BinaryIO] | None = {
+            col: open(path, "wb")  # open until the columns are read
+            for col, path in self.paths.items()
+        }
+        if not keep_open:
+            self._close()
+        self._read = False
+        self.rows = 0
+
+    def append(self, cols: Mapping[str, np.ndarray]) -> None:
+        """Rows given as a column each (every named column, of one length; cast to its dtype)."""
+        if self._read:
+            raise ValueError("ColumnSpill: appended to after it was read")
+        n = -1
+        for col, dtype in self.dtypes.items():
+            values = np.ascontiguousarray(cols[col], dtype=dtype)
+            if n not in (-1, len(values)):
+                raise ValueError(f"ColumnSpill: column {col} has {len(values)} rows, not {n}")
+            n = len(values)
+            data = memoryview(values).cast("B")
+            if self._files is not None:
+                self._files[col].write(data)
+            else:
+                with open(self.paths[col], "ab") as f:
+                    f.write(data)
+        self.rows += max(n, 0)
+
+    def _close(self) -> None:
+        if self._files is not None:
+            for f in self._files.values():
+                f.close()
+            self._files = None
+
+    def read(self, col: str, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """Rows LO..HI of column COL (read into memory, not mapped: its pages go when it does)."""
+        self._close()
+        self._read = True
+        hi = self.rows if hi is None else min(hi, self.rows)
+        dtype = self.dtypes[col]
+        if hi <= lo:
+            return np.zeros(0, dtype)
+        return np.fromfile(self.paths[col], dtype, count=hi - lo, offset=lo * dtype.itemsize)
+
+    def gather(self, col: str, rows: np.ndarray, window: int = 1 << 20) -> np.ndarray:
+        """Column COL at ROWS (ascending row numbers), read WINDOW rows at a time into one
+        buffer: what is held is the rows asked for and a window, never the whole column."""
+        self._close()
+        self._read = True
+        dtype = self.dtypes[col]
+        out = np.empty(len(rows), dtype)
+        if not len(rows):
+            return out
+        buf = np.empty(min(window, self.rows), dtype)
+        bounds = np.searchsorted(rows, np.arange(0, self.rows + window, window)).tolist()
+        with open(self.paths[col], "rb") as f:
+            for w in range(len(bounds) - 1):
+                a, b = bounds[w], bounds[w + 1]
+                if a == b:
+                    continue
+                lo = w * window
+                f.seek(lo * dtype.itemsize)
+                got = f.readinto(memoryview(buf).cast("B")) // dtype.itemsize
+                if got < min(window, self.rows - lo):
+                    raise OSError(f"{self.paths[col]}: spilled column cut short")
+                np.take(buf, rows[a:b] - lo, out=out[a:b])
+        return out
+
+    def windows(self, rows: int) -> Iterable[tuple[int, int]]:
+        """Row ranges of at most ROWS rows covering every row, in order."""
+        return ((lo, min(lo + rows, self.rows)) for lo in range(0, self.rows, max(rows, 1)))
+
+    def remove(self) -> None:
+        self._close()
+        for path in self.paths.values():
+            path.unlink(missing_ok=True)
+
+
+class Seen:
+    """Which of a set of small integer codes occurred (string or stack ids, a few negative
+    codes): a table of flags set per chunk, where sorting each chunk's codes cost more."""
+
+    def __init__(self) -> None:
+        self.lo = 0
+        self.flags = np.zeros(0, np.bool_)
+
+    def add(self, codes: np.ndarray) -> None:
+        if not len(codes):
+            return
+        lo, hi = min(self.lo, int(codes.min())), max(self.lo + len(self.flags) - 1, int(codes.max()))
+        if lo < self.lo or hi >= self.lo + len(self.flags):
+            # Room doubled (amortized): ids only grow, the negative codes are few.
+            width = max(hi - lo + 1, 2 * len(self.flags))
+            flags = np.zeros(width, np.bool_)
+            flags[self.lo - lo : self.lo - lo + len(self.flags)] = self.flags
+            self.lo, self.flags = lo, flags
+        self.flags[codes.astype(np.int64) - self.lo] = True
+
+    def values(self) -> np.ndarray:
+        """The codes seen, sorted (int64)."""
+        return np.flatnonzero(self.flags).astype(np.int64) + self.lo

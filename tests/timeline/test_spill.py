@@ -1,0 +1,59 @@
+"""The ingest's helpers for its largest tables: raw column spills, code flags, writes behind."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from goblueprint.timeline.spill import ColumnSpill, Seen
+from goblueprint.timeline.write_behind import WriteBehind
+
+
+def test_column_spill_gives_back_rows_and_gathers_across_windows(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    cols = {"a": rng.integers(-(2**40), 2**40, 1000), "b": rng.integers(0, 255, 1000)}
+    spill = ColumnSpill(tmp_path, "t", {"a": np.int64, "b": np.uint8}, keep_open=False)
+    for lo in range(0, 1000, 300):  # appended in uneven parts
+        spill.append({k: v[lo : lo + 300] for k, v in cols.items()})
+    assert spill.rows == 1000
+    assert np.array_equal(spill.read("a"), cols["a"]) and spill.read("b").dtype == np.uint8
+    assert np.array_equal(spill.read("b", 290, 610), cols["b"][290:610].astype(np.uint8))
+    at = np.sort(rng.choice(1000, 137, replace=False))
+    for window in (1, 7, 64, 5000):  # rows in many windows, in one, in a window larger than the file
+        assert np.array_equal(spill.gather("a", at, window), cols["a"][at])
+    with pytest.raises(ValueError):
+        spill.append(cols)  # read already: the files are no longer being written
+    spill.remove()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_seen_flags_every_code_once_in_order() -> None:
+    seen = Seen()
+    parts = [np.array([5, 3, 5]), np.array([-4, 0]), np.array([1000, 3]), np.array([], np.int64)]
+    for p in parts:
+        seen.add(p)
+    assert seen.values().tolist() == sorted(set(np.concatenate(parts).tolist()))
+
+
+def test_write_behind_keeps_order_bounds_the_calls_in_flight_and_raises_a_failure() -> None:
+    done: list[int] = []
+
+    def write(i: int) -> None:
+        threading.Event().wait(0.01)
+        done.append(i)
+
+    with WriteBehind() as behind:
+        for i in range(5):
+            behind.submit(write, i)
+            assert len(done) >= i  # one call in flight: the ones before it are done
+    assert done == list(range(5))
+
+    def fail() -> None:
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"), WriteBehind(threads=2) as behind:
+        behind.submit(fail)
+        behind.submit(write, 9)
