@@ -164,6 +164,9 @@ def tables_payload(
         },
     )
     header_stacks = _stack_table(tl, used[used != 0], blob)
+    # The blob holds their bytes now: let the exact spans and what was made of them go before
+    # the counters and flows are read (the peak is whichever stage holds most, not their sum).
+    del spans, display, gid, start_stack, end_stack, instants, instant_stack, used, dense
     groups = [
         {"name": title_, "kind": "G" if key == "SYS" else key, "collapsed": folded}
         for key, title_, _k, folded in GROUPS

@@ -46,7 +46,10 @@ def percentile(sorted_values: np.ndarray, p: float) -> int:
 
 
 def distribution(values: np.ndarray) -> dict[str, int]:
-    v = np.sort(np.asarray(values, dtype=np.int64))
+    return _sorted_distribution(np.sort(np.asarray(values, dtype=np.int64)))
+
+
+def _sorted_distribution(v: np.ndarray) -> dict[str, int]:
     return {
         "count": len(v),
         "total": int(v.sum()) if len(v) else 0,
@@ -122,7 +125,11 @@ def sched_latency(tl: Timeline | TimelineScans) -> dict[str, int]:
         (f["to_time"] - f["from_time"]).to_numpy()
         for f in batches_of(tl.flows, where=pl.col("to_time") >= 0, columns=("from_time", "to_time"))
     ]
-    return distribution(np.concatenate(delays) if delays else np.zeros(0, np.int64))
+    # One array of every delay (the parts let go), sorted where it lies: a flow's 8 bytes once.
+    v = np.concatenate(delays).astype(np.int64, copy=False)
+    del delays
+    v.sort()
+    return _sorted_distribution(v)
 
 
 def proc_utilization(tl: Timeline | TimelineScans) -> list[dict[str, Any]]:
