@@ -73,6 +73,11 @@ def batches_of(
     yield frame if columns is None else frame.select(columns)
 
 
+def count_of(frame: pl.DataFrame | pl.LazyFrame, where: pl.Expr) -> int:
+    """How many rows of FRAME WHERE selects (a scan reads only the columns WHERE names)."""
+    return int(frame.lazy().filter(where).select(pl.len()).collect().item())
+
+
 @dataclass
 class TimelineScans:
     """A stored Timeline with its large tables as scans of their files: what the views that
