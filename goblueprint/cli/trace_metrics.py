@@ -51,7 +51,6 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from goblueprint.errors import UsageError
     from goblueprint.timeline import metrics, mmu
-    from goblueprint.timeline.analysis import analyse
 
     if args.top is not None and args.top < 0:
         raise UsageError("--top must be 0 or more")
@@ -68,10 +67,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.show_capture and mmu_flags in (None, mmu.DEFAULT_FLAGS):
         found = ingested_trace(args.trace)
         summary, source = found.summary(), found
-        timeline = found.timeline(lanes=metrics.SPAN_LANES, tables=metrics.TABLES)
+        timeline = found.timeline_scans()
         utilization = None if mmu_flags is None else found.utilization(mmu_flags)
     else:
         # Capture's own goroutines, or other MMU flags: a pass of its own.
+        from goblueprint.timeline.analysis import analyse
+
         reader = open_input_trace(args.trace)
         with progress_of(args.trace, "analysing") as advance:
             a = analyse(reader, show_capture=args.show_capture, mmu_flags=mmu_flags, progress=advance)

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         profiles, source = a.profiles, reader
     else:
         found = ingested_trace(args.trace)
-        profiles, source = found.profiles((args.type,)), found
+        profiles, source = found.profiles(), found
     if profiles is None or profiles.goroutines.height == 0:
         # go tool trace fails the same way: no goroutine, no profile.
         raise TraceError("failed to find any goroutine in the trace")

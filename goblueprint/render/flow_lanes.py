@@ -14,6 +14,9 @@ import polars as pl
 from goblueprint.render.lanes import Lane
 from goblueprint.timeline.model import LaneKind
 
+# The columns of the flows table placed_flows reads.
+PLACED_COLUMNS = ("from_time", "to_time", "from_g", "from_p", "g", "to_p")
+
 
 def placed_flows(flows: pl.LazyFrame, lanes: list[Lane]) -> pl.LazyFrame:
     """FLOWS (the flows table's columns) that have an end, as ``_row`` (their order in FLOWS),
@@ -26,7 +29,7 @@ def placed_flows(flows: pl.LazyFrame, lanes: list[Lane]) -> pl.LazyFrame:
 
     return (
         flows.filter(pl.col("to_time") >= 0)
-        .select("from_time", "to_time", "from_g", "from_p", "g", "to_p")
+        .select(PLACED_COLUMNS)
         .with_row_index("_row")
         .join(lane_of(LaneKind.G, "from_g"), on="from_g", how="left")
         .join(lane_of(LaneKind.P, "from_p"), on="from_p", how="left")

@@ -19,7 +19,7 @@ import gzip
 import html
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from importlib import resources
 from typing import Any
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from goblueprint.render.flow_lanes import placed_flows
+from goblueprint.render.flow_lanes import PLACED_COLUMNS, placed_flows
 from goblueprint.render.lanes import (
     COUNTER_GROUP,
     GROUPS,
@@ -40,6 +40,7 @@ from goblueprint.render.lanes import (
 )
 from goblueprint.render.levels import PER_LANE, PageDetail, lane_keys, plan_page
 from goblueprint.render.run_stacks import running_stacks
+from goblueprint.timeline.batches import frame_batches
 from goblueprint.timeline.detail import COLUMNS
 from goblueprint.timeline.detail_store import DetailStore, PageTables, memory_tables
 from goblueprint.timeline.model import InstantKind, LaneKind, Timeline, empty_frame
@@ -164,6 +165,9 @@ def tables_payload(
         },
     )
     header_stacks = _stack_table(tl, used[used != 0], blob)
+    # The blob holds their bytes now: let the exact spans and what was made of them go before
+    # the counters and flows are read (the peak is whichever stage holds most, not their sum).
+    del spans, display, gid, start_stack, end_stack, instants, instant_stack, used, dense
     groups = [
         {"name": title_, "kind": "G" if key == "SYS" else key, "collapsed": folded}
         for key, title_, _k, folded in GROUPS
@@ -418,22 +422,28 @@ def _flows(
 
     Arrows count against the page's budget: all of them if they fit what is left of it,
     else those between lanes whose exact spans the page holds if those fit, else none.
-    FLOWS is read twice, lazily: once to count the arrows, once for those the page keeps.
+    FLOWS is read a batch at a time (timeline.batches), once to count the arrows (until
+    too many are counted to keep any) and, if the page keeps some, once more for those:
+    only the kept ones are ever held.
     """
-    placed = placed_flows(flows, lanes)
     exact_lanes = pl.Series(np.flatnonzero(detail.exact).astype(np.int32)).implode()
     between_exact = pl.col("from_lane").is_in(exact_lanes) & pl.col("to_lane").is_in(exact_lanes)
-    counts = placed.select(pl.len().alias("all"), between_exact.sum().alias("exact")).collect(
-        engine="streaming"
-    )
-    whole = int(counts["all"].item()) * FLOW_BYTES <= detail.budget_left
-    held = placed
-    if not whole:
-        held = placed.filter(between_exact)
-        if int(counts["exact"].item()) * FLOW_BYTES > detail.budget_left:
-            held = held.head(0)
+    every = exact = 0
+    for placed in _placed_batches(flows, lanes):
+        counts = placed.select(pl.len().alias("all"), between_exact.sum().alias("exact")).collect()
+        every += int(counts["all"].item())
+        exact += int(counts["exact"].item())
+        if exact * FLOW_BYTES > detail.budget_left:
+            break  # not even the arrows between exact lanes fit (nor then all): the page holds none
+    whole = every * FLOW_BYTES <= detail.budget_left
+    keep = pl.lit(True) if whole else between_exact
+    if whole or exact * FLOW_BYTES <= detail.budget_left:
+        parts = [placed.filter(keep).collect() for placed in _placed_batches(flows, lanes)]
+        held = pl.concat(parts)
+    else:
+        held = placed_flows(flows.head(0), lanes).collect()
     # Sorted by time as read, ties in the table's order.
-    df = held.collect(engine="streaming").sort(["from_time", "_row"])
+    df = held.sort(["from_time", "_row"])
     table = blob.table(
         df.height,
         {
@@ -444,6 +454,14 @@ def _flows(
         },
     )
     return table, whole
+
+
+def _placed_batches(flows: pl.LazyFrame, lanes: list[Lane]) -> Iterator[pl.LazyFrame]:
+    """``placed_flows`` of FLOWS a batch at a time, ``_row`` numbered across the batches."""
+    row = 0
+    for part in frame_batches(flows, where=pl.col("to_time") >= 0, columns=PLACED_COLUMNS):
+        yield placed_flows(part.lazy(), lanes).with_columns(pl.col("_row").cast(pl.Int64) + row)
+        row += part.height
 
 
 def _stack_table(tl: Timeline, ids: np.ndarray, blob: _Blob) -> dict[str, Any]:

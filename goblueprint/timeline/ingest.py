@@ -52,6 +52,7 @@ from goblueprint.timeline.write_behind import WriteBehind
 from goblueprint.trace.progress import STAGE_LINE_BYTES
 
 if TYPE_CHECKING:
+    from goblueprint.timeline.batches import TimelineScans
     from goblueprint.timeline.mmu import Series
     from goblueprint.timeline.pprof import StayTables
     from goblueprint.timeline.summary import Summary
@@ -127,18 +128,16 @@ class Ingested:
     def frames(self, names: tuple[str, ...] | None = None) -> dict[str, pl.DataFrame]:
         return {n: pl.read_parquet(p) for n, p in self.table_files().items() if names is None or n in names}
 
-    def profiles(self, types: tuple[str, ...] | None = None) -> StayTables:
-        """What ``trace pprof`` is made from, read back as the pass made it: the stays of TYPES
-        (default: every type; the file is in type order, so a type's rows are read alone)."""
+    def profiles(self) -> StayTables:
+        """What ``trace pprof`` is made from, read back as the pass made it; the stays as a scan
+        of their file, which a profile reads a batch at a time (the file is in type order, so
+        a type's rows are read alone)."""
         from goblueprint.timeline.pprof import StayTables
 
         d = self.path / TIMELINE_DIR
         meta = self.manifest["profiles"]
-        stays = pl.scan_parquet(self.path / VIEWS_DIR / f"{STAYS}.parquet")
-        if types is not None:
-            stays = stays.filter(pl.col("type").is_in(types))
         return StayTables(
-            stays=stays.collect(),
+            stays=pl.scan_parquet(self.path / VIEWS_DIR / f"{STAYS}.parquet"),
             goroutines=pl.read_parquet(
                 self.path / "goroutines.parquet", columns=["id", "start_time", "end_time"]
             ),
@@ -162,6 +161,22 @@ class Ingested:
             raise GoblueprintError(f"the ingested tables hold the MMU of flags {meta['flags']}, not {flags}")
         return utilization_of(
             pl.read_parquet(self.path / VIEWS_DIR / f"{UTILIZATION}.parquet"), meta["series"]
+        )
+
+    def timeline_scans(self) -> TimelineScans:
+        """The trace's Timeline with its spans and flows as scans of their files, which a view
+        reads a batch at a time (timeline.batches) instead of holding them."""
+        from goblueprint.timeline.batches import TimelineScans
+
+        d = self.path / TIMELINE_DIR
+        meta = self.manifest["timeline"]
+        return TimelineScans(
+            start_ns=meta["start_ns"],
+            end_ns=meta["end_ns"],
+            strings=pl.read_parquet(d / "strings.parquet")["s"].to_list(),
+            go_version=meta["go_version"],
+            spans=pl.scan_parquet(d / "spans.parquet"),
+            flows=pl.scan_parquet(d / "flows.parquet"),
         )
 
     def timeline(

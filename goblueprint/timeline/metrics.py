@@ -29,15 +29,10 @@ import polars as pl
 
 from goblueprint.errors import UsageError
 from goblueprint.timeline import mmu
+from goblueprint.timeline.batches import TimelineScans, batches_of, count_of
 from goblueprint.timeline.mmu import DEFAULT_FLAGS, DEFAULT_WINDOWS, Series
 from goblueprint.timeline.model import LaneKind, State, Timeline
 from goblueprint.timeline.summary import GoroutineSummary, Summary
-
-# The lanes whose spans compute() reads (Ps, stop-the-world, GC phases); it reads no
-# goroutine, thread, region or task span, which are most of a trace's.
-SPAN_LANES = (LaneKind.P, LaneKind.STW, LaneKind.GC, LaneKind.GRANGE, LaneKind.PRANGE)
-# The Timeline tables compute() reads.
-TABLES = ("spans", "flows")
 
 ASSIST = "GC mark assist"
 SWEEP = "GC incremental sweep"
@@ -51,7 +46,10 @@ def percentile(sorted_values: np.ndarray, p: float) -> int:
 
 
 def distribution(values: np.ndarray) -> dict[str, int]:
-    v = np.sort(np.asarray(values, dtype=np.int64))
+    return _sorted_distribution(np.sort(np.asarray(values, dtype=np.int64)))
+
+
+def _sorted_distribution(v: np.ndarray) -> dict[str, int]:
     return {
         "count": len(v),
         "total": int(v.sum()) if len(v) else 0,
@@ -121,30 +119,41 @@ def goroutine_groups(summary: Summary) -> list[dict[str, Any]]:
     return out
 
 
-def sched_latency(tl: Timeline) -> dict[str, int]:
+def sched_latency(tl: Timeline | TimelineScans) -> dict[str, int]:
     """Runnable -> running delays of every wake-up, creation, syscall exit and preemption."""
-    f = tl.flows.filter(pl.col("to_time") >= 0)
-    return distribution((f["to_time"] - f["from_time"]).to_numpy())
+    ended = pl.col("to_time") >= 0
+    # One array of every delay, filled a batch at a time and sorted where it lies: 8 bytes a
+    # flow, once (not the batches' parts beside their concatenation beside a sorted copy).
+    v = np.empty(count_of(tl.flows, ended), np.int64)
+    at = 0
+    for f in batches_of(tl.flows, where=ended, columns=("from_time", "to_time")):
+        v[at : at + f.height] = (f["to_time"] - f["from_time"]).to_numpy()
+        at += f.height
+    v.sort()
+    return _sorted_distribution(v)
 
 
-def proc_utilization(tl: Timeline) -> list[dict[str, Any]]:
+def proc_utilization(tl: Timeline | TimelineScans) -> list[dict[str, Any]]:
     duration = max(1, tl.end_ns - tl.start_ns)
-    p = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.P)).with_columns(
-        (pl.col("end") - pl.col("start")).alias("d")
-    )
-    agg = (
-        p.group_by("lane_id")
-        .agg(
-            pl.col("d")
-            .filter((pl.col("state") == int(State.P_RUNNING)) & (pl.col("g") >= 0))
-            .sum()
-            .alias("g"),
-            pl.col("d").filter(pl.col("state") == int(State.P_RUNNING)).sum().alias("running"),
+    running = pl.col("state") == int(State.P_RUNNING)
+    # Each batch of P spans summed per P, then the batches' sums.
+    parts = [
+        p.group_by("lane_id").agg(
+            pl.col("d").filter(running & (pl.col("g") >= 0)).sum().alias("g"),
+            pl.col("d").filter(running).sum().alias("running"),
             pl.col("d").filter(pl.col("state") == int(State.P_IDLE)).sum().alias("idle"),
             pl.col("d").filter(pl.col("state") == int(State.P_STOPPED)).sum().alias("stopped"),
         )
-        .sort("lane_id")
-    )
+        for p in (
+            b.with_columns((pl.col("end") - pl.col("start")).alias("d"))
+            for b in batches_of(
+                tl.spans,
+                where=pl.col("lane_kind") == int(LaneKind.P),
+                columns=("lane_id", "start", "end", "state", "g"),
+            )
+        )
+    ]
+    agg = pl.concat(parts).group_by("lane_id").agg(pl.all().sum()).sort("lane_id")
     return [
         {
             "p": int(row["lane_id"]),
@@ -158,10 +167,18 @@ def proc_utilization(tl: Timeline) -> list[dict[str, Any]]:
     ]
 
 
-def pauses(tl: Timeline) -> list[dict[str, Any]]:
+def _spans_of(
+    tl: Timeline | TimelineScans, kinds: tuple[LaneKind, ...], columns: tuple[str, ...]
+) -> pl.DataFrame:
+    """The spans of the lanes of KINDS (few: stop-the-world, GC phases), COLUMNS only."""
+    where = pl.col("lane_kind").is_in([int(k) for k in kinds])
+    return pl.concat(batches_of(tl.spans, where=where, columns=columns))
+
+
+def pauses(tl: Timeline | TimelineScans) -> list[dict[str, Any]]:
     """Stop-the-world pauses by reason, each with its distribution; ``gc`` marks the GC's own."""
     rows = []
-    stw = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.STW))
+    stw = _spans_of(tl, (LaneKind.STW,), ("label", "start", "end"))
     for label in sorted(set(stw["label"].to_list()), key=lambda i: tl.strings[i]):
         d = stw.filter(pl.col("label") == label)
         reason = tl.strings[label]
@@ -179,11 +196,17 @@ GC_PHASES = (
 )
 
 
-def gc_phases(tl: Timeline) -> list[dict[str, Any]]:
+# The lanes of the GC phases' spans (timeline.model): the cycles on the GC lane, assists on
+# the goroutines' range lanes, sweeps on the Ps'.
+GC_PHASE_LANES = (LaneKind.GC, LaneKind.GRANGE, LaneKind.PRANGE)
+
+
+def gc_phases(tl: Timeline | TimelineScans) -> list[dict[str, Any]]:
     """Concurrent mark cycles, mark assists and sweeps: each span's duration distribution."""
     rows = []
+    spans = _spans_of(tl, GC_PHASE_LANES, ("state", "start", "end"))
     for state, name in GC_PHASES:
-        d = tl.spans.filter(pl.col("state") == int(state))
+        d = spans.filter(pl.col("state") == int(state))
         if d.height:
             rows.append({"phase": name, **distribution((d["end"] - d["start"]).to_numpy())})
     return rows
@@ -229,23 +252,26 @@ def region_latency(summary: Summary) -> list[dict[str, Any]]:
     ]
 
 
-def migrations(tl: Timeline) -> dict[str, Any]:
-    f = tl.flows.filter(pl.col("migrated"))
+def migrations(tl: Timeline | TimelineScans) -> dict[str, Any]:
     per_p: dict[int, dict[str, int]] = defaultdict(lambda: {"in": 0, "out": 0})
-    for to_p, from_p in zip(f["to_p"].to_list(), f["from_p"].to_list(), strict=True):
-        per_p[to_p]["in"] += 1
-        per_p[from_p]["out"] += 1
-    started = tl.flows.filter(pl.col("to_p") >= 0)
+    total = starts = 0
+    for f in batches_of(tl.flows, columns=("migrated", "from_p", "to_p")):
+        moved = f.filter(pl.col("migrated"))
+        total += moved.height
+        for side, col in (("in", "to_p"), ("out", "from_p")):
+            for p, n in moved.group_by(col).len().iter_rows():
+                per_p[p][side] += n
+        starts += f.filter(pl.col("to_p") >= 0).height
     return {
-        "total": f.height,
-        "starts": started.height,
+        "total": total,
+        "starts": starts,
         "per_p": [{"p": p, **v} for p, v in sorted(per_p.items())],
     }
 
 
 def compute(
     summary: Summary,
-    tl: Timeline,
+    tl: Timeline | TimelineScans,
     goroutine: int | None = None,
     *,
     utilization: list[Series] | None = None,
@@ -253,6 +279,9 @@ def compute(
     mmu_windows: tuple[int, ...] | list[int] = DEFAULT_WINDOWS,
 ) -> dict[str, Any]:
     """Everything ``trace metrics`` prints, as JSON-able plain data.
+
+    TL is the trace's Timeline or, from its ingested tables, their scans (read a batch at a
+    time: the P spans and the flows are never whole in memory).
 
     ``utilization`` is what a ``UtilCollector(mmu_flags)`` collected in the same pass;
     without it there is no ``mmu`` section."""

@@ -23,6 +23,7 @@ import polars as pl
 
 from goblueprint.errors import TraceError
 from goblueprint.timeline._api import G_RUNNABLE, G_SYSCALL, G_WAITING, K_STATE, R_GOROUTINE
+from goblueprint.timeline.batches import batches_of
 from goblueprint.timeline.model import frame as model_frame
 from goblueprint.trace.events import StackFrame
 
@@ -151,7 +152,7 @@ STAYS_SCHEMA = {
 
 
 def records(
-    stays: pl.DataFrame,
+    stays: pl.DataFrame | Iterable[pl.DataFrame],
     goroutines: pl.DataFrame,
     stack_frames: pl.DataFrame,
     strings: list[str],
@@ -160,54 +161,46 @@ def records(
 ) -> list[ProfileRecord]:
     """Clip stays to goroutine lifetimes and merge them by stack PCs (Go's stackMap).
 
-    STAYS are one profile type's rows of ``stays_frame``; GOROUTINES has the summary's
-    ``id``, ``start_time`` and ``end_time`` (the goroutines table); STACK_FRAMES and STRINGS
-    are the Timeline's.  ``trace_end`` is the time of the last valid event; with
-    ``valid_events`` set (a trace that broke part-way) stays ending after that event are
-    dropped, as go tool trace profiles only the events up to the last complete generation.
-    Records come in the order their stacks' PCs were first seen, each with the frames of the
-    last stay with those PCs (Go keeps the newest stack).
+    STAYS are one profile type's rows of ``stays_frame``, as one frame or as batches of it in
+    order (a stored table read a batch at a time: only per-stack totals are kept between
+    batches); GOROUTINES has the summary's ``id``, ``start_time`` and ``end_time`` (the
+    goroutines table); STACK_FRAMES and STRINGS are the Timeline's.  ``trace_end`` is the
+    time of the last valid event; with ``valid_events`` set (a trace that broke part-way)
+    stays ending after that event are dropped, as go tool trace profiles only the events up
+    to the last complete generation.  Records come in the order their stacks' PCs were first
+    seen, each with the frames of the last stay with those PCs (Go keeps the newest stack).
     """
-    if valid_events is not None:
-        stays = stays.filter(pl.col("end_seq") <= valid_events)
-    lives = goroutines.select(
-        pl.col("id").alias("g"),
-        pl.col("start_time").fill_null(0).alias("_lo"),
-        # A goroutine still alive at the end lives until the end of the trace.
-        pl.when(pl.col("end_time").fill_null(0) != 0)
-        .then(pl.col("end_time"))
-        .otherwise(trace_end)
-        .alias("_hi"),
-    )
-    clipped = (
-        stays.with_row_index("_row")
-        .join(lives, on="g", how="inner", maintain_order="left")
-        .with_columns((pl.min_horizontal("_hi", "end") - pl.max_horizontal("_lo", "start")).alias("_overlap"))
-        .filter(pl.col("_overlap") > 0)
-    )
-    if clipped.height == 0:
+    lives = _Lives(goroutines, trace_end)
+    totals = _StackTotals()
+    for batch in [stays] if isinstance(stays, pl.DataFrame) else stays:
+        if valid_events is not None:
+            batch = batch.filter(pl.col("end_seq") <= valid_events)
+        totals.add(*lives.clip(batch))
+    seen = np.flatnonzero(totals.count)
+    if not len(seen):
         return []
-    frames_of = _frames_by_stack(stack_frames, strings, set(clipped["stack"].unique().to_list()))
+    frames_of = _frames_by_stack(stack_frames, strings, set(seen.tolist()))
     key_of: dict[tuple[int, ...], int] = {}
-    stack_key = {}
-    for sid, frames in frames_of.items():
-        pcs = [f.pc for f in frames]
+    key = np.empty(len(seen), np.int64)
+    for i, sid in enumerate(seen.tolist()):
+        pcs = [f.pc for f in frames_of[sid]]
         while pcs and pcs[-1] == 0:
             # Go keys on a zero-padded [128]uint64: trailing PC-0 frames merge with shorter stacks.
             pcs.pop()
-        stack_key[sid] = key_of.setdefault(tuple(pcs), len(key_of))
-    keys = pl.DataFrame(
-        {"stack": list(stack_key), "_key": list(stack_key.values())},
-        schema={"stack": pl.UInt32, "_key": pl.Int64},
-    )
+        key[i] = key_of.setdefault(tuple(pcs), len(key_of))
+    by_stack = pl.DataFrame(
+        {
+            "_key": key, "count": totals.count[seen], "time": totals.time[seen],
+            "_first": totals.first[seen], "_last": totals.last[seen], "stack": seen,
+        }
+    )  # fmt: skip
     merged = (
-        clipped.join(keys, on="stack", how="left", maintain_order="left")
-        .group_by("_key")
+        by_stack.group_by("_key")
         .agg(
-            pl.col("_row").min().alias("_first"),
-            pl.len().alias("count"),
-            pl.col("_overlap").sum().alias("time"),
-            pl.col("stack").last().alias("stack"),
+            pl.col("_first").min(),
+            pl.col("count").sum(),
+            pl.col("time").sum(),
+            pl.col("stack").sort_by("_last").last(),
         )
         .sort("_first")
     )
@@ -217,6 +210,69 @@ def records(
     ]
 
 
+class _Lives:
+    """Each goroutine's life [start, end or trace end], looked up by id for a batch of stays."""
+
+    def __init__(self, goroutines: pl.DataFrame, trace_end: int) -> None:
+        g = goroutines.select(
+            pl.col("id"),
+            pl.col("start_time").fill_null(0).alias("lo"),
+            # A goroutine still alive at the end lives until the end of the trace.
+            pl.when(pl.col("end_time").fill_null(0) != 0)
+            .then(pl.col("end_time"))
+            .otherwise(trace_end)
+            .alias("hi"),
+        ).sort("id")
+        self.ids = g["id"].to_numpy()
+        self.lo = g["lo"].to_numpy()
+        self.hi = g["hi"].to_numpy()
+        self.rows = 0  # stays seen so far: a stay's place in the whole table
+
+    def clip(self, stays: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The stack, the time within its goroutine's life and the place of every stay of
+        the batch that overlaps that life (a stay of no summarised goroutine has none)."""
+        row = np.arange(self.rows, self.rows + stays.height, dtype=np.int64)
+        self.rows += stays.height
+        g = stays["g"].to_numpy()
+        at = np.minimum(np.searchsorted(self.ids, g), max(len(self.ids) - 1, 0))
+        known = self.ids[at] == g if len(self.ids) else np.zeros(len(g), np.bool_)
+        at, row = at[known], row[known]
+        start, end = stays["start"].to_numpy()[known], stays["end"].to_numpy()[known]
+        overlap = np.minimum(self.hi[at], end) - np.maximum(self.lo[at], start)
+        keep = overlap > 0
+        return stays["stack"].to_numpy()[known][keep], overlap[keep], row[keep]
+
+
+class _StackTotals:
+    """Per stack id: its stays, their time, and the place of its first and last stay."""
+
+    def __init__(self) -> None:
+        self.count = np.zeros(0, np.int64)
+        self.time = np.zeros(0, np.int64)
+        self.first = np.zeros(0, np.int64)
+        self.last = np.zeros(0, np.int64)
+
+    def add(self, stack: np.ndarray, time: np.ndarray, row: np.ndarray) -> None:
+        if not len(stack):
+            return
+        n = int(stack.max()) + 1
+        if n > len(self.count):  # sized by the stack ids seen, not the stack table
+            grow = n - len(self.count)
+            self.count = np.concatenate([self.count, np.zeros(grow, np.int64)])
+            self.time = np.concatenate([self.time, np.zeros(grow, np.int64)])
+            self.first = np.concatenate([self.first, np.full(grow, np.iinfo(np.int64).max)])
+            self.last = np.concatenate([self.last, np.full(grow, -1, np.int64)])
+        stack = stack.astype(np.intp)
+        self.count += np.bincount(stack, minlength=len(self.count))
+        np.add.at(self.time, stack, time)  # exact int64 sums (bincount's weights are floats)
+        np.minimum.at(self.first, stack, row)
+        np.maximum.at(self.last, stack, row)
+
+
+# What records() reads of a type's stays.
+_STAY_COLUMNS = ("g", "start", "end", "stack", "end_seq")
+
+
 @dataclass
 class StayTables:
     """What a profile of any type is made from: the stays, the goroutines' lives, the stacks.
@@ -224,7 +280,8 @@ class StayTables:
     Made by the one pass (``analyse``, the ingest) or read back from an ingested trace.
     """
 
-    stays: pl.DataFrame  # STAYS_SCHEMA
+    # STAYS_SCHEMA rows; a scan of the stored table (LazyFrame), read a batch of a type at a time
+    stays: pl.DataFrame | pl.LazyFrame
     goroutines: pl.DataFrame  # id, start_time, end_time (0: never exited), as the goroutines table
     stack_frames: pl.DataFrame  # the Timeline's
     strings: list[str]
@@ -253,7 +310,7 @@ class StayTables:
 
     def records(self, typ: str) -> list[ProfileRecord]:
         return records(
-            self.stays.filter(pl.col("type") == typ),
+            batches_of(self.stays, where=pl.col("type") == typ, columns=_STAY_COLUMNS),
             self.goroutines,
             self.stack_frames,
             self.strings,

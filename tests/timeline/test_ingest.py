@@ -67,8 +67,11 @@ def test_stored_tables_and_timeline_equal_one_pass(trace: Path, cache: Path) -> 
         assert_frame_equal(getattr(back, name), getattr(tl, name), check_exact=True)
     assert found.error is None and found.events_read == result.events == tables["events"].height
     stored_profiles = found.profiles()
-    assert stored_profiles.stays.height > 0
-    for name in ("stays", "goroutines", "stack_frames"):
+    stored_stays = stored_profiles.stays
+    assert isinstance(stored_stays, pl.LazyFrame)  # read a batch at a time by records()
+    assert stored_stays.collect().height > 0
+    assert_frame_equal(stored_stays.collect(), profiles.stays, check_exact=True)
+    for name in ("goroutines", "stack_frames"):
         assert_frame_equal(getattr(stored_profiles, name), getattr(profiles, name), check_exact=True)
     assert (stored_profiles.trace_end, stored_profiles.valid_events) == (profiles.trace_end, None)
 
