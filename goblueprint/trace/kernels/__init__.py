@@ -35,6 +35,7 @@ NAMES = {
     "summary": ("summary_step",),
     "stays": ("collect_stays",),
     "util": ("utilization_rows",),
+    "perfetto": ("track_order", "encode_track_events"),
 }
 # Where each NAMES key's functions live.
 MODULES = {
@@ -45,6 +46,7 @@ MODULES = {
     "summary": "goblueprint.timeline.summary_kernel",
     "stays": "goblueprint.timeline.stay_kernel",
     "util": "goblueprint.timeline.util_kernel",
+    "perfetto": "goblueprint.timeline.perfetto_kernel",
 }
 _SOURCES = ("codes.py", "engine.py", "tables.py", "gosort.py", "aot.py")
 _HERE = Path(__file__).resolve().parent
@@ -53,6 +55,7 @@ _OTHER_SOURCES = (
     "timeline/builder_kernel.py", "timeline/builder_codes.py", "timeline/_api.py",
     "timeline/summary_kernel.py", "timeline/summary_codes.py", "timeline/stay_kernel.py",
     "timeline/stay_codes.py", "timeline/util_kernel.py", "timeline/util_codes.py",
+    "timeline/perfetto_kernel.py",
 )  # fmt: skip
 _PACKAGE = Path(__file__).resolve().parent.parent.parent
 _loaded: SimpleNamespace | None = None
