@@ -167,7 +167,7 @@ class _Flows:
                 "from_time": df["from_time"].to_numpy()[keep], "to_time": df["to_time"].to_numpy()[keep],
                 # What a flow's name shows besides its label: the P a steal goes to, else the G.
                 "to": np.where(steal, df["to_p"].to_numpy()[keep], g[keep]),
-                "from_p": df["from_p"].to_numpy()[keep],
+                "from_p": df["from_p"].to_numpy()[keep][steal],  # only a steal's name shows it
             }  # fmt: skip
             for c, v in part.items():
                 cols[c].append(v)
@@ -180,13 +180,18 @@ class _Flows:
         out_name = self._names(
             lambda what, s, x: f"{what} → {'P' if s else 'G'}{x}", label, steal, f.pop("to")
         )
+        # Held until the lanes are done: names as int32 (there are few), the rest as read.
         o = np.argsort(src, kind="stable")
         self.src = src[o]
-        self.out = {"ts": f.pop("from_time")[o] - exp.origin, "name": out_name[o], "fid": fid[o]}
-        del out_name
-        in_name = np.full(len(fid), -1, np.int64)
+        self.out = {
+            "ts": f.pop("from_time")[o] - exp.origin,
+            "name": out_name[o].astype(np.int32),
+            "fid": fid[o],
+        }
+        del out_name, o
+        in_name = np.full(len(fid), -1, np.int32)
         if steal.any():
-            from_p = f["from_p"][steal]
+            from_p = f.pop("from_p")
             in_name[steal] = self._names(
                 lambda what, _s, p: f"{what} from P{p}", label[steal], steal[steal], from_p
             )

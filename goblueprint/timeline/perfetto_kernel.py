@@ -50,6 +50,29 @@ def _stable_by(first, second, rows):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _rows(s, e, slices):  # pragma: no cover - compiled
+    """The rows that are slices (SLICES) or instants (not SLICES)."""
+    n = 0
+    for i in range(s.shape[0]):
+        n += (s[i] != e[i]) == slices
+    out = np.empty(n, np.int64)
+    n = 0
+    for i in range(s.shape[0]):
+        if (s[i] != e[i]) == slices:
+            out[n] = i
+            n += 1
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _skip(s, e, i, slices):  # pragma: no cover - compiled
+    """The first row from I on that is a slice (SLICES) or an instant; len(S) if none."""
+    while i < s.shape[0] and (s[i] != e[i]) != slices:
+        i += 1
+    return i
+
+
+@njit(cache=True, nogil=True)
 def track_order(s, e, title, xts, xname, xflow_out, xflow_in, sink_row, sink_id, n_names):  # pragma: no cover
     """One track's events in order, from rows (S, E: start, end; TITLE: global name id, -1 for
     none) sorted by start, the longer first, and other instants (XTS, XNAME, XFLOW_OUT, and
@@ -59,150 +82,154 @@ def track_order(s, e, title, xts, xname, xflow_out, xflow_in, sink_row, sink_id,
     Returns (delta: time since the previous event, kind, iid: 1 + rank of the event's name
     among the track's distinct names (0 for none), flow_out, fin_ev and fin_id: the flows
     that end, by event then id, names: the track's distinct global name ids, sorted).
+
+    Memory: the returned columns and a byte per row; a group out of order costs a
+    permutation of its rows.
     """
     n = s.shape[0]
     nx = xts.shape[0]
-    span = np.empty(n, np.int64)  # rows with a duration (a begin and an end)
-    point = np.empty(n, np.int64)  # rows without (an instant)
     ns = 0
-    nz = 0
+    for i in range(n):
+        ns += s[i] != e[i]
+    nz = n - ns
+    # Each group is walked in row order, skipping the other kind of row, unless its rows
+    # are out of its order: then through a permutation (PERM_*, used when *_ROWS is False).
+    # Begins: by (start, -end), as the rows come unless the caller broke its promise.
+    # Ends: by (end, -start), in row order when no slice holds another.  Span instants: by start.
+    b_rows = e_rows = p_rows = x_rows = True
+    last_b = -1
+    last_p = -1
     for i in range(n):
         if s[i] != e[i]:
-            span[ns] = i
-            ns += 1
+            if last_b >= 0:
+                a = last_b
+                if s[i] < s[a] or (s[i] == s[a] and e[i] > e[a]):
+                    b_rows = False
+                if e[i] < e[a] or (e[i] == e[a] and s[i] > s[a]):
+                    e_rows = False
+            last_b = i
         else:
-            point[nz] = i
-            nz += 1
-    span = span[:ns]
-    point = point[:nz]
-    neg_s = -s
-    neg_e = -e
-    # Begins: by (start, -end); the rows come so unless the caller broke its promise.
-    begins = span
-    for k in range(1, ns):
-        a, b = span[k - 1], span[k]
-        if s[b] < s[a] or (s[b] == s[a] and e[b] > e[a]):
-            begins = _stable_by(s, neg_e, span)
-            break
-    # Ends: by (end, -start); in row order when no slice holds another.
-    ends = span
-    for k in range(1, ns):
-        a, b = span[k - 1], span[k]
-        if e[b] < e[a] or (e[b] == e[a] and s[b] > s[a]):
-            ends = _stable_by(e, neg_s, span)
-            break
-    points = point
-    for k in range(1, nz):
-        if s[point[k]] < s[point[k - 1]]:
-            points = point[np.argsort(s[point], kind="mergesort")]
-            break
-    xs = np.arange(nx)
+            if last_p >= 0 and s[i] < s[last_p]:
+                p_rows = False
+            last_p = i
     for k in range(1, nx):
         if xts[k] < xts[k - 1]:
-            xs = np.argsort(xts, kind="mergesort")
-            break
-
-    total = 2 * ns + nz + nx
-    ts = np.empty(total, np.int64)
-    kind = np.empty(total, np.uint8)
-    name = np.empty(total, np.int64)
-    flow_out = np.zeros(total, np.int64)
-    ev_of_row = np.full(n, -1, np.int64)
-    ev_of_x = np.empty(nx, np.int64)
-    ib = 0
-    ie = 0
-    ip = 0
-    ix = 0
-    big = np.iinfo(np.int64).max
-    for k in range(total):
-        # The head of each group as (time, rank, second key); an exhausted group never wins.
-        bt, bs = big, big
-        if ib < ns:
-            r = begins[ib]
-            bt, bs = s[r], -e[r]
-        et, es = big, big
-        if ie < ns:
-            r = ends[ie]
-            et, es = e[r], -s[r]
-        pt, ps = big, big
-        if ip < nz:
-            r = points[ip]
-            pt, ps = s[r], -s[r]
-        xt = big
-        if ix < nx:
-            xt = xts[xs[ix]]
-        # Group order breaks ties: begins, ends, span instants, other instants.
-        g = 0
-        gt, gr, gs = bt, 1, bs
-        if ie < ns and (ib >= ns or _before(et, 0, es, gt, gr, gs)):
-            g, gt, gr, gs = 1, et, 0, es
-        if ip < nz and ((ib >= ns and ie >= ns) or _before(pt, 1, ps, gt, gr, gs)):
-            g, gt, gr, gs = 2, pt, 1, ps
-        if ix < nx and ((ib >= ns and ie >= ns and ip >= nz) or _before(xt, 1, 0, gt, gr, gs)):
-            g = 3
-        if g == 0:
-            r = begins[ib]
-            ib += 1
-            ts[k], kind[k], name[k] = s[r], _BEGIN, title[r]
-            ev_of_row[r] = k
-        elif g == 1:
-            r = ends[ie]
-            ie += 1
-            ts[k], kind[k], name[k] = e[r], _END, -1
-        elif g == 2:
-            r = points[ip]
-            ip += 1
-            ts[k], kind[k], name[k] = s[r], _INSTANT, title[r]
-            ev_of_row[r] = k
-        else:
-            r = xs[ix]
-            ix += 1
-            ts[k], kind[k], name[k] = xts[r], _INSTANT, xname[r]
-            flow_out[k] = xflow_out[r]
-            ev_of_x[r] = k
+            x_rows = False
+    none = np.zeros(0, np.int64)
+    perm_b = none if b_rows else _stable_by(s, -e, _rows(s, e, True))
+    perm_e = none if e_rows else _stable_by(e, -s, _rows(s, e, True))
+    perm_p = none
+    if not p_rows:
+        p = _rows(s, e, False)
+        perm_p = p[np.argsort(s[p], kind="mergesort")]
+    perm_x = none if x_rows else np.argsort(xts, kind="mergesort")
 
     # Names: iid k + 1 for the k-th smallest global id the track uses.
-    used = np.zeros(n_names + 1, np.int64)
-    for k in range(total):
-        if name[k] >= 0:
-            used[name[k]] = 1
-    names_n = 0
+    iid_of = np.zeros(n_names, np.int64)
+    for i in range(n):
+        if title[i] >= 0:
+            iid_of[title[i]] = 1
+    for r in range(nx):
+        if xname[r] >= 0:
+            iid_of[xname[r]] = 1
+    n_used = 0
     for g in range(n_names):
-        if used[g]:
-            names_n += 1
-            used[g] = names_n
-    names = np.empty(names_n, np.int64)
+        if iid_of[g]:
+            n_used += 1
+            iid_of[g] = n_used
+    names = np.empty(n_used, np.int64)
     for g in range(n_names):
-        if used[g]:
-            names[used[g] - 1] = g
-    iid = np.zeros(total, np.int64)
+        if iid_of[g]:
+            names[iid_of[g] - 1] = g
+
+    # Flows ending on rows: found by row as the rows' events are placed.
+    m = sink_row.shape[0]
+    sink_by_row = np.argsort(sink_row, kind="mergesort")
+    sink_rows = sink_row[sink_by_row]
+    is_sink = np.zeros(n, np.bool_)
+    for j in range(m):
+        is_sink[sink_row[j]] = True
+    sink_ev = np.full(m, -1, np.int64)
+    x_ev = np.empty(nx, np.int64)
+
+    total = 2 * ns + nz + nx
     delta = np.empty(total, np.int64)
+    kind = np.empty(total, np.uint8)
+    iid = np.zeros(total, np.int64)
+    flow_out = np.zeros(total, np.int64)
+    # Each group's next event: a row, or an index into the group's permutation.
+    ib = _skip(s, e, 0, True) if b_rows else 0
+    ie = _skip(s, e, 0, True) if e_rows else 0
+    ip = _skip(s, e, 0, False) if p_rows else 0
+    ix = 0
+    kb = ke = kp = 0  # events taken from each group
     prev = 0
     for k in range(total):
-        if name[k] >= 0:
-            iid[k] = used[name[k]]
-        delta[k] = ts[k] - prev
-        prev = ts[k]
+        # The head of each group as (time, rank, second key); ties go to the earlier group.
+        g = -1
+        gt = gr = gs = 0
+        if kb < ns:
+            r = ib if b_rows else perm_b[ib]
+            g, gt, gr, gs = 0, s[r], 1, -e[r]
+        if ke < ns:
+            r = ie if e_rows else perm_e[ie]
+            if g < 0 or _before(e[r], 0, -s[r], gt, gr, gs):
+                g, gt, gr, gs = 1, e[r], 0, -s[r]
+        if kp < nz:
+            r = ip if p_rows else perm_p[ip]
+            if g < 0 or _before(s[r], 1, -s[r], gt, gr, gs):
+                g, gt, gr, gs = 2, s[r], 1, -s[r]
+        if ix < nx:
+            r = ix if x_rows else perm_x[ix]
+            if g < 0 or _before(xts[r], 1, 0, gt, gr, gs):
+                g, gt = 3, xts[r]
+        row = -1
+        if g == 0:
+            row = ib if b_rows else perm_b[ib]
+            kb += 1
+            ib = _skip(s, e, ib + 1, True) if b_rows else ib + 1
+            kind[k] = _BEGIN
+        elif g == 1:
+            ie = _skip(s, e, ie + 1, True) if e_rows else ie + 1
+            ke += 1
+            kind[k] = _END
+        elif g == 2:
+            row = ip if p_rows else perm_p[ip]
+            kp += 1
+            ip = _skip(s, e, ip + 1, False) if p_rows else ip + 1
+            kind[k] = _INSTANT
+        else:
+            r = ix if x_rows else perm_x[ix]
+            ix += 1
+            kind[k] = _INSTANT
+            if xname[r] >= 0:
+                iid[k] = iid_of[xname[r]]
+            flow_out[k] = xflow_out[r]
+            x_ev[r] = k
+        if row >= 0:
+            if title[row] >= 0:
+                iid[k] = iid_of[title[row]]
+            if is_sink[row]:
+                j = np.searchsorted(sink_rows, row)
+                while j < m and sink_rows[j] == row:
+                    sink_ev[sink_by_row[j]] = k
+                    j += 1
+        delta[k] = gt - prev
+        prev = gt
 
-    # Flows that end: on the rows' slices (rows of other tracks have no event here) and on instants.
-    nf = 0
-    for j in range(sink_row.shape[0]):
-        if ev_of_row[sink_row[j]] >= 0:
-            nf += 1
+    # Flows that end: on the rows' slices and span instants, and on other instants.
+    nf = m
     for r in range(nx):
         if xflow_in[r] > 0:
             nf += 1
     fev = np.empty(nf, np.int64)
     fid = np.empty(nf, np.int64)
-    f = 0
-    for j in range(sink_row.shape[0]):
-        k = ev_of_row[sink_row[j]]
-        if k >= 0:
-            fev[f], fid[f] = k, sink_id[j]
-            f += 1
+    for j in range(m):
+        fev[j], fid[j] = sink_ev[j], sink_id[j]
+    f = m
     for r in range(nx):
         if xflow_in[r] > 0:
-            fev[f], fid[f] = ev_of_x[r], xflow_in[r]
+            fev[f], fid[f] = x_ev[r], xflow_in[r]
             f += 1
     o = _stable_by(fev, fid, np.arange(nf))
     return delta, kind, iid, flow_out, fev[o], fid[o], names

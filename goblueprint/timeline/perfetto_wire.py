@@ -11,9 +11,11 @@ Python protos.
 ``PacketWriter`` streams the packets: it gathers them in chunks of about ``CHUNK`` bytes
 and writes each chunk deflated as one ``TracePacket.compressed_packets``, which is how
 Perfetto's tracing service itself writes a compressed trace (trace processor and
-ui.perfetto.dev inflate them while reading).  Deflate runs on a worker thread (zlib
-releases the GIL) while the next chunk is encoded; at most ``_AHEAD`` chunks wait for
-it, so memory stays bounded by a few chunks.
+ui.perfetto.dev inflate them while reading).  Deflate runs on ``_WORKERS`` worker threads
+(zlib releases the GIL) while the next chunks are encoded: with the packets encoded by
+compiled loops, deflating is the larger part of the work, so one thread would hold the
+encoder back.  Chunks are written in order; at most ``_AHEAD`` wait, so memory stays
+bounded by a few chunks.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ import numpy as np
 
 CHUNK = 1 << 20  # uncompressed bytes per compressed_packets: deflate's gain has flattened out long before
 _LEVEL = 6
-_AHEAD = 2  # chunks deflating or deflated but not yet written
+_WORKERS = 2
+_AHEAD = 3  # chunks deflating or deflated but not yet written
 
 # TracePacket fields (perfetto/trace/trace_packet.proto); perfetto_kernel writes the TrackEvents'.
 _TRACE_PACKET = 0x0A  # Trace.packet = 1, length-delimited
@@ -108,7 +111,7 @@ class PacketWriter:
         self.pending.clear()
         self.size = 0
         if self.pool is None:
-            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="deflate")
+            self.pool = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="deflate")
         self.deflating.append(self.pool.submit(zlib.compress, data, _LEVEL))
         while len(self.deflating) > _AHEAD:
             self._put(self.deflating.popleft().result())
