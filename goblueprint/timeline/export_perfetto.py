@@ -447,6 +447,7 @@ class _Export:
                     f"lane {kind}/{lane_id} of the spans is not where the lane list has it"
                 )
             one(k, spans)
+            del spans  # before the source assembles the next lane
             n += 1
         gc_spans = (
             pl.concat(gc).sort("start", maintain_order=True)

@@ -250,12 +250,17 @@ class IngestedSource:
             for lo, hi in itertools.pairwise(edges):
                 here = (int(k[lo]), int(i[lo]))
                 if here != key and held:
-                    yield _lane_order(pl.concat(held))
+                    # Let go of the pieces (and the batches they keep) before the lane is used.
+                    lane = _lane_order(pl.concat(held))
                     held = []
+                    yield lane
+                    del lane
                 key = here
                 held.append(b[lo:hi])
         if held:
-            yield _lane_order(pl.concat(held))
+            lane = _lane_order(pl.concat(held))
+            held = []
+            yield lane
 
     def flows(self) -> Iterator[pl.DataFrame]:
         # Stored by (from_time, g) with a stable sort (builder): the ids follow the stored order.
