@@ -351,20 +351,26 @@ class _Export:
             )  # fmt: skip
             self.w.write(records, hi - lo)
 
-    def emit(self, desc, s, e, title, extra: dict[str, np.ndarray], sink_rows, sink_ids) -> None:
+    def emit(self, desc, s, e, title, titles, extra: dict[str, np.ndarray], sink_rows, sink_ids) -> None:
         """A track's sequence: its state, its descriptor, then its events in time order.
 
-        S, E, TITLE: its rows (sorted by start, the longer first); EXTRA: its other instants;
-        flows SINK_IDS end on the slices of rows SINK_ROWS.
+        S, E, TITLE: its rows (sorted by start, the longer first; TITLE a global name id, all
+        of them among TITLES); EXTRA: its other instants; flows SINK_IDS end on the slices
+        of rows SINK_ROWS.
         """
         if len(s) == 0 and len(extra["ts"]) == 0:
             self.empty_track(desc)
             return
         from goblueprint.trace import kernels
 
-        delta, kind, iid, flow_out, fin_ev, fin_id, names = kernels.get().track_order(
-            _i64(s), _i64(e), _i64(title), _i64(extra["ts"]), _i64(extra["name"]), _i64(extra["flow_out"]),
-            _i64(extra["flow_in"]), _i64(sink_rows), _i64(sink_ids), len(self.names),
+        # The sequence's names: iid k + 1 for the k-th smallest global id it uses; found among
+        # the few distinct ones, so the cost follows the track, not every name of the trace.
+        xname = extra["name"]
+        names = np.union1d(titles, xname[xname >= 0])
+        x_iid = np.where(xname >= 0, np.searchsorted(names, xname) + 1, 0)
+        delta, kind, iid, flow_out, fin_ev, fin_id = kernels.get().track_order(
+            _i64(s), _i64(e), np.searchsorted(names, title) + 1, _i64(extra["ts"]), x_iid,
+            _i64(extra["flow_out"]), _i64(extra["flow_in"]), _i64(sink_rows), _i64(sink_ids),
         )  # fmt: skip
         self.open_sequence(desc, names)
         self.events(desc.uuid, delta, kind, iid, None, flow_out, fin_ev, fin_id)
@@ -464,10 +470,12 @@ class _Export:
             # span_titles names a P's or M's slices after the G lanes they run: pass only those.
             runs = np.unique(spans["g"].to_numpy()).tolist()
             on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
-            title_of_span, titles = span_titles(self.stub, spans, on)
-            titles = self.text_ids(titles)[title_of_span]
+            title_of_span, texts = span_titles(self.stub, spans, on)
+            distinct = self.text_ids(texts)
+            titles = distinct[title_of_span]
+            del title_of_span
         else:
-            titles = np.zeros(0, np.int64)
+            distinct = titles = np.zeros(0, np.int64)
         layer = layers(starts, ends)
         sink_rows, sink_ids = sinks
         none = {c: np.zeros(0, np.int64) for c in ("ts", "name", "flow_out", "flow_in")}
@@ -479,7 +487,7 @@ class _Export:
             if depth == 0:
                 first = desc.uuid
             if depths == 1:
-                self.emit(desc, s, e, titles, extra, sink_rows, sink_ids)
+                self.emit(desc, s, e, titles, distinct, extra, sink_rows, sink_ids)
                 continue
             rows = np.flatnonzero(layer == depth)
             # Sinks on this layer's rows, renumbered as the layer's rows.
@@ -487,8 +495,16 @@ class _Export:
             local[rows] = np.arange(len(rows))
             here = local[sink_rows]
             on = here >= 0
+            mine = titles[rows]
             self.emit(
-                desc, s[rows], e[rows], titles[rows], extra if depth == 0 else none, here[on], sink_ids[on]
+                desc,
+                s[rows],
+                e[rows],
+                mine,
+                np.unique(mine),
+                extra if depth == 0 else none,
+                here[on],
+                sink_ids[on],
             )
         return first
 

@@ -73,15 +73,16 @@ def _skip(s, e, i, slices):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def track_order(s, e, title, xts, xname, xflow_out, xflow_in, sink_row, sink_id, n_names):  # pragma: no cover
-    """One track's events in order, from rows (S, E: start, end; TITLE: global name id, -1 for
+def track_order(
+    s, e, title, xts, xname, xflow_out, xflow_in, sink_row, sink_id
+):  # pragma: no cover - compiled
+    """One track's events in order, from rows (S, E: start, end; TITLE: interned name id, 0 for
     none) sorted by start, the longer first, and other instants (XTS, XNAME, XFLOW_OUT, and
     XFLOW_IN: a flow that ends there, 0 for none) in any order.  Flows SINK_ID end on the
-    slices of rows SINK_ROW.  N_NAMES: how many global name ids there are.
+    slices of rows SINK_ROW.
 
-    Returns (delta: time since the previous event, kind, iid: 1 + rank of the event's name
-    among the track's distinct names (0 for none), flow_out, fin_ev and fin_id: the flows
-    that end, by event then id, names: the track's distinct global name ids, sorted).
+    Returns (delta: time since the previous event, kind, iid: name id, 0 for none, flow_out,
+    fin_ev and fin_id: the flows that end, by event then id).
 
     Memory: the returned columns and a byte per row; a group out of order costs a
     permutation of its rows.
@@ -123,24 +124,6 @@ def track_order(s, e, title, xts, xname, xflow_out, xflow_in, sink_row, sink_id,
         p = _rows(s, e, False)
         perm_p = p[np.argsort(s[p], kind="mergesort")]
     perm_x = none if x_rows else np.argsort(xts, kind="mergesort")
-
-    # Names: iid k + 1 for the k-th smallest global id the track uses.
-    iid_of = np.zeros(n_names, np.int64)
-    for i in range(n):
-        if title[i] >= 0:
-            iid_of[title[i]] = 1
-    for r in range(nx):
-        if xname[r] >= 0:
-            iid_of[xname[r]] = 1
-    n_used = 0
-    for g in range(n_names):
-        if iid_of[g]:
-            n_used += 1
-            iid_of[g] = n_used
-    names = np.empty(n_used, np.int64)
-    for g in range(n_names):
-        if iid_of[g]:
-            names[iid_of[g] - 1] = g
 
     # Flows ending on rows: found by row as the rows' events are placed.
     m = sink_row.shape[0]
@@ -202,13 +185,11 @@ def track_order(s, e, title, xts, xname, xflow_out, xflow_in, sink_row, sink_id,
             r = ix if x_rows else perm_x[ix]
             ix += 1
             kind[k] = _INSTANT
-            if xname[r] >= 0:
-                iid[k] = iid_of[xname[r]]
+            iid[k] = xname[r]
             flow_out[k] = xflow_out[r]
             x_ev[r] = k
         if row >= 0:
-            if title[row] >= 0:
-                iid[k] = iid_of[title[row]]
+            iid[k] = title[row]
             if is_sink[row]:
                 j = np.searchsorted(sink_rows, row)
                 while j < m and sink_rows[j] == row:
@@ -232,7 +213,7 @@ def track_order(s, e, title, xts, xname, xflow_out, xflow_in, sink_row, sink_id,
             fev[f], fid[f] = x_ev[r], xflow_in[r]
             f += 1
     o = _stable_by(fev, fid, np.arange(nf))
-    return delta, kind, iid, flow_out, fev[o], fid[o], names
+    return delta, kind, iid, flow_out, fev[o], fid[o]
 
 
 @njit(cache=True, nogil=True, inline="always")

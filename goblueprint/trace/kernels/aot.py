@@ -87,7 +87,7 @@ def sample_args() -> dict[str, tuple]:
             *map(col, util_cols), e, e, col("old_state"), col("new_state"), col("name"), col("value"),
             np.zeros(0, np.int8), *util_state, 0, False,
         ),
-        "track_order": (e, e, e, e, e, e, e, e, e, 0),
+        "track_order": (e, e, e, e, e, e, e, e, e),
         "encode_track_events": (0, e, np.zeros(0, np.uint8), e, e, e, e, e),
     }  # fmt: skip
 
