@@ -22,10 +22,13 @@ Encoding, chosen so the file stays about the size of the Go trace it comes from:
 * a track's packets are its events in time order, with ends before begins at equal
   times so that back-to-back slices do not nest; tracks follow one another (readers
   sort packets by time across sequences);
+* a track's events are put in order and encoded as packets by compiled loops
+  (``perfetto_kernel``): no Python and no sort per event;
 * the packets are streamed, lane by lane, in deflated ``compressed_packets`` chunks
   (``perfetto_wire``).  From the ingested tables (``write_perfetto_ingested``) the spans
-  and counters are read in Parquet batches (``perfetto_sources``): memory is bounded by
-  the largest lane and one batch, never the trace or the file.
+  and counters are read in Parquet batches (``perfetto_sources``): memory is the flows'
+  compact columns (held for the whole export), the largest lane and one batch, never the
+  Timeline or the file.
 
 Timestamps are nanoseconds since the start of the trace.  Flow ids are global.
 """
