@@ -185,7 +185,9 @@ def span_titles(tl: Timeline, spans, lanes: list[Lane]) -> tuple[np.ndarray, lis
     key = (form << 60) | (state << 52) | (value & ((1 << 52) - 1))
     if len(key) == 0:
         return np.zeros(0, dtype=np.int64), []
-    uniq, inverse = np.unique(key, return_inverse=True)
+    # Hashed distinct keys, then a binary search among those few: no sort of every span.
+    uniq = np.unique(key)
+    inverse = np.searchsorted(uniq, key)
     g_names = {lane.lane_id: lane.name for lane in lanes if lane.kind == LaneKind.G}
     titles = []
     for k in uniq.tolist():

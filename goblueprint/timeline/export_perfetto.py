@@ -22,10 +22,13 @@ Encoding, chosen so the file stays about the size of the Go trace it comes from:
 * a track's packets are its events in time order, with ends before begins at equal
   times so that back-to-back slices do not nest; tracks follow one another (readers
   sort packets by time across sequences);
+* a track's events are put in order and encoded as packets by compiled loops
+  (``perfetto_kernel``): no Python and no sort per event;
 * the packets are streamed, lane by lane, in deflated ``compressed_packets`` chunks
   (``perfetto_wire``).  From the ingested tables (``write_perfetto_ingested``) the spans
-  and counters are read in Parquet batches (``perfetto_sources``): memory is bounded by
-  the largest lane and one batch, never the trace or the file.
+  and counters are read in Parquet batches (``perfetto_sources``): memory is the flows'
+  compact columns (held for the whole export), the largest lane and one batch, never the
+  Timeline or the file.
 
 Timestamps are nanoseconds since the start of the trace.  Flow ids are global.
 """
@@ -54,7 +57,7 @@ from goblueprint.timeline.perfetto_wire import (
 if TYPE_CHECKING:
     from goblueprint.timeline.ingest import Ingested
 
-_BEGIN, _END, _INSTANT, _COUNTER = 1, 2, 3, 4  # TrackEvent.Type values
+_COUNTER = 4  # TrackEvent.Type of a counter sample
 _BLOCK = 1 << 16  # events encoded per call: a few hundred KB of packets
 _CLOCK = 64  # the first sequence-scoped clock id; each sequence has its own
 _BOOTTIME = 6  # Perfetto's default trace clock
@@ -99,36 +102,6 @@ def _write(src: Source, out: str | Path | IO[bytes]) -> int:
         writer.close()  # a failure part-way stops the deflate thread too
         src.close()
     return writer.packets
-
-
-class _Events:
-    """One track's events as columns, in any order (``emit`` sorts them)."""
-
-    def __init__(self) -> None:
-        self.parts: list[dict[str, np.ndarray]] = []
-        self.size = 0
-        self.flow_in: list[tuple[np.ndarray, np.ndarray]] = []  # (event index, flow id)
-
-    def add(self, ts: np.ndarray, rank: int, sec: np.ndarray | None, kind: int, name: np.ndarray | None = None,
-            flow_out: np.ndarray | None = None) -> int:  # fmt: skip
-        """Append events; returns the index of the first one."""
-        n = len(ts)
-        first = self.size
-        self.parts.append(
-            {
-                "ts": np.asarray(ts, dtype=np.int64),
-                "rank": np.full(n, rank, dtype=np.int8),
-                "sec": np.zeros(n, np.int64) if sec is None else np.asarray(sec, dtype=np.int64),
-                "kind": np.full(n, kind, dtype=np.uint8),
-                "name": np.full(n, -1, np.int64) if name is None else np.asarray(name, dtype=np.int64),
-                "flow_out": np.zeros(n, np.uint64) if flow_out is None else np.asarray(flow_out, np.uint64),
-            }
-        )
-        self.size += n
-        return first
-
-    def columns(self) -> dict[str, np.ndarray]:
-        return {k: np.concatenate([p[k] for p in self.parts]) for k in self.parts[0]}
 
 
 class _Extra:
@@ -197,7 +170,7 @@ class _Flows:
                 "from_time": df["from_time"].to_numpy()[keep], "to_time": df["to_time"].to_numpy()[keep],
                 # What a flow's name shows besides its label: the P a steal goes to, else the G.
                 "to": np.where(steal, df["to_p"].to_numpy()[keep], g[keep]),
-                "from_p": df["from_p"].to_numpy()[keep],
+                "from_p": df["from_p"].to_numpy()[keep][steal],  # only a steal's name shows it
             }  # fmt: skip
             for c, v in part.items():
                 cols[c].append(v)
@@ -210,13 +183,18 @@ class _Flows:
         out_name = self._names(
             lambda what, s, x: f"{what} → {'P' if s else 'G'}{x}", label, steal, f.pop("to")
         )
+        # Held until the lanes are done: names as int32 (there are few), the rest as read.
         o = np.argsort(src, kind="stable")
         self.src = src[o]
-        self.out = {"ts": f.pop("from_time")[o] - exp.origin, "name": out_name[o], "fid": fid[o]}
-        del out_name
-        in_name = np.full(len(fid), -1, np.int64)
+        self.out = {
+            "ts": f.pop("from_time")[o] - exp.origin,
+            "name": out_name[o].astype(np.int32),
+            "fid": fid[o],
+        }
+        del out_name, o
+        in_name = np.full(len(fid), -1, np.int32)
         if steal.any():
-            from_p = f["from_p"][steal]
+            from_p = f.pop("from_p")
             in_name[steal] = self._names(
                 lambda what, _s, p: f"{what} from P{p}", label[steal], steal[steal], from_p
             )
@@ -376,35 +354,29 @@ class _Export:
             )  # fmt: skip
             self.w.write(records, hi - lo)
 
-    def emit(self, desc, ev: _Events) -> None:
-        """A track's sequence: its state, its descriptor, then its events in time order."""
-        if ev.size == 0:
+    def emit(self, desc, s, e, title, titles, extra: dict[str, np.ndarray], sink_rows, sink_ids) -> None:
+        """A track's sequence: its state, its descriptor, then its events in time order.
+
+        S, E, TITLE: its rows (sorted by start, the longer first; TITLE a global name id, all
+        of them among TITLES); EXTRA: its other instants; flows SINK_IDS end on the slices
+        of rows SINK_ROWS.
+        """
+        if len(s) == 0 and len(extra["ts"]) == 0:
             self.empty_track(desc)
             return
-        c = ev.columns()
-        ev.parts.clear()  # the concatenated columns are all that is needed now
-        order = np.lexsort((c["sec"], c["rank"], c["ts"]))
-        ts = c["ts"][order]
-        kind = c["kind"][order]
-        name = c["name"][order]
-        flow_out = c["flow_out"][order]
-        del c
-        if ev.flow_in:
-            inv = np.empty(len(order), dtype=np.int64)
-            inv[order] = np.arange(len(order))
-            fin_ev = inv[np.concatenate([e for e, _ in ev.flow_in])]
-            del inv
-            fin_id = np.concatenate([f for _, f in ev.flow_in]).astype(np.uint64)
-            o = np.lexsort((fin_id, fin_ev))
-            fin_ev, fin_id = fin_ev[o], fin_id[o]
-        else:
-            fin_ev, fin_id = np.zeros(0, np.int64), np.zeros(0, np.uint64)
-        del order
-        named = name >= 0
-        uniq = np.unique(name[named])
-        iid = np.where(named, np.searchsorted(uniq, name) + 1, 0).astype(np.uint64)
-        self.open_sequence(desc, uniq)
-        self.events(desc.uuid, np.diff(ts, prepend=0), kind, iid, None, flow_out, fin_ev, fin_id)
+        from goblueprint.trace import kernels
+
+        # The sequence's names: iid k + 1 for the k-th smallest global id it uses; found among
+        # the few distinct ones, so the cost follows the track, not every name of the trace.
+        xname = extra["name"]
+        names = np.union1d(titles, xname[xname >= 0])
+        x_iid = np.where(xname >= 0, np.searchsorted(names, xname) + 1, 0)
+        delta, kind, iid, flow_out, fin_ev, fin_id = kernels.get().track_order(
+            _i64(s), _i64(e), np.searchsorted(names, title) + 1, _i64(extra["ts"]), x_iid,
+            _i64(extra["flow_out"]), _i64(extra["flow_in"]), _i64(sink_rows), _i64(sink_ids),
+        )  # fmt: skip
+        self.open_sequence(desc, names)
+        self.events(desc.uuid, delta, kind, iid, None, flow_out, fin_ev, fin_id)
 
     def lane_of(self, kind: LaneKind, ids: np.ndarray) -> np.ndarray:
         """Index in ``lanes`` of lane (KIND, id) for each id, -1 where there is none."""
@@ -484,6 +456,7 @@ class _Export:
                     f"lane {kind}/{lane_id} of the spans is not where the lane list has it"
                 )
             one(k, spans)
+            del spans  # before the source assembles the next lane
             n += 1
         gc_spans = (
             pl.concat(gc).sort("start", maintain_order=True)
@@ -500,40 +473,42 @@ class _Export:
             # span_titles names a P's or M's slices after the G lanes they run: pass only those.
             runs = np.unique(spans["g"].to_numpy()).tolist()
             on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
-            title_of_span, titles = span_titles(self.stub, spans, on)
-            titles = self.text_ids(titles)[title_of_span]
+            title_of_span, texts = span_titles(self.stub, spans, on)
+            distinct = self.text_ids(texts)
+            titles = distinct[title_of_span]
+            del title_of_span
         else:
-            titles = np.zeros(0, np.int64)
+            distinct = titles = np.zeros(0, np.int64)
         layer = layers(starts, ends)
         sink_rows, sink_ids = sinks
-        o = np.lexsort((sink_ids, sink_rows))
-        sink_rows, sink_ids = sink_rows[o], sink_ids[o]
+        none = {c: np.zeros(0, np.int64) for c in ("ts", "name", "flow_out", "flow_in")}
+        depths = int(layer.max(initial=0)) + 1
         first = 0
-        for depth in range(int(layer.max(initial=0)) + 1):
+        for depth in range(depths):
             name = lane.name if depth == 0 else f"{lane.name} ({depth + 1})"
             desc = self.descriptor(name, parent, j * 64 + depth)
             if depth == 0:
                 first = desc.uuid
+            if depths == 1:
+                self.emit(desc, s, e, titles, distinct, extra, sink_rows, sink_ids)
+                continue
             rows = np.flatnonzero(layer == depth)
-            zero = s[rows] == e[rows]
-            nz, z = rows[~zero], rows[zero]
-            ev = _Events()
-            # Ends rank before begins at one instant; among begins the longer (outer) first,
-            # among ends the later-started (inner) first: slices nest and balance.
-            at_begin = ev.add(s[nz], 1, -e[nz], _BEGIN, titles[nz])
-            ev.add(e[nz], 0, -s[nz], _END)
-            at_instant = ev.add(s[z], 1, -e[z], _INSTANT, titles[z])
-            event_of_row = np.full(len(s), -1, dtype=np.int64)
-            event_of_row[nz] = at_begin + np.arange(len(nz))
-            event_of_row[z] = at_instant + np.arange(len(z))
-            sink_event = event_of_row[sink_rows]
-            here = sink_event >= 0
-            ev.flow_in.append((sink_event[here], sink_ids[here]))
-            if depth == 0 and len(extra["ts"]):
-                base = ev.add(extra["ts"], 1, None, _INSTANT, extra["name"], extra["flow_out"])
-                fin = extra["flow_in"] > 0
-                ev.flow_in.append((base + np.flatnonzero(fin), extra["flow_in"][fin]))
-            self.emit(desc, ev)
+            # Sinks on this layer's rows, renumbered as the layer's rows.
+            local = np.full(len(s), -1, np.int64)
+            local[rows] = np.arange(len(rows))
+            here = local[sink_rows]
+            on = here >= 0
+            mine = titles[rows]
+            self.emit(
+                desc,
+                s[rows],
+                e[rows],
+                mine,
+                np.unique(mine),
+                extra if depth == 0 else none,
+                here[on],
+                sink_ids[on],
+            )
         return first
 
     def counters(self, rank: int, lane_track: dict[tuple[int, int], int], gc: pl.DataFrame) -> None:
@@ -591,6 +566,11 @@ class _Export:
         n = len(delta)
         self.events(seq, delta, np.full(n, _COUNTER, np.uint8), np.zeros(n, np.uint64), values,
                     np.zeros(n, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.uint64))  # fmt: skip
+
+
+def _i64(a: np.ndarray) -> np.ndarray:
+    """A writable contiguous int64 array (the compiled loops' argument type)."""
+    return np.require(a, dtype=np.int64, requirements=("C", "W"))
 
 
 def _by_name(batch: pl.DataFrame) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:

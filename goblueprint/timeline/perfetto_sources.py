@@ -160,7 +160,6 @@ class IngestedSource:
         self.batch_rows = batch_rows
         self.start_ns = int(meta["start_ns"])
         self._keys: pl.DataFrame | None = None
-        self._first_span: int | None = None
         # Every file is opened now and read through its handle: an entry that another process
         # replaces in the cache meanwhile (other code, other tables) stays readable to the end.
         self.files: dict[str, pq.ParquetFile] = {}
@@ -190,16 +189,13 @@ class IngestedSource:
         if self._keys is None:
             kinds: list[np.ndarray] = []
             ids: list[np.ndarray] = []
-            first = None
-            for b in self._batches("spans", ("lane_kind", "lane_id", "start")):
+            for b in self._batches("spans", ("lane_kind", "lane_id")):
                 if not b.height:
                     continue
                 k, i = b["lane_kind"].to_numpy(), b["lane_id"].to_numpy()
                 edges = _runs(k, i)[:-1]
                 kinds.append(k[edges])
                 ids.append(i[edges])
-                low = int(b["start"].min())  # type: ignore[arg-type]
-                first = low if first is None else min(first, low)
             k = np.concatenate(kinds) if kinds else np.zeros(0, np.uint8)
             i = np.concatenate(ids) if ids else np.zeros(0, np.int64)
             # Runs split by a batch boundary join up; a key seen again later means the table is unsorted.
@@ -218,16 +214,12 @@ class IngestedSource:
                 {"lane_kind": k, "lane_id": i},
                 schema={c: SCHEMAS["spans"][c] for c in ("lane_kind", "lane_id")},
             )
-            self._first_span = first
         return self._keys
 
     def first_time(self) -> int:
-        self.lane_keys()
         firsts = [self.start_ns]
-        if self._first_span is not None:
-            firsts.append(self._first_span)
-        for table in ("counters", "instants"):
-            low = self._column_min(table, "time")
+        for table, column in (("spans", "start"), ("counters", "time"), ("instants", "time")):
+            low = self._column_min(table, column)
             if low is not None:
                 firsts.append(low)
         return min(firsts)
@@ -258,12 +250,17 @@ class IngestedSource:
             for lo, hi in itertools.pairwise(edges):
                 here = (int(k[lo]), int(i[lo]))
                 if here != key and held:
-                    yield _lane_order(pl.concat(held))
+                    # Let go of the pieces (and the batches they keep) before the lane is used.
+                    lane = _lane_order(pl.concat(held))
                     held = []
+                    yield lane
+                    del lane
                 key = here
                 held.append(b[lo:hi])
         if held:
-            yield _lane_order(pl.concat(held))
+            lane = _lane_order(pl.concat(held))
+            held = []
+            yield lane
 
     def flows(self) -> Iterator[pl.DataFrame]:
         # Stored by (from_time, g) with a stable sort (builder): the ids follow the stored order.

@@ -90,6 +90,8 @@ def sample_args() -> dict[str, tuple]:
         ),
         "merge_spans": (lane, e, e, st8, lane, e, e, st8),
         "bucket_runs": (lane, e, e, st8, 1, 0, lane, e, e, st8, st8, 0),
+        "track_order": (e, e, e, e, e, e, e, e, e),
+        "encode_track_events": (0, e, np.zeros(0, np.uint8), e, e, e, e, e),
     }  # fmt: skip
 
 
