@@ -22,11 +22,13 @@ Go 1.27's exitsyscallTryGetP; timers on the P the G slept on, run by the M parke
 netpoll (one M polls at a time: timers expiring before it runs run on its P), the
 owner's findRunnable or a thief's last steal round; injectglist; the blocking netpoll
 of an M giving its P up;
-stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS.
+stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS; the
+futex wake a thread wake-up costs the scheduler's M that makes it, before it runs its G.
 
 Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
 wake-up costs the same (unless Costs gives samples to draw from); the machine's costs
-are calibrated, not read, except a replay's steal round (model.spinning).
+are calibrated, not read, except a replay's steal round (model.spinning) and its waker's
+cost (model.wakecost).
 """
 
 from __future__ import annotations
