@@ -74,6 +74,10 @@ class Costs:
     schedule_ns: int = 100  # one pass of schedule()/findRunnable with work at hand
     wake_m_ns: int = 8_000  # futex wake of a parked thread until it runs schedule()
     steal_ns: int = 500  # one stealWork round over the Ps
+    # What waking a thread costs the M that wakes it from the scheduler (startm's notewakeup,
+    # a FUTEX_WAKE syscall): 3.5 µs median enter-to-exit in perf's syscalls:sys_*_futex
+    # records of the sched program here (docs/model.md, "What a wake-up costs the waker").
+    waker_ns: int = 3_500
     exitsyscall_ns: int = 200
     # How much later than asked the OS ends a timed sleep: Linux's default timer slack for a
     # SCHED_OTHER thread (prctl PR_SET_TIMERSLACK, 50 µs), given to every nanosleep and timed

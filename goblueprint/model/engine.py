@@ -22,11 +22,13 @@ Go 1.27's exitsyscallTryGetP; timers on the P the G slept on, run by the M parke
 netpoll (one M polls at a time: timers expiring before it runs run on its P), the
 owner's findRunnable or a thief's last steal round; injectglist; the blocking netpoll
 of an M giving its P up;
-stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS.
+stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS; the
+futex wake a thread wake-up costs the scheduler's M that makes it, before it runs its G.
 
 Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
 wake-up costs the same (unless Costs gives samples to draw from); the machine's costs
-are calibrated, not read, except a replay's steal round (model.spinning).
+are calibrated, not read, except a replay's steal round (model.spinning) and its waker's
+cost (model.wakecost).
 """
 
 from __future__ import annotations
@@ -94,6 +96,9 @@ class Sim:
         self.steal_ns = self.k.steal_ns
         if costs is None and prog.find_idle_ns:
             self.steal_ns = spinning.round_ns(prog.find_idle_ns, self.k.schedule_ns, consts.steal_tries)
+        # What waking a thread costs the M that does it from the scheduler: likewise the replayed
+        # trace's (model.wakecost) unless costs are given.
+        self.waker_ns = prog.waker_ns if costs is None and prog.waker_ns else self.k.waker_ns
         self.pol = policy
         self.procs = procs  # GOMAXPROCS now (procresize changes it); Ps from it up to nalloc are dead
         nalloc = max([procs, *prog.resize.values()])
@@ -129,6 +134,11 @@ class Sim:
         self.pwaking = [
             False
         ] * nalloc  # an M was woken for the P and has not run yet  # expired sleeps the P has yet to run
+        # The thread wake-ups the P's M made from the scheduler since it last ran a G (ns it owes),
+        # and the G it chose meanwhile, held until it has paid them (-1: none).
+        self.owed = [0] * nalloc
+        self.held = [-1] * nalloc
+        self.held_inherit = [False] * nalloc
         self.pidle: list[int] = []  # a stack, like sched.pidle
         self.npidle = 0
         self.nmspinning = 0
@@ -417,7 +427,8 @@ class Sim:
         self.rec.state(LG, g, self.now, G_RUNNABLE)
         self.gflow[g] = self.rec.flow(F_WAKEUP, g, waker, p, self.now, self.rec.sid(why))
         self.enqueue(p, g, True, "ready")
-        self.wakep()
+        if self.wakep() and waker < 0:
+            self.charge(p)  # a timer run by the scheduler: its M pays the wake (a G's CPU holds its own)
 
     def timer_fired(self, g: int) -> None:
         """A sleep's timer expires; the G is readied where and when an M runs the timer.
@@ -503,10 +514,12 @@ class Sim:
             return
         n = min(self.npidle, len(gs))
         self.globq.extend(gs[:n])
-        self.start_idle(n)
+        woke = self.start_idle(n)
         for g in gs[n:]:
             self.enqueue(p, g, False, "netpoll")  # runqputbatch; a full queue spills to the global one
-        self.wakep()
+        woke += self.wakep()
+        for _ in range(woke):
+            self.charge(p)  # findRunnable's netpoll: P's M makes these wake-ups
 
     # ---- queues -----------------------------------------------------------------------------
 
@@ -545,6 +558,10 @@ class Sim:
         return p
 
     def pidleput(self, p: int) -> None:
+        self.owed[p] = 0
+        if self.held[p] >= 0:  # a stop-the-world came while its M paid a wake: the G waits on runnext
+            g, self.held[p] = self.held[p], -1
+            self.pol.enqueue(self, p, g, True)
         self.pstatus[p] = PS_IDLE
         self.spinround[p] = 0
         self.grab[p] = None
@@ -623,25 +640,35 @@ class Sim:
         d = self.k.wake_m_samples_ns
         return d[self.wake_rng.randrange(len(d))] if d else self.k.wake_m_ns
 
-    def wakep(self) -> None:
-        """wakep: one spinning M at a time, and only onto an idle P."""
+    def wakep(self) -> bool:
+        """wakep: one spinning M at a time, and only onto an idle P. True if it woke a thread."""
         if self.nmspinning != 0 or self.npidle == 0 or self.stw_active:
-            return
+            return False
         p = self.pidleget()
         self.rec.decision(self.now, p, "wakep", f"start a spinning M on P{p}", "work was readied",
                           f"{self.npidle + 1} idle Ps, 0 spinning")  # fmt: skip
         self.startm(p, True, self.wake_delay())
+        return True
+
+    def charge(self, p: int) -> None:
+        """P's M, in the scheduler (no G on P), woke a thread: startm's notewakeup, a futex wake
+        syscall, is its own time, paid before it runs the G it chose (schedule, model.wakecost)."""
+        if self.waker_ns and self.pstatus[p] == PS_RUN and self.pg[p] < 0:
+            self.owed[p] += self.waker_ns
 
     def wakep_for_global(self) -> None:
         # Start as many Ms as idle Ps can take the global Gs.
         self.start_idle(len(self.globq))
 
-    def start_idle(self, n: int) -> None:
-        """injectglist's startIdle: an M on each of up to N idle Ps."""
+    def start_idle(self, n: int) -> int:
+        """injectglist's startIdle: an M on each of up to N idle Ps. Returns how many it woke."""
+        woke = 0
         for _ in range(min(n, self.npidle)):
             if self.stw_active:
-                return
+                break
             self.startm(self.pidleget(), False, self.wake_delay())
+            woke += 1
+        return woke
 
     # ---- schedule / findRunnable / steal ----------------------------------------------------
 
@@ -653,6 +680,10 @@ class Sim:
             self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
             self.rec.state(LP, p, self.now, P_RUN, m=self.pm[p])
         if self.pg[p] >= 0:
+            return
+        if self.held[p] >= 0:  # the M has paid for the threads it woke: it runs the G it chose
+            g, self.held[p] = self.held[p], -1
+            self.execute(p, g, self.held_inherit[p])
             return
         if self.stw_active:
             # findRunnable sees gcwaiting and stops (gcstopm): only the G that stopped the world
@@ -671,8 +702,17 @@ class Sim:
         if self.spinning[p]:
             self.spinning[p] = False  # resetspinning: the last spinner to find work wakes another
             self.nmspinning -= 1
-            if self.nmspinning == 0:
-                self.wakep()
+            if self.nmspinning == 0 and self.wakep():
+                self.charge(p)
+        if self.owed[p]:
+            # The futex wakes this M made since its last G (timers it ran, netpoll's injectglist,
+            # resetspinning, goschedImpl) take its time before execute.
+            self.rec.decision(self.now, p, "waker_cost", f"G{g} after {self.owed[p]} ns",
+                              "this M woke a thread (startm's futex wake)", "run it at once")  # fmt: skip
+            self.held[p], self.held_inherit[p] = g, inherit
+            self.sched_at(p, self.owed[p])
+            self.owed[p] = 0
+            return
         self.execute(p, g, inherit)
 
     def find_runnable(self, p: int) -> tuple[int, bool]:
@@ -1054,7 +1094,8 @@ class Sim:
             self.pol.enqueue(self, p, g, True)
         else:
             self.globrunqput(g)
-        self.wakep()
+        if self.wakep():
+            self.charge(p)  # on the M, after the G stopped: before its next G
 
     # ---- stop the world ---------------------------------------------------------------------
 
@@ -1193,6 +1234,8 @@ class Sim:
                 put(self.runnext[p], f"P{p} runnext")
             if self.pg[p] >= 0:
                 put(self.pg[p], f"P{p} running")
+            if self.held[p] >= 0:
+                put(self.held[p], f"P{p}'s M, paying a thread wake-up")
         for g in self.globq:
             put(g, "global queue")
         for g in range(1, len(self.gtmpl)):

@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from goblueprint.model import idlewait, spinning, wakeups
+from goblueprint.model import idlewait, spinning, wakecost, wakeups
 from goblueprint.timeline import metrics
 from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State, Timeline
 
 COMPARED = ("p_utilization", "sched_latency_p50_ns", "sched_latency_p99_ns", "preemptions", "migrations",
             "goroutines", "wall_ns", "idle_p_while_runnable_ns", "thread_wakeups", "thread_wake_p50_ns",
-            "thread_wake_p90_ns", "thread_wake_max_ns", "idle_p_spans", "find_idle_p50_ns",
+            "thread_wake_p90_ns", "thread_wake_max_ns", "idle_p_spans", "find_idle_p50_ns", "waker_cost_ns",
             *idlewait.KEYS)  # fmt: skip
 
 
@@ -52,6 +52,8 @@ def from_timeline(tl: Timeline, procs: int) -> dict[str, float]:
             & (pl.col("state") == int(State.P_IDLE))
         ).height,
         "find_idle_p50_ns": spinning.median_ns(tl),
+        # What a thread wake-up cost the scheduler that made it, before it ran its G (model.wakecost).
+        "waker_cost_ns": wakecost.cost_ns(tl),
         # idle_p_while_runnable_ns by the thread wake-up under way on the idle P (model.idlewait).
         **idlewait.by_wake(tl),
     }

@@ -63,6 +63,9 @@ class Program:
     # The traced machine's median findRunnable that found nothing (model.spinning; 0: not
     # measured): a replay spins as long as that machine did, unless Costs are given.
     find_idle_ns: int = 0
+    # What waking a thread cost the traced machine's scheduler (model.wakecost; 0: not
+    # measured): a replay's waking M pays that, unless Costs are given.
+    waker_ns: int = 0
 
     def label(self, text: str) -> int:
         try:

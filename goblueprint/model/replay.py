@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from goblueprint.model import program as P
-from goblueprint.model import spinning
+from goblueprint.model import spinning, wakecost
 from goblueprint.model.program import Op, Program
 from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State, Timeline
 
@@ -132,6 +132,7 @@ def from_timeline(tl: Timeline) -> Program:
     # clock drifts from the trace's, and a stop at the trace's time would fall elsewhere).
     prog.procs, changes = gomaxprocs(tl)
     prog.find_idle_ns = spinning.median_ns(tl)  # the traced machine's spin before a P idles
+    prog.waker_ns = wakecost.cost_ns(tl)  # and what a thread wake-up cost the scheduler that made it
     prog.stw, stoppers, prog.resize = _stw_with_resizes(tl, changes)
     for i, g in enumerate(stoppers):
         if g in known:

@@ -113,6 +113,11 @@ def test_replay_metrics_within_the_stated_tolerance(
     # P and a netpoll finds several Gs, whose injectglist starts Ms for idle Ps: more wake-ups
     # (x1.6-x1.8), as the source has it where the real runs had no P idle (docs/model.md).
     assert abs(sim["find_idle_p50_ns"] - real["find_idle_p50_ns"]) <= 0.1 * real["find_idle_p50_ns"]
+    # What waking a thread cost the scheduler that did it, before it ran the G it readied
+    # (model.wakecost: 8-11 µs here, a futex wake and the CPU it gives up): the replay charges
+    # the traced machine's and reads it back the same way from its own timeline.
+    assert real["waker_cost_ns"] > 1_000
+    assert abs(sim["waker_cost_ns"] - real["waker_cost_ns"]) <= 0.1 * real["waker_cost_ns"]
     assert real["thread_wakeups"] < sim["thread_wakeups"] <= 1.9 * real["thread_wakeups"]
     assert real["idle_p_spans"] < sim["idle_p_spans"] <= 2.0 * real["idle_p_spans"]
     # Thread wake-ups read the same way from both: the trace's run from microseconds to

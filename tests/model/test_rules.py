@@ -147,7 +147,9 @@ def test_a_spinning_m_sleeps_in_runqgrab_before_taking_a_running_ps_runnext(cons
     assert sim.pidle == [2] and sim.nmspinning == 1 and sim.pstatus[0] == PS_RUN
     _p0_rounds(sim)
     wait = consts.runnext_steal_wait_ns + Costs().timer_slack_ns
-    assert sim.pg[0] == g and sim.runnext[1] == -1 and sim.now == t0 + consts.steal_tries * 1000 + wait
+    # It was the last spinner, so resetspinning wakes a thread for the idle P2 before G runs.
+    paid = Costs().waker_ns
+    assert sim.pg[0] == g and sim.runnext[1] == -1 and sim.now == t0 + consts.steal_tries * 1000 + wait + paid
 
 
 def test_runnext_is_left_to_a_p_that_schedules_it_during_runqgrabs_sleep(consts: Constants) -> None:
@@ -176,7 +178,8 @@ def test_runqgrab_sleeps_again_for_a_new_runnext_after_its_cas_fails(consts: Con
     sim.gstatus[h] = engine.GS_RUNNABLE
     _p0_rounds(sim)
     wait = consts.runnext_steal_wait_ns + Costs().timer_slack_ns
-    assert sim.pg[0] == h and sim.now == t0 + consts.steal_tries * 1000 + 2 * wait
+    paid = Costs().waker_ns  # the last spinner's resetspinning wakes a thread for the idle P2
+    assert sim.pg[0] == h and sim.now == t0 + consts.steal_tries * 1000 + 2 * wait + paid
 
 
 def test_steal_order_visits_every_p_once(consts: Constants) -> None:
@@ -366,9 +369,84 @@ def test_with_an_idle_p_the_timer_runs_when_the_parked_m_wakes(consts: Constants
     slept = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == int(engine.State.G_WAITING)))
     expiry = int(slept["start"][0]) + 100_000
     # The trace records the unblock when the timer runs: after the M's wake-up, not at expiry,
-    # and the G then runs at once from that P's runnext.
+    # and the G then runs from that P's runnext once the M has paid for waking a thread for the
+    # other idle P (ready's wakep; see test_the_scheduler_pays_for_the_threads_it_wakes).
     assert wake["from_time"].to_list() == [expiry + sim.k.wake_m_ns]
-    assert wake["to_time"][0] - wake["from_time"][0] <= sim.k.schedule_ns
+    assert wake["to_time"][0] - wake["from_time"][0] == sim.k.waker_ns
+
+
+def _timer_g_latency(consts: Constants, procs: int, costs: Costs | None = None) -> tuple[int, Sim]:
+    """From a sleeper's timer run by the woken poller to the G's start, with PROCS Ps."""
+    prog = Program()
+    prog.add_template("main.sleeper", [(P.CPU, 1000, 0), (P.SLEEP, 100_000, 0), (P.CPU, 1000, 0)])
+    prog.roots.append((0, 0))
+    sim = Sim(prog, consts, policies.resolve([]), procs, seed=1, costs=costs)
+    sim.run(check_every=1)
+    tl = sim.rec.timeline(engine.T_START, sim.end, procs)
+    wake = tl.flows.filter(tl.flows["label"] == tl.strings.index("unblock (sleep)"))
+    return int(wake["to_time"][0] - wake["from_time"][0]), sim
+
+
+def test_the_scheduler_pays_for_the_threads_it_wakes(consts: Constants) -> None:
+    # The poller M runs the timer (ready: runnext, then wakep). With another P idle, wakep's
+    # startm wakes a thread for it, a futex wake on this M: the G runs that much later. With
+    # one P nobody is woken and it runs at once.
+    alone, _ = _timer_g_latency(consts, 1, Costs(waker_ns=7_000))
+    assert alone <= Costs().schedule_ns
+    paid, sim = _timer_g_latency(consts, 2, Costs(waker_ns=7_000))
+    assert paid == 7_000 and sim.mcount == 2  # and the other P's M was woken
+    assert "waker_cost" in sim.rec.dec["point"]
+
+
+def test_a_g_that_readies_another_pays_nothing_extra(consts: Constants) -> None:
+    # The futex wake a G's ready() makes is inside the G's own running time (a replay's CPU
+    # holds it): only the scheduler's M, with no G, is charged.
+    sim = _sim(consts, procs=2)
+    _take_p(sim, 0)
+    waker, target, timer_g = _gs(sim, 3)
+    sim.pg[0], sim.gp[waker], sim.gstatus[waker] = waker, 0, engine.GS_RUNNING
+    sim.gstatus[target] = engine.GS_WAITING
+    sim.ready(target, waker, 0, "unblock (chan receive)")
+    assert sim.nmspinning == 1 and sim.owed[0] == 0  # a thread was woken, the G pays nothing
+    sim.pg[0] = -1  # now the M is in the scheduler (the G parked) and runs a timer
+    sim.nmspinning, sim.spinning[1] = 0, False
+    sim.pidleput(1)
+    sim.gstatus[timer_g] = engine.GS_WAITING
+    sim.ready(timer_g, -1, 0, "unblock (sleep)")
+    assert sim.owed[0] == sim.waker_ns > 0
+
+
+def test_resetspinning_s_wakep_delays_the_g_the_spinner_found(consts: Constants) -> None:
+    # The last spinning M to find work wakes another (resetspinning) before execute.
+    sim = _sim(consts, procs=3)
+    _take_p(sim, 0)
+    (g,) = _gs(sim, 1)
+    sim.spinning[0], sim.nmspinning = True, 1
+    sim.enqueue(0, g, False, "test")
+    sim.schedule(0)
+    assert sim.held[0] == g and sim.pg[0] == -1 and sim.nmspinning == 1  # the woken one spins
+    sim.check_invariants()  # the held G is somewhere
+    t0 = sim.now
+    while sim.pg[0] != g:
+        t, _, kind, a, b = heapq.heappop(sim.heap)
+        sim.now = t
+        if kind == engine.EV_SCHED and a == 0 and sim.pepoch[0] == b:
+            sim.schedule(0)
+    assert sim.now - t0 == sim.waker_ns
+
+
+def test_a_stop_the_world_puts_a_held_g_back_on_runnext(consts: Constants) -> None:
+    sim = _sim(consts, procs=3)
+    _take_p(sim, 0)
+    (g,) = _gs(sim, 1)
+    sim.spinning[0], sim.nmspinning = True, 1
+    sim.enqueue(0, g, False, "test")
+    sim.schedule(0)
+    assert sim.held[0] == g
+    sim.prog.stw.append((0, 1000, "stop-the-world (test)"))
+    sim.stop_the_world(len(sim.prog.stw) - 1, -1)
+    assert sim.held[0] == -1 and sim.runnext[0] == g
+    sim.check_invariants()
 
 
 def test_timers_expiring_while_the_woken_poller_has_not_run_run_on_its_p(consts: Constants) -> None:
