@@ -151,7 +151,9 @@ def parse_script(text: bytes) -> tuple[pl.DataFrame, int]:
         {"name": list(EVENT_NAMES), "event": [int(v) for v in EVENT_NAMES.values()]},
         schema={"name": pl.String, "event": pl.UInt8},
     ).lazy()
-    ev = parts.join(mapping, on="name", how="inner")
+    # In perf's order: an inner join's order is otherwise the engine's choice (it differed from
+    # run to run under load), and a reader of the events expects the file's.
+    ev = parts.join(mapping, on="name", how="inner", maintain_order="left")
     p = pl.col("payload")
     e = pl.col("event")
     sw = p.str.extract_groups(_SWITCH)
