@@ -262,9 +262,13 @@ def _exact(
     def stack_ids(raw: np.ndarray) -> list[int]:
         return [dense.get(int(x), -1) for x in raw.tolist()]
 
-    lane_of = spans.join(few.select("lane_kind", "lane_id", "lane"), on=["lane_kind", "lane_id"], how="left")[
-        "lane"
-    ].to_numpy()
+    # Row for row with SPANS: a join keeps its left side's order only when asked to.
+    lane_of = spans.join(
+        few.select("lane_kind", "lane_id", "lane"),
+        on=["lane_kind", "lane_id"],
+        how="left",
+        maintain_order="left",
+    )["lane"].to_numpy()
     out = []
     present = set()
     if len(lane_of):
