@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from goblueprint.model import wakeups
-from goblueprint.timeline.model import InstantKind, LaneKind, State, Timeline
+from goblueprint.timeline.model import LaneKind, State, Timeline
 
 # (name, shortest wake-up in ns) — "none" for time no measured wake-up covers.
 BUCKETS = (("in_wakeups_ge_1ms", 1_000_000), ("in_wakeups_30us_1ms", 30_000), ("in_wakeups_lt_30us", 1))
@@ -44,7 +44,7 @@ def by_wake(tl: Timeline) -> dict[str, int]:
             np.sort(end.to_numpy()), mid, "right"
         )
 
-    procs = _gomaxprocs_at(tl, mid)
+    procs = wakeups.gomaxprocs_at(tl, mid)
     waiting = covered(runq["start"], runq["end"])
     idle_p = {p: covered(s["start"], s["end"]) & (p < procs) for (p,), s in idle.group_by("lane_id")}
     any_idle = np.logical_or.reduce(list(idle_p.values())) if idle_p else np.zeros(mid.size, bool)
@@ -65,11 +65,3 @@ def by_wake(tl: Timeline) -> dict[str, int]:
         taken |= sel
     out["idle_wait_no_wakeup_ns"] = int(seg[both & ~taken].sum())
     return out
-
-
-def _gomaxprocs_at(tl: Timeline, times: np.ndarray) -> np.ndarray:
-    ev = tl.instants.filter(pl.col("kind") == int(InstantKind.GOMAXPROCS)).sort("time")
-    if ev.height == 0:
-        return np.full(times.shape, 1 << 30)
-    at = np.searchsorted(ev["time"].to_numpy(), times, "right") - 1
-    return ev["id"].to_numpy()[np.maximum(at, 0)]

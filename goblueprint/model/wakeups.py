@@ -154,11 +154,12 @@ def _idle_spans(tl: Timeline) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     stopped = contiguous & (p["next_state"] == int(State.P_STOPPED))
     kind = np.where(started.fill_null(False).to_numpy(), _STARTED, _NOT_WOKEN)
     kind[stopped.fill_null(False).to_numpy()] = _STOPPED
-    kind[p["lane_id"].to_numpy() >= _gomaxprocs_at(tl, p["start"].to_numpy())] = _NOT_WOKEN
+    kind[p["lane_id"].to_numpy() >= gomaxprocs_at(tl, p["start"].to_numpy())] = _NOT_WOKEN
     return p["lane_id"].to_numpy(), p["start"].to_numpy(), p["end"].to_numpy(), kind
 
 
-def _gomaxprocs_at(tl: Timeline, times: np.ndarray) -> np.ndarray:
+def gomaxprocs_at(tl: Timeline, times: np.ndarray) -> np.ndarray:
+    """GOMAXPROCS in force at each of TIMES (no change recorded: unbounded)."""
     ev = tl.instants.filter(pl.col("kind") == int(InstantKind.GOMAXPROCS)).sort("time")
     if ev.height == 0:
         return np.full(times.shape, 1 << 30)

@@ -416,14 +416,20 @@ def test_a_g_that_readies_another_pays_nothing_extra(consts: Constants) -> None:
     assert sim.owed[0] == sim.waker_ns > 0
 
 
-def test_resetspinning_s_wakep_delays_the_g_the_spinner_found(consts: Constants) -> None:
-    # The last spinning M to find work wakes another (resetspinning) before execute.
+def _spinner_found_a_g(consts: Constants) -> tuple[Sim, int]:
+    """A spinning M on P0 that finds a G in its queue and schedules it (resetspinning's wakep)."""
     sim = _sim(consts, procs=3)
     _take_p(sim, 0)
     (g,) = _gs(sim, 1)
     sim.spinning[0], sim.nmspinning = True, 1
     sim.enqueue(0, g, False, "test")
     sim.schedule(0)
+    return sim, g
+
+
+def test_resetspinning_s_wakep_delays_the_g_the_spinner_found(consts: Constants) -> None:
+    # The last spinning M to find work wakes another (resetspinning) before execute.
+    sim, g = _spinner_found_a_g(consts)
     assert sim.held[0] == g and sim.pg[0] == -1 and sim.nmspinning == 1  # the woken one spins
     sim.check_invariants()  # the held G is somewhere
     t0 = sim.now
@@ -436,12 +442,7 @@ def test_resetspinning_s_wakep_delays_the_g_the_spinner_found(consts: Constants)
 
 
 def test_a_stop_the_world_puts_a_held_g_back_on_runnext(consts: Constants) -> None:
-    sim = _sim(consts, procs=3)
-    _take_p(sim, 0)
-    (g,) = _gs(sim, 1)
-    sim.spinning[0], sim.nmspinning = True, 1
-    sim.enqueue(0, g, False, "test")
-    sim.schedule(0)
+    sim, g = _spinner_found_a_g(consts)
     assert sim.held[0] == g
     sim.prog.stw.append((0, 1000, "stop-the-world (test)"))
     sim.stop_the_world(len(sim.prog.stw) - 1, -1)

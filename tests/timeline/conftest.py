@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import tl_goref as goref  # test helper next to this file
 
+from goblueprint.timeline import ingest as ingest_mod
 from goblueprint.timeline.analysis import Analysis, analyse
 
 
@@ -52,3 +54,20 @@ def go_reference(trace_path: Callable[[str, str], Path]) -> Callable[[str, str],
         return cache[(prog, go)]
 
     return get
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty ingest cache of the test's own (toolchains stay in the shared cache)."""
+    root = tmp_path / "ingest-cache"
+    monkeypatch.setattr(ingest_mod, "ingest_root", lambda: root)
+    return root
+
+
+@pytest.fixture
+def trace(gc_trace: Callable[[str], Path], tmp_path: Path) -> Path:
+    """A real trace of the test's own, small enough to ingest many times (80 KB: Go 1.22's,
+    GC cycles, tasks, every pprof type)."""
+    copy = tmp_path / "gcmix.trace"
+    shutil.copyfile(gc_trace("1.22"), copy)
+    return copy

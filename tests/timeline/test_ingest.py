@@ -23,22 +23,6 @@ from goblueprint.timeline.tables import tables_pass
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty ingest cache of the test's own (toolchains stay in the shared cache)."""
-    root = tmp_path / "ingest-cache"
-    monkeypatch.setattr(ingest_mod, "ingest_root", lambda: root)
-    return root
-
-
-@pytest.fixture
-def trace(gc_trace: Callable[[str], Path], tmp_path: Path) -> Path:
-    """A real trace small enough to ingest many times (80 KB: Go 1.22's, GC cycles and tasks)."""
-    copy = tmp_path / "gcmix.trace"
-    shutil.copyfile(gc_trace("1.22"), copy)
-    return copy
-
-
 def count_passes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Record every pass the ingest makes over a trace."""
     passes: list[Path] = []

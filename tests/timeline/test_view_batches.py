@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,23 +14,6 @@ from polars.testing import assert_frame_equal
 from goblueprint.cli import main
 from goblueprint.timeline import batches
 from goblueprint.timeline import ingest as ingest_mod
-
-
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty ingest cache of the test's own (toolchains stay in the shared cache)."""
-    root = tmp_path / "ingest-cache"
-    monkeypatch.setattr(ingest_mod, "ingest_root", lambda: root)
-    return root
-
-
-@pytest.fixture
-def trace(gc_trace: Callable[[str], Path], tmp_path: Path) -> Path:
-    """A real trace (80 KB: Go 1.22's, GC cycles, tasks, every pprof type) of the test's own."""
-    copy = tmp_path / "gcmix.trace"
-    shutil.copyfile(gc_trace("1.22"), copy)
-    return copy
-
 
 SMALL = 7  # rows a batch: far below every table's, so each is read in many batches
 
