@@ -1201,8 +1201,10 @@ class Sim:
         """
         old = self.procs
         keeper = self.stw_keeper
-        if keeper >= n:
+        if keeper >= n and self.pstatus[keeper] == PS_RUN:
             # The caller's P goes away: it releases it and takes P0 (procresize's "acquirep(allp[0])").
+            # (A replayed caller may have left its P during the stop: then there is nothing to
+            # move, and the P goes with the other destroyed ones below.)
             g, m = self.pg[keeper], self.pm[keeper]
             self.pidle.remove(0)
             self.npidle -= 1
@@ -1295,5 +1297,14 @@ class Sim:
             raise GoblueprintError("model invariant: goroutines not conserved")
         if self.npidle != len(self.pidle) or any(self.pstatus[p] != PS_IDLE for p in self.pidle):
             raise GoblueprintError("model invariant: idle P list and P states disagree")
+        for p in range(self.procs):
+            if self.pstatus[p] == PS_RUN and self.pm[p] < 0:
+                raise GoblueprintError(f"model invariant: P{p} running without an M")
+            if self.pstatus[p] == PS_IDLE and (
+                self.pg[p] >= 0 or (not self.stw_active and (self.runq[p] or self.runnext[p] >= 0))
+            ):
+                # pidleput throws on a non-empty run queue; only a stopped world keeps its Ps' queues.
+                # An idle P's work is seen by no one: stealWork and checkRunqsNoP skip idle Ps.
+                raise GoblueprintError(f"model invariant: idle P{p} holds work")
         if self.nmspinning != sum(self.spinning) or self.nmspinning < 0:
             raise GoblueprintError("model invariant: spinning count")

@@ -306,6 +306,27 @@ def test_the_g_that_stops_the_world_runs_through_it_and_the_stop_follows_the_pro
     assert set(spin["p"].to_list()[1:]) == {int(main["p"][0])}
 
 
+def test_a_stopper_that_left_its_p_during_the_stop_moves_nothing_to_p0(consts: Constants) -> None:
+    # A replayed G that stopped the world for GOMAXPROCS may block before the world starts
+    # again; its P, idle now, is destroyed like the others: P0 must not be taken for it
+    # (it became a running P without an M, and its idle P went on holding a G and work no
+    # one could steal, so spinning Ms looped until it ran).
+    sim = _sim(consts, procs=2)
+    sim.prog.stw = [(0, 1000, "stop-the-world (GOMAXPROCS)")]
+    sim.prog.resize = {0: 1}
+    g, w = _gs(sim, 2)
+    _take_p(sim, 1)
+    sim.execute(1, g, False)  # runs its 1 µs burst: the CPU event is pending
+    sim.stop_the_world(0, 1)
+    sim.park(g, 0)  # the stopper blocks during the stop: its P schedules, finds the world stopped
+    sim.schedule(1)
+    sim.ready(w, -1, 0, "unblock")  # a timer readies a G onto stopped P0 meanwhile
+    sim.start_the_world(0)
+    assert sim.procs == 1 and sim.pstatus[1] == engine.PS_DEAD
+    assert sim.pg[0] == -1 and sim.pstatus[0] == PS_RUN and sim.pm[0] >= 0  # started for its queued G
+    sim.check_invariants()
+
+
 def test_a_blocked_syscall_that_resumes_on_another_p_is_no_migration(consts: Constants) -> None:
     # Migrations are counted the same way on both sides (from_p != to_p of a flow); the trace
     # gives a blocked syscall's exit no P, so the model must not give it the old one.
