@@ -175,6 +175,7 @@ class Sim:
         # The M that was blocked in netpoll, woken and not yet run: the P it takes (-1: none)
         # and the Gs whose timers expired meanwhile, which it runs when it runs.
         self.poller = -1
+        self.poller_epoch = 0  # its P's pepoch when it was woken (a stop may take that P before it runs)
         self.poller_timers: list[int] = []
         self.lastpoll = T_START
         self.netwaiters = 0
@@ -453,6 +454,7 @@ class Sim:
             self.poller, self.poller_timers = p, [g]
             self.push(self.now + self.k.wake_m_ns, EV_TIMER_RUN, 0, p)  # before startm: first at that instant
             self.startm(p, False, self.k.wake_m_ns)
+            self.poller_epoch = self.pepoch[p]
             return
         owner = (
             self.gtimerp[g] if 0 <= self.gtimerp[g] < self.procs else 0
@@ -490,6 +492,15 @@ class Sim:
         is 0). Then the timers that expired meanwhile."""
         got = self.netpoll_list([g] if g >= 0 else [])
         self.lastpoll = self.now
+        if self.pepoch[p] != self.poller_epoch:
+            # A stop-the-world took the P before the M ran: pidleget finds none (stopped Ps
+            # leave the idle list), so injectglist puts the Gs on the global queue with no P,
+            # and the timers stay for whoever runs timers now; the M stops.
+            due, self.poller_timers, self.poller = self.poller_timers, [], -1
+            self.inject(got, "unblock (network)")
+            for t in due:
+                self.push(self.now, EV_WAKE_TIMER, t)
+            return
         if not got:
             self.poller_runs(p)
             return
@@ -521,6 +532,7 @@ class Sim:
             self.poller = p
             self.push(self.now + self.k.wake_m_ns, EV_POLLED, g, p)  # before startm: first at that instant
             self.startm(p, False, self.k.wake_m_ns)
+            self.poller_epoch = self.pepoch[p]
             return
         # For the next findRunnable's or sysmon's poll (the one poller, woken already, has
         # returned from epoll_wait).

@@ -848,3 +848,20 @@ def test_a_replayed_wake_up_takes_what_the_trace_measured_at_its_readying(
         assert readyings[0] + 300_000 == proc_starts[0]
     else:
         assert [t + d for t, d in zip(readyings, (sim.k.wake_m_ns, 300_000), strict=True)] == proc_starts
+
+
+def test_a_netpoll_m_whose_p_a_stop_took_puts_the_ready_gs_on_the_global_queue(consts: Constants) -> None:
+    # The M woken from netpoll has not run when the world stops: stopTheWorld takes its P
+    # (stopped Ps leave the idle list). When it runs, pidleget finds no P, so injectglist
+    # puts what it polled on the global queue, with no P, and no idle P holds a G.
+    sim = _sim(consts, procs=2)
+    (a,) = _net_waiting(sim, 1)
+    sim.net_ready(a)
+    sim.prog.stw.append((0, 100_000, "stop-the-world (test)"))
+    sim.stop_the_world(len(sim.prog.stw) - 1, -1)
+    _, g, p = _run_until(sim, engine.EV_POLLED)
+    sim.polled(g, p)
+    assert list(sim.globq) == [a] and not sim.runq[p] and sim.runnext[p] < 0 and sim.poller == -1
+    tl = sim.rec.timeline(engine.T_START, sim.now + 1, 2)
+    assert tl.flows.filter(tl.flows["g"] == a)["from_p"].to_list() == [-1]
+    sim.check_invariants()
