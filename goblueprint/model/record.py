@@ -8,8 +8,10 @@ trace view and metric reads a simulation as it reads a real trace.
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from goblueprint.timeline.model import NONE, FlowKind, InstantKind, LaneKind, State, Timeline, frame
@@ -19,6 +21,7 @@ G_RUN, G_RUNNABLE, G_WAIT, G_SYS = (int(State.G_RUNNING), int(State.G_RUNNABLE),
 P_RUN, P_IDLE, P_STOP = int(State.P_RUNNING), int(State.P_IDLE), int(State.P_STOPPED)
 M_RUN, M_SYS, M_IDLE = int(State.M_RUNNING), int(State.M_SYSCALL), int(State.M_IDLE)
 
+SPAN_COLUMNS = ("lane_kind", "lane_id", "start", "end", "state", "g", "p", "m", "label")
 DECISIONS_SCHEMA: dict[str, Any] = {
     "id": pl.Int64,
     "time": pl.Int64,
@@ -36,11 +39,11 @@ class Recorder:
     def __init__(self, decisions: bool) -> None:
         self.strings: list[str] = [""]
         self._sid: dict[str, int] = {"": 0}
-        self.cols: dict[str, list[int]] = {
-            k: [] for k in ("lk", "lid", "start", "end", "state", "g", "p", "m", "lab")
-        }
-        # open span per (lane kind, lane id): [start, state, g, p, m, label]
-        self.open: dict[tuple[int, int], list[int]] = {}
+        # Closed spans, SPAN_COLUMNS int64s each, one after the other: one C-level extend per span
+        # (a replay closes millions) and 8 bytes a value instead of a Python int per value.
+        self.spans = array("q")
+        # open span per (lane kind, lane id): (start, (state, g, p, m, label))
+        self.open: dict[tuple[int, int], tuple[int, tuple[int, int, int, int, int]]] = {}
         self.flows: dict[str, list[int]] = {k: [] for k in ("kind", "g", "from_g", "from_p", "from_time",
                                                              "to_p", "to_m", "to_time", "label")}  # fmt: skip
         self.counters: dict[str, list[Any]] = {"name": [], "time": [], "value": []}
@@ -63,31 +66,19 @@ class Recorder:
     def state(self, lk: int, lid: int, t: int, state: int, g: int = NONE, p: int = NONE, m: int = NONE,
               label: int = 0) -> None:  # fmt: skip
         key = (lk, lid)
+        val = (state, g, p, m, label)
         cur = self.open.get(key)
         if cur is not None:
-            if cur[1:] == [state, g, p, m, label]:
+            if cur[1] == val:
                 return  # nothing changed: the span goes on
-            self._close(key, cur, t)
-        self.open[key] = [t, state, g, p, m, label]
+            if t > cur[0]:  # zero-length: a state entered and left at one instant says nothing
+                self.spans.extend((lk, lid, cur[0], t, *cur[1]))
+        self.open[key] = (t, val)
 
     def end(self, lk: int, lid: int, t: int) -> None:
         cur = self.open.pop((lk, lid), None)
-        if cur is not None:
-            self._close((lk, lid), cur, t)
-
-    def _close(self, key: tuple[int, int], cur: list[int], t: int) -> None:
-        if t <= cur[0]:
-            return  # zero-length: a state entered and left at one instant says nothing
-        c = self.cols
-        c["lk"].append(key[0])
-        c["lid"].append(key[1])
-        c["start"].append(cur[0])
-        c["end"].append(t)
-        c["state"].append(cur[1])
-        c["g"].append(cur[2])
-        c["p"].append(cur[3])
-        c["m"].append(cur[4])
-        c["lab"].append(cur[5])
+        if cur is not None and t > cur[0]:
+            self.spans.extend((lk, lid, cur[0], t, *cur[1]))
 
     def flow(self, kind: int, g: int, from_g: int, from_p: int, from_time: int, label: int) -> int:
         """A flow whose end (to_p, to_m, to_time) is filled when G next runs; returns its row."""
@@ -125,15 +116,12 @@ class Recorder:
 
     def timeline(self, start: int, end: int, procs: int) -> Timeline:
         for key in sorted(self.open):
-            self._close(key, self.open[key], end)
-        self.open.clear()
-        c = self.cols
+            self.end(*key, end)
+        c = np.frombuffer(self.spans, dtype=np.int64).reshape(-1, len(SPAN_COLUMNS))
         spans = frame(
             "spans",
-            {"lane_kind": c["lk"], "lane_id": c["lid"], "start": c["start"], "end": c["end"],
-             "state": c["state"], "g": c["g"], "p": c["p"], "m": c["m"], "label": c["lab"],
-             "stack": [0] * len(c["lk"])},
-        ).sort(["lane_kind", "lane_id", "start"])  # fmt: skip
+            {**{name: c[:, i] for i, name in enumerate(SPAN_COLUMNS)}, "stack": np.zeros(len(c), np.int64)},
+        ).sort(["lane_kind", "lane_id", "start"])
         f = self.flows
         migrated = [fp >= 0 and tp >= 0 and fp != tp for fp, tp in zip(f["from_p"], f["to_p"], strict=True)]
         flows = frame("flows", {**f, "stack": [0] * len(f["kind"]), "migrated": migrated})
