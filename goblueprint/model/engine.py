@@ -20,15 +20,19 @@ its preemption of a G that kept one schedtick for forcePreemptNS, its retake of 
 there is work and nobody to do it) and its network poll; handoffp; exitsyscall and
 Go 1.27's exitsyscallTryGetP; timers on the P the G slept on, run by the M parked in
 netpoll (one M polls at a time: timers expiring before it runs run on its P), the
-owner's findRunnable or a thief's last steal round; injectglist; the blocking netpoll
-of an M giving its P up;
+owner's findRunnable or a thief's last steal round; injectglist; netpoll's list (the last
+ready G at its head) and its one poller (sched.lastpoll: nobody else polls while the M
+woken from netpoll has not run, and that M takes every G ready by then); the blocking
+netpoll of an M giving its P up;
 stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS; the
 futex wake a thread wake-up costs the scheduler's M that makes it, before it runs its G.
 
 Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
-wake-up costs the same (unless Costs gives samples to draw from); the machine's costs
-are calibrated, not read, except a replay's steal round (model.spinning) and its waker's
-cost (model.wakecost).
+wake-up costs the same (unless Costs gives samples to draw from), except where a replayed
+trace measured one at the same readying (Program.wake_ns); the machine's costs are
+calibrated, not read, except a replay's steal round (model.spinning), its waker's cost
+(model.wakecost) and those wake-ups (model.wakeups). The machine's CPUs are not modelled:
+a thread the model runs always has one.
 """
 
 from __future__ import annotations
@@ -99,6 +103,8 @@ class Sim:
         # What waking a thread costs the M that does it from the scheduler: likewise the replayed
         # trace's (model.wakecost) unless costs are given.
         self.waker_ns = prog.waker_ns if costs is None and prog.waker_ns else self.k.waker_ns
+        # And its thread wake-ups where it measured them (model.wakeups), unless costs are given.
+        self.wake_ns = prog.wake_ns if costs is None else {}
         self.pol = policy
         self.procs = procs  # GOMAXPROCS now (procresize changes it); Ps from it up to nalloc are dead
         nalloc = max([procs, *prog.resize.values()])
@@ -169,6 +175,7 @@ class Sim:
         # The M that was blocked in netpoll, woken and not yet run: the P it takes (-1: none)
         # and the Gs whose timers expired meanwhile, which it runs when it runs.
         self.poller = -1
+        self.poller_epoch = 0  # its P's pepoch when it was woken (a stop may take that P before it runs)
         self.poller_timers: list[int] = []
         self.lastpoll = T_START
         self.netwaiters = 0
@@ -245,13 +252,9 @@ class Sim:
             elif kind == EV_NET:
                 self.net_ready(a)
             elif kind == EV_TIMER_RUN:
-                self.poller_runs(b)
+                self.polled(-1, b)
             elif kind == EV_POLLED:
-                self.gstatus[a] = GS_RUNNABLE
-                self.rec.state(LG, a, self.now, G_RUNNABLE)
-                self.gflow[a] = self.rec.flow(F_WAKEUP, a, -1, b, self.now, self.rec.sid("unblock (network)"))
-                self.enqueue(b, a, False, "netpoll")
-                self.poller_runs(b)
+                self.polled(a, b)
             elif kind == EV_SYSCALL:
                 if self.ggen[a] == b:
                     self.exitsyscall(a)
@@ -351,7 +354,7 @@ class Sim:
             elif code == ops.YIELD:
                 if a and self.npidle:
                     continue  # goschedIfBusy: a P is idle, so the G goes on (no preempt flag here)
-                self.stop_running(g, p, "runtime.Gosched")  # goschedImpl: globrunqput, wakep
+                self.stop_running(g, p, "runtime.Gosched", own=True)  # goschedImpl: globrunqput, wakep
                 self.sched_at(p, self.k.schedule_ns)
                 return
             elif code == ops.SEND:
@@ -392,7 +395,7 @@ class Sim:
         self.rec.state(LG, g, self.now, G_RUNNABLE)
         self.gflow[g] = self.rec.flow(F_CREATE, g, parent, p, self.now, self.rec.sid("go"))
         self.enqueue(p, g, True, "newproc")
-        self.wakep()
+        self.wakep((self.gtmpl[g], -1))
 
     def goexit(self, g: int) -> None:
         p = self.gp[g]
@@ -427,7 +430,7 @@ class Sim:
         self.rec.state(LG, g, self.now, G_RUNNABLE)
         self.gflow[g] = self.rec.flow(F_WAKEUP, g, waker, p, self.now, self.rec.sid(why))
         self.enqueue(p, g, True, "ready")
-        if self.wakep() and waker < 0:
+        if self.wakep(self.readying(g)) and waker < 0:
             self.charge(p)  # a timer run by the scheduler: its M pays the wake (a G's CPU holds its own)
 
     def timer_fired(self, g: int) -> None:
@@ -451,6 +454,7 @@ class Sim:
             self.poller, self.poller_timers = p, [g]
             self.push(self.now + self.k.wake_m_ns, EV_TIMER_RUN, 0, p)  # before startm: first at that instant
             self.startm(p, False, self.k.wake_m_ns)
+            self.poller_epoch = self.pepoch[p]
             return
         owner = (
             self.gtimerp[g] if 0 <= self.gtimerp[g] < self.procs else 0
@@ -479,6 +483,45 @@ class Sim:
                 self.ready(g, -1, p, self.unblock_label(g))
         return True
 
+    def polled(self, g: int, p: int) -> None:
+        """The M blocked in netpoll runs, woken by G's fd (-1: by a timer), and takes idle P
+        (findRunnable's blocking netpoll): epoll_wait hands it every fd ready by now, not only
+        the one that woke it; it runs the list's head and injectglist takes the rest (one to
+        the global queue with an M per idle P, the others to P's queue). The Gs readied
+        meanwhile waited in netready for it (nobody else polls until it has: sched.lastpoll
+        is 0). Then the timers that expired meanwhile."""
+        got = self.netpoll_list([g] if g >= 0 else [])
+        self.lastpoll = self.now
+        if self.pepoch[p] != self.poller_epoch:
+            # A stop-the-world took the P before the M ran: pidleget finds none (stopped Ps
+            # leave the idle list), so injectglist puts the Gs on the global queue with no P,
+            # and the timers stay for whoever runs timers now; the M stops.
+            due, self.poller_timers, self.poller = self.poller_timers, [], -1
+            self.inject(got, "unblock (network)")
+            for t in due:
+                self.push(self.now, EV_WAKE_TIMER, t)
+            return
+        if not got:
+            self.poller_runs(p)
+            return
+        gp = got[0]
+        self.gstatus[gp] = GS_RUNNABLE
+        self.rec.state(LG, gp, self.now, G_RUNNABLE)
+        self.gflow[gp] = self.rec.flow(F_WAKEUP, gp, -1, p, self.now, self.rec.sid("unblock (network)"))
+        # It runs first (findRunnable returns it): on the queue of the P, empty while it was idle,
+        # ahead of what injectglist puts there.
+        self.enqueue(p, gp, False, "netpoll")
+        self.inject(got[1:], "unblock (network)", p)
+        self.poller_runs(p)
+
+    def netpoll_list(self, first: list[int]) -> list[int]:
+        """What netpoll returns: the Gs FIRST and then those in netready, in the order their fds
+        became ready, as a gList — netpollready pushes each at the head (toRun.push), so the
+        G whose fd became ready last is the head, which findRunnable runs (list.pop())."""
+        got, self.netready = [*first, *self.netready], []
+        got.reverse()
+        return got
+
     def net_ready(self, g: int) -> None:
         self.netwaiters -= 1
         if self.npidle and not self.stw_active and self.poller < 0:
@@ -489,6 +532,7 @@ class Sim:
             self.poller = p
             self.push(self.now + self.k.wake_m_ns, EV_POLLED, g, p)  # before startm: first at that instant
             self.startm(p, False, self.k.wake_m_ns)
+            self.poller_epoch = self.pepoch[p]
             return
         # For the next findRunnable's or sysmon's poll (the one poller, woken already, has
         # returned from epoll_wait).
@@ -510,14 +554,14 @@ class Sim:
             self.gflow[g] = self.rec.flow(F_WAKEUP, g, -1, p, self.now, self.rec.sid(why))
         if p < 0:
             self.globq.extend(gs)
-            self.start_idle(len(gs))
+            self.start_idle(len(gs), gs)
             return
         n = min(self.npidle, len(gs))
         self.globq.extend(gs[:n])
-        woke = self.start_idle(n)
+        woke = self.start_idle(n, gs[:n])
         for g in gs[n:]:
             self.enqueue(p, g, False, "netpoll")  # runqputbatch; a full queue spills to the global one
-        woke += self.wakep()
+        woke += self.wakep(self.readying(gs[0]))
         for _ in range(woke):
             self.charge(p)  # findRunnable's netpoll: P's M makes these wake-ups
 
@@ -630,24 +674,33 @@ class Sim:
         self.pepoch[p] += 1
         self.push(self.now + delay, EV_SCHED, p, self.pepoch[p])
 
-    def wake_delay(self) -> int:
+    def readying(self, g: int) -> tuple[int, int]:
+        """Where G was made runnable in its program: (template, the wait op it just ended)."""
+        return self.gtmpl[g], self.gpc[g] - 1
+
+    def wake_delay(self, readying: tuple[int, int] | None = None) -> int:
         """How long a parked thread woken for readied work takes to run (startm's notewakeup).
 
-        The calibrated constant, or a draw from ``Costs.wake_m_samples_ns`` when given (e.g.
-        the delays a trace measured, model.wakeups). Timers and the network keep the
-        constant: a replayed wait's length already holds that thread's lateness.
+        A replay's wake-up at a READYING the trace measured one at (Program.wake_ns, the
+        machine's); else the calibrated constant, or a draw from ``Costs.wake_m_samples_ns``
+        when given. Timers and the network keep the constant: a replayed wait's length
+        already holds that thread's lateness.
         """
+        if readying is not None and self.wake_ns:
+            got = self.wake_ns.get(readying)
+            if got is not None:
+                return got
         d = self.k.wake_m_samples_ns
         return d[self.wake_rng.randrange(len(d))] if d else self.k.wake_m_ns
 
-    def wakep(self) -> bool:
+    def wakep(self, readying: tuple[int, int] | None = None) -> bool:
         """wakep: one spinning M at a time, and only onto an idle P. True if it woke a thread."""
         if self.nmspinning != 0 or self.npidle == 0 or self.stw_active:
             return False
         p = self.pidleget()
         self.rec.decision(self.now, p, "wakep", f"start a spinning M on P{p}", "work was readied",
                           f"{self.npidle + 1} idle Ps, 0 spinning")  # fmt: skip
-        self.startm(p, True, self.wake_delay())
+        self.startm(p, True, self.wake_delay(readying))
         return True
 
     def charge(self, p: int) -> None:
@@ -660,13 +713,14 @@ class Sim:
         # Start as many Ms as idle Ps can take the global Gs.
         self.start_idle(len(self.globq))
 
-    def start_idle(self, n: int) -> int:
-        """injectglist's startIdle: an M on each of up to N idle Ps. Returns how many it woke."""
+    def start_idle(self, n: int, gs: list[int] | None = None) -> int:
+        """injectglist's startIdle: an M on each of up to N idle Ps (for Gs GS, if given). Returns
+        how many it woke."""
         woke = 0
-        for _ in range(min(n, self.npidle)):
+        for i in range(min(n, self.npidle)):
             if self.stw_active:
                 break
-            self.startm(self.pidleget(), False, self.wake_delay())
+            self.startm(self.pidleget(), False, self.wake_delay(self.readying(gs[i]) if gs else None))
             woke += 1
         return woke
 
@@ -741,16 +795,16 @@ class Sim:
             return g, inherit
         if self.globq:
             return self.globrunqget_batch(p), False
-        if self.netready:
-            got, self.netready = self.netready, []
+        if self.netready and self.poller < 0:  # sched.lastpoll != 0: no M is in netpoll
+            got = self.netpoll_list([])
             self.lastpoll = self.now
-            first = got[0]
+            first = got[0]  # list.pop(); injectglist traces the rest first, then this one
+            self.inject(got[1:], "unblock (network)", p)
             self.gstatus[first] = GS_RUNNABLE
             self.rec.state(LG, first, self.now, G_RUNNABLE)
             self.gflow[first] = self.rec.flow(
                 F_WAKEUP, first, -1, p, self.now, self.rec.sid("unblock (network)")
             )
-            self.inject(got[1:], "unblock (network)", p)
             self.rec.decision(self.now, p, "next_g", f"G{first} from netpoll", "local and global queues empty",
                               f"{len(got)} ready on the network")  # fmt: skip
             return first, False
@@ -895,9 +949,10 @@ class Sim:
                 q = self.pidleget()
                 self.startm(q, True, self.steal_ns, woken=False)  # this M, back with a P
                 return
-        if self.netready and not self.stw_active:
+        if self.netready and self.poller < 0 and not self.stw_active:
             # findRunnable's blocking netpoll: with no P, this M blocks in netpoll (nobody else
-            # does: a poller already blocked would have taken these at once, net_ready), which
+            # does, sched.lastpoll.Swap(0) != 0: a poller already blocked would have taken these
+            # at once, net_ready, and a woken one not yet run takes them when it runs), which
             # returns at once with the Gs whose fds became ready while it held its P; it takes
             # an idle P back (pidleget: the top, the one it just released) and runs the first.
             self.startm(self.pidleget(), False, self.k.schedule_ns, woken=False)
@@ -1014,8 +1069,8 @@ class Sim:
                 self.push(timeout + self.k.timer_slack_ns, EV_SYSMON, self.sysmon_epoch, 1)
                 return
         self.sysmon_parked = False
-        if self.netready and self.lastpoll + self.c.netpoll_interval_ns < now:
-            got, self.netready = self.netready, []
+        if self.netready and self.poller < 0 and self.lastpoll + self.c.netpoll_interval_ns < now:
+            got = self.netpoll_list([])
             self.lastpoll = now
             self.inject(got, "unblock (network)")
         n = 0 if self.stw_active else self.retake(now)
@@ -1074,12 +1129,13 @@ class Sim:
         self.stop_running(g, p, "preempted")
         self.sched_at(p, self.k.schedule_ns)
 
-    def stop_running(self, g: int, p: int, why: str, for_stw: bool = False) -> None:
+    def stop_running(self, g: int, p: int, why: str, for_stw: bool = False, own: bool = False) -> None:
         """goschedImpl (Gosched, gopreempt_m): the running G stops where it is, to the global queue.
 
         Preempted FOR_STW (gcwaiting: stopTheWorld's preemptall), it stays on its P's runnext
         "so it can keep running immediately after the STW". Then wakep, as goschedImpl ends
         (with an idle P and no spinning M another M comes for what waits; none during a stop).
+        OWN: the G's own YIELD op (a point of its program, where a replay may know the wake-up).
         """
         if self.grem[g] >= 0:
             self.grem[g] -= self.now - self.grun_start[g]
@@ -1094,7 +1150,7 @@ class Sim:
             self.pol.enqueue(self, p, g, True)
         else:
             self.globrunqput(g)
-        if self.wakep():
+        if self.wakep(self.readying(g) if own else None):
             self.charge(p)  # on the M, after the G stopped: before its next G
 
     # ---- stop the world ---------------------------------------------------------------------

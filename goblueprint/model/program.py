@@ -66,6 +66,10 @@ class Program:
     # What waking a thread cost the traced machine's scheduler (model.wakecost; 0: not
     # measured): a replay's waking M pays that, unless Costs are given.
     waker_ns: int = 0
+    # The traced machine's thread wake-ups, each at the readying that began it (model.wakeups):
+    # (template, index of the wait op the readying ended, -1 for the G's creation) -> ns from
+    # that readying until the woken thread ran. A replay's wakep there waits as long.
+    wake_ns: dict[tuple[int, int], int] = field(default_factory=dict)
 
     def label(self, text: str) -> int:
         try:

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from goblueprint.model import program as P
-from goblueprint.model import spinning, wakecost
+from goblueprint.model import spinning, wakecost, wakeups
 from goblueprint.model.program import Op, Program
 from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State, Timeline
 
@@ -155,6 +155,11 @@ def from_timeline(tl: Timeline) -> Program:
     firsts = np.concatenate([[0], bounds])
     lasts = np.concatenate([bounds, [len(lane)]])
     label_ids: dict[int, int] = {}
+    ready_at = _netpoll_readiness(tl)
+    # (g, time, flow kind) of a readying -> (template, the op it ended; -1: the G's creation)
+    readied_at: dict[tuple[int, int, int], tuple[int, int]] = {
+        (g, t, int(FlowKind.CREATE)): (tmpl[g], -1) for g, (_, t) in created_by.items()
+    }
 
     def lab(sid: int) -> int:
         got = label_ids.get(sid)
@@ -181,13 +186,17 @@ def from_timeline(tl: Timeline) -> Program:
                 cpu(e - cursor)
                 if (g, e) in yields:
                     out.append((P.YIELD, yields[(g, e)], 0))
+                    readied_at[(g, e, int(FlowKind.REQUEUE))] = (tmpl[g], len(out) - 1)
             elif st == _WAIT:
                 if (g, e) in waker:
                     out.append((P.BLOCK, lab(int(label[i])), 0))
                 elif tl.strings[int(label[i])] == "network":
-                    out.append((P.NET, e - s, 0))
+                    out.append((P.NET, ready_at.get((g, e), e) - s, 0))
                 elif i + 1 < hi:  # a wait still going at the trace's end is not work
                     out.append((P.SLEEP, e - s, lab(int(label[i]))))
+                else:
+                    continue
+                readied_at[(g, e, int(FlowKind.WAKEUP))] = (tmpl[g], len(out) - 1)
             elif st == _SYS:
                 out.append((P.SYSCALL, e - s, 0))
         while ai < len(my):  # acts timed after the G's last span (clock edges): keep their order
@@ -197,4 +206,63 @@ def from_timeline(tl: Timeline) -> Program:
         if g not in created_by:
             prog.roots.append((max(0, int(start[lo]) - t0), tmpl[g]))
     prog.roots.sort()
+    prog.wake_ns = _wake_delays(tl, readied_at)
     return prog
+
+
+def _netpoll_readiness(tl: Timeline) -> dict[tuple[int, int], int]:
+    """When each network wait's fd became ready, in the order it did: (g, unblock time) -> time.
+
+    A trace shows when a netpoll unblocked the G, in the order of netpoll's list, which is
+    not the order the fds became ready: netpollready pushes each G at the list's head, and
+    findRunnable runs the head (list.pop(), traced last) and injectglist traces the rest in
+    list order. So the Gs one findRunnable pass unblocked on a P (by no G, up to the G the P
+    runs next) became ready in the reverse of their trace order, the one it ran last. The
+    replay's waits end in that order, at the batch's own times, so the model's netpoll (which
+    lists them as netpoll does) hands them out as the runtime did.
+    """
+    label = tl.strings.index("unblock (network)") if "unblock (network)" in tl.strings else -1
+    f = tl.flows.filter(
+        (pl.col("kind") == int(FlowKind.WAKEUP)) & (pl.col("from_g") < 0) & (pl.col("from_p") >= 0)
+        & (pl.col("label") == label)
+    ).select("g", "from_p", "from_time").sort("from_time")  # fmt: skip
+    runs = (
+        tl.spans.filter(
+            (pl.col("lane_kind") == int(LaneKind.P))
+            & (pl.col("state") == int(State.P_RUNNING))
+            & (pl.col("g") >= 0)
+        )
+        .select(pl.col("lane_id").alias("from_p"), pl.col("start").alias("run"), pl.col("g").alias("next_g"))
+        .sort("run")
+    )
+    f = f.join_asof(runs, left_on="from_time", right_on="run", by="from_p", strategy="forward",
+                    check_sortedness=False)  # fmt: skip
+    out: dict[tuple[int, int], int] = {}
+    for _, batch in f.group_by(["from_p", "run"], maintain_order=True):
+        unblocks = list(zip(batch["g"].to_list(), batch["from_time"].to_list(), strict=True))
+        # The last one is the list's head if the P ran it next; the rest are injectglist's.
+        n = len(unblocks) - 1 if unblocks[-1][0] == batch["next_g"][0] else len(unblocks)
+        readiness = [*unblocks[:n][::-1], *unblocks[n:]]
+        for (g, unblocked), (_, t) in zip(readiness, unblocks, strict=True):
+            out[(g, unblocked)] = t
+    return out
+
+
+def _wake_delays(
+    tl: Timeline, readied_at: dict[tuple[int, int, int], tuple[int, int]]
+) -> dict[tuple[int, int], int]:
+    """The trace's thread wake-ups (model.wakeups), each keyed by the op of the readying that began it.
+
+    The machine's, not the runtime's: how long the OS took to run a thread the runtime woke.
+    Keyed by the program's point, not the clock, as a replayed wait's length is: the model's
+    clock drifts from the trace's, and the same wake-up then falls where it fell (a readying
+    the model makes with no idle P wakes nobody, and its delay goes unused).
+    """
+    w = wakeups.wakes(tl)
+    out: dict[tuple[int, int], int] = {}
+    for g, t, kind, end in zip(w["g"].to_list(), w["ready"].to_list(), w["kind"].to_list(), w["end"].to_list(),
+                               strict=True):  # fmt: skip
+        at = readied_at.get((g, t, kind))
+        if at is not None:
+            out[at] = end - t
+    return out

@@ -52,13 +52,16 @@ def delays_ns(tl: Timeline) -> np.ndarray:
 
 
 def wakes(tl: Timeline) -> pl.DataFrame:
-    """One row per measured wake-up: its P, the readying that began it, its end, and how it ended.
+    """One row per measured wake-up: its P, the readying that began it (``ready``, its ``g``
+    and flow ``kind``), its end, and how it ended.
 
     ``end`` is the P's ProcStart, or the start of a stop-the-world that came first
     (``stopped``: the thread had not run by then, so the delay is at least that long).
     """
     lane, start, end, kind = _idle_spans(tl)
-    ready = _readyings(tl)
+    readyings = _readyings(tl)
+    ready = readyings["from_time"].to_numpy().astype(np.int64)
+    ready_g, ready_kind = readyings["g"].to_numpy(), readyings["kind"].to_numpy()
     stw_start = np.sort(tl.spans.filter(pl.col("lane_kind") == int(LaneKind.STW))["start"].to_numpy())
     spans = np.flatnonzero(kind != _NOT_WOKEN).tolist()
     # Ps that went idle during a span are on top of the idle stack while they stay idle: a
@@ -79,26 +82,27 @@ def wakes(tl: Timeline) -> pl.DataFrame:
 
     # One wake-up pending at a time (the woken thread counts as spinning until it runs, and
     # wakep wakes nobody while one spins): the readyings of a pending one start no other.
-    heap = [(int(ready[k]), i) for i in spans if (k := first(i, -(1 << 62))) >= 0]
+    heap = [(int(ready[k]), i, k) for i in spans if (k := first(i, -(1 << 62))) >= 0]
     heapq.heapify(heap)
     pending_until = -(1 << 62)
-    rows: list[tuple[int, int, int, bool]] = []
+    rows: list[tuple[int, int, int, bool, int, int]] = []
     while heap:
-        t, i = heapq.heappop(heap)
+        t, i, k = heapq.heappop(heap)
         if t < pending_until:
             if (k := first(i, pending_until)) >= 0:
-                heapq.heappush(heap, (int(ready[k]), i))
+                heapq.heappush(heap, (int(ready[k]), i, k))
             continue
         n = int(np.searchsorted(stw_start, t, "left"))
         stop = int(stw_start[n]) if n < stw_start.size else int(end[i]) + 1
         pending_until = min(int(end[i]), stop)
-        rows.append((int(lane[i]), t, pending_until, bool(kind[i] == _STOPPED) or stop <= end[i]))
-    return pl.DataFrame(rows, schema={"p": pl.Int64, "ready": pl.Int64, "end": pl.Int64, "stopped": pl.Boolean},
-                        orient="row")  # fmt: skip
+        rows.append((int(lane[i]), t, pending_until, bool(kind[i] == _STOPPED) or stop <= end[i],
+                     int(ready_g[k]), int(ready_kind[k])))  # fmt: skip
+    return pl.DataFrame(rows, schema={"p": pl.Int64, "ready": pl.Int64, "end": pl.Int64, "stopped": pl.Boolean,
+                                      "g": pl.Int64, "kind": pl.UInt8}, orient="row")  # fmt: skip
 
 
-def _readyings(tl: Timeline) -> np.ndarray:
-    """When a G was made runnable in a way that ends in wakep (sorted).
+def _readyings(tl: Timeline) -> pl.DataFrame:
+    """When a G was made runnable in a way that ends in wakep: from_time, g, kind (sorted by time).
 
     Left out: a G that findRunnable readies and returns to run itself on its P, no wakep
     — the first G of a netpoll (``list.pop()``; the rest of the batch goes through
@@ -108,7 +112,9 @@ def _readyings(tl: Timeline) -> np.ndarray:
     then wakep) is readied by no G too, and runs next on its P too, but waited on
     something else.
     """
-    f = tl.flows.filter(pl.col("kind").is_in(_READYING)).select("g", "from_g", "from_p", "from_time", "label")
+    f = tl.flows.filter(pl.col("kind").is_in(_READYING)).select(
+        "g", "kind", "from_g", "from_p", "from_time", "label"
+    )
     own_reasons = [i for i, text in enumerate(tl.strings) if text in _FIND_RUNNABLE_OWN]
     runs = (
         tl.spans.filter(
@@ -124,7 +130,11 @@ def _readyings(tl: Timeline) -> np.ndarray:
         runs, left_on="from_time", right_on="start", by="from_p", strategy="forward", check_sortedness=False
     )
     own = (pl.col("from_g") < 0) & (pl.col("next_g") == pl.col("g")) & pl.col("label").is_in(own_reasons)
-    return np.sort(f.filter(~own.fill_null(False))["from_time"].to_numpy().astype(np.int64))
+    return (
+        f.filter(~own.fill_null(False))
+        .select("from_time", "g", "kind")
+        .sort("from_time", maintain_order=True)
+    )
 
 
 def _idle_spans(tl: Timeline) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -47,7 +47,7 @@ def test_idle_wait_in_long_wake_ups_is_where_the_model_woke_threads_late(
     # wake-ups no readying began — startTheWorld's, handoffp's.)
     ge, mid, lt = (long_[k] for k in idlewait.KEYS[:3])
     assert ge > 1_000_000 and ge > 5 * (mid + lt)
-    short, total = _split(program, consts, None)
+    short, total = _split(program, consts, Costs())  # the constant (not the trace's own wake-ups)
     assert sum(short.values()) == total
     assert short["idle_wait_in_wakeups_lt_30us_ns"] > 0
     assert short["idle_wait_in_wakeups_ge_1ms_ns"] == short["idle_wait_in_wakeups_30us_1ms_ns"] == 0

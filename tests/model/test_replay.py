@@ -11,14 +11,15 @@ import lzma
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
-from goblueprint.model import api, engine, measure, policies, replay
+from goblueprint.model import api, engine, measure, policies, replay, wakeups
 from goblueprint.model import program as P
 from goblueprint.model.constants import Constants, Costs
 from goblueprint.timeline.analysis import analyse
-from goblueprint.timeline.model import LaneKind, State
+from goblueprint.timeline.model import FlowKind, LaneKind, State
 
 pytestmark = pytest.mark.slow
 
@@ -83,6 +84,78 @@ def test_replay_keeps_each_goroutines_work_and_the_model_runs_all_of_it(
     assert simulated == sum(by_tmpl.values())
 
 
+def test_replay_wakes_threads_as_late_as_the_trace_did_at_the_same_readyings(
+    sched_trace: tuple, consts: Constants
+) -> None:
+    # The trace's thread wake-ups (model.wakeups), keyed by the op of the readying that began
+    # each: a G's creation (-1), the wait a WAKEUP ended, the YIELD a REQUEUE is.
+    tl, prog = sched_trace
+    real = wakeups.wakes(tl)
+    assert len(prog.wake_ns) >= 0.9 * real.height
+    kinds = {-1: FlowKind.CREATE, P.BLOCK: FlowKind.WAKEUP, P.SLEEP: FlowKind.WAKEUP, P.NET: FlowKind.WAKEUP,
+             P.YIELD: FlowKind.REQUEUE}  # fmt: skip
+    assert all((prog.templates[t][op][0] if op >= 0 else -1) in kinds for t, op in prog.wake_ns)
+    # The model then wakes those threads as late at the same points of the program: what
+    # model.wakeups reads from its timeline is the trace's own delay at a readying of the same
+    # goroutine (or shorter, where the model's run hides part of it), never the constant's.
+    sim = engine.Sim(prog, consts, policies.resolve([]), prog.procs, 1, decisions=False)
+    sim.run()
+    stl = sim.rec.timeline(engine.T_START, sim.end, prog.procs)
+
+    def by_name(t: object, w: pl.DataFrame) -> list[tuple[str, int]]:
+        lanes = t.lanes.filter(pl.col("lane_kind") == int(LaneKind.G)).select(
+            pl.col("lane_id").alias("g"), "group"
+        )  # type: ignore[attr-defined]
+        w = w.join(lanes, on="g", how="left").with_columns(d=pl.col("end") - pl.col("ready"))
+        return list(zip(w["group"].to_list(), w["d"].to_list(), strict=True))
+
+    trace_side = by_name(tl, real)
+    long_ = [(n, d) for n, d in by_name(stl, wakeups.wakes(stl)) if d > 10 * Costs().wake_m_ns]
+    assert max(trace_side, key=lambda x: x[1]) in long_  # the trace's longest, where it was
+    assert all(any(n == m and d <= e for m, e in trace_side) for n, d in long_)
+
+
+def test_replay_s_network_waits_end_in_the_order_netpoll_lists_them(
+    sched_trace: tuple, consts: Constants
+) -> None:
+    # The trace orders one findRunnable netpoll's unblocks as its list: injectglist's in list
+    # order, then the head, which the P runs next. netpollready pushes each G at the list's
+    # head, so the replay ends the waits in the reverse order (the head last), and the
+    # model's netpoll, listing them from the last ready, gives the trace's order back.
+    tl, prog = sched_trace
+    waits = {}  # (g, unblock time) -> the replay's wait end
+    for g, ops in zip(sorted(set(tl.spans.filter(pl.col("lane_kind") == 0)["lane_id"].to_list())), prog.templates,
+                      strict=True):  # fmt: skip
+        s = tl.spans.filter(
+            (pl.col("lane_kind") == 0) & (pl.col("lane_id") == g) & (pl.col("state") == 2)
+        ).sort("start")
+        nets = [a for code, a, _ in ops if code == P.NET]
+        net_spans = s.filter(pl.col("label") == tl.strings.index("network"))
+        for (start, end), d in zip(net_spans.select("start", "end").iter_rows(), nets, strict=False):
+            waits[(g, end)] = start + d
+    f = tl.flows.filter((pl.col("label") == tl.strings.index("unblock (network)")) & (pl.col("from_p") >= 0))
+    p_runs = tl.spans.filter((pl.col("lane_kind") == 1) & (pl.col("state") == 10) & (pl.col("g") >= 0))
+    batches = 0
+    for p in (0, 1):
+        starts = np.sort(p_runs.filter(pl.col("lane_id") == p)["start"].to_numpy())
+        fp = f.filter(pl.col("from_p") == p).sort("from_time")
+        nxt = np.searchsorted(starts, fp["from_time"].to_numpy(), "left")
+        for k in np.unique(nxt):
+            rows = fp.filter(pl.Series(nxt == k))
+            traced = list(zip(rows["g"].to_list(), rows["from_time"].to_list(), strict=True))
+            if len(traced) < 2:
+                continue
+            batches += 1
+            sim = engine.Sim(prog, consts, policies.resolve([]), prog.procs, 1, decisions=False)
+            sim.netready = [g for g, _ in sorted(traced, key=lambda gt: waits[gt])]
+            listed = sim.netpoll_list([])
+            ran_next = int(p_runs.filter(pl.col("start") == starts[k])["g"][0]) if k < len(starts) else -1
+            order = [g for g, _ in traced]
+            want = [order[-1], *order[:-1]] if order[-1] == ran_next else order
+            assert listed == want
+    assert batches > 100
+
+
 @pytest.mark.parametrize("name", ["sched-go1.27", "sched-go1.22"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_replay_metrics_within_the_stated_tolerance(
@@ -90,7 +163,8 @@ def test_replay_metrics_within_the_stated_tolerance(
 ) -> None:
     # README's tolerance table, measured on these committed traces; p99 latency and (on other
     # programs) preemptions are not within any tolerance yet and are not held; migrations only
-    # to the factor reached (x1.5-x4.0 too many since runqgrab's sleep takes its time).
+    # to the factor reached (x2.3-x5.2 too many: where the traced machine ran one of the two
+    # Ps' threads at a time, the model's second P steals and takes injectglist's Gs).
     trace = tmp_path / f"{name}.trace"
     trace.write_bytes(lzma.decompress((GOLDEN / f"{name}.trace.xz").read_bytes()))
     tl = analyse(str(trace)).timeline
@@ -102,8 +176,10 @@ def test_replay_metrics_within_the_stated_tolerance(
     assert abs(sim["p_utilization"] - real["p_utilization"]) <= 0.02
     assert abs(sim["sched_latency_p50_ns"] - real["sched_latency_p50_ns"]) <= 300
     assert 0.5 <= sim["preemptions"] / max(1, real["preemptions"]) <= 2
-    assert abs(sim["wall_ns"] - real["wall_ns"]) <= 0.02 * real["wall_ns"]
-    assert real["migrations"] <= sim["migrations"] <= 5 * real["migrations"]
+    # (±2 % before the trace's own wake-ups: 1.22's P0 now starts 2 ms late, as traced, and its
+    # CPU-bound phase ends on one P longer.)
+    assert abs(sim["wall_ns"] - real["wall_ns"]) <= 0.025 * real["wall_ns"]
+    assert real["migrations"] <= sim["migrations"] <= 5.5 * real["migrations"]
     # findRunnable spins as long as the traced machine did (model.spinning), holding its P and
     # nmspinning through its steal rounds, so wakep wakes fewer threads and Ps idle less often:
     # and an M giving its P up polls the network (findRunnable's blocking netpoll), so Gs ready
@@ -121,9 +197,17 @@ def test_replay_metrics_within_the_stated_tolerance(
     assert real["thread_wakeups"] < sim["thread_wakeups"] <= 1.9 * real["thread_wakeups"]
     assert real["idle_p_spans"] < sim["idle_p_spans"] <= 2.0 * real["idle_p_spans"]
     # Thread wake-ups read the same way from both: the trace's run from microseconds to
-    # milliseconds; the model's cost the one constant it is given, and never read longer.
+    # milliseconds; the model's take the trace's own where it woke a thread at the same point
+    # of the program (the constant elsewhere), and never read longer.
     assert real["thread_wakeups"] > 0 and sim["thread_wakeups"] > 0
-    assert sim["thread_wake_max_ns"] <= Costs().wake_m_ns < real["thread_wake_max_ns"]
+    assert Costs().wake_m_ns < sim["thread_wake_max_ns"] <= real["thread_wake_max_ns"]
+    # So Ps sit idle while Gs wait about as the traced machine let them: over half the real
+    # (a sixth before; the rest is in wake-ups the model's run does not make where the trace's did).
+    assert (
+        0.5 * real["idle_p_while_runnable_ns"]
+        <= sim["idle_p_while_runnable_ns"]
+        <= real["idle_p_while_runnable_ns"]
+    )
 
 
 def test_compare_command_json(

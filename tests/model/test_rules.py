@@ -551,12 +551,14 @@ def test_netpoll_on_a_p_keeps_the_ready_gs_it_cannot_hand_to_idle_ps(consts: Con
     gs = _gs(sim, 4)
     for g in gs:
         sim.gstatus[g] = engine.GS_WAITING
-    sim.netready.extend(gs)
+    sim.netready.extend(gs)  # their fds became ready in this order
     sim.schedtick[0] = 1
-    # findRunnable's netpoll on P0: the first G runs; injectglist gives one G to the global queue
-    # for the one idle P (and starts an M on it) and puts the rest on P0's own queue.
-    assert sim.find_runnable(0) == (gs[0], False)
-    assert list(sim.globq) == [gs[1]] and list(sim.runq[0]) == gs[2:]
+    # findRunnable's netpoll on P0. netpollready pushes each G at the head of its list, so the
+    # list runs from the last ready to the first: the head runs (list.pop()); injectglist gives
+    # the next one to the global queue for the one idle P (and starts an M on it) and puts the
+    # rest on P0's own queue, in list order.
+    assert sim.find_runnable(0) == (gs[3], False)
+    assert list(sim.globq) == [gs[2]] and list(sim.runq[0]) == [gs[1], gs[0]]
     assert sim.npidle == 0 and sim.pstatus[1] == PS_RUN
     tl = sim.rec.timeline(engine.T_START, sim.now + 1, 3)
     assert set(tl.flows.filter(tl.flows["g"].is_in(gs))["from_p"].to_list()) == {0}  # unblocked on P0
@@ -768,3 +770,98 @@ def test_gosched_if_busy_yields_only_while_no_p_is_idle(consts: Constants) -> No
         return tl.flows.filter(tl.flows["kind"] == int(FlowKind.REQUEUE)).height
 
     assert yields(busy_too=False) == 0 and yields(busy_too=True) == 1
+
+
+def _net_waiting(sim: Sim, n: int) -> list[int]:
+    gs = _gs(sim, n)
+    for g in gs:
+        sim.gstatus[g] = engine.GS_WAITING
+        sim.netwaiters += 1
+    return gs
+
+
+def _run_until(sim: Sim, kind: int) -> tuple[int, int, int]:
+    """Pop the model's events up to the first of KIND (dropping the others): its (time, a, b)."""
+    while True:
+        t, _, k, a, b = heapq.heappop(sim.heap)
+        if k == kind:
+            sim.now = t
+            return t, a, b
+
+
+def test_a_woken_netpoll_m_takes_every_fd_ready_by_the_time_it_runs(consts: Constants) -> None:
+    # Both Ps idle, so an M is blocked in netpoll. The first ready fd wakes it; a second
+    # becomes ready before it runs. epoll_wait, when the thread runs, returns both: it takes
+    # P0 (the top idle P), runs the list's head (the last ready) and injectglist hands the
+    # other to the global queue with an M for the idle P1.
+    sim = _sim(consts, procs=2)
+    a, b = _net_waiting(sim, 2)
+    sim.net_ready(a)
+    sim.now += 1000
+    sim.net_ready(b)  # the poller is woken already: nobody else polls (sched.lastpoll == 0)
+    _, g, p = _run_until(sim, engine.EV_POLLED)
+    sim.polled(g, p)
+    assert p == 0 and list(sim.runq[0]) == [b] and list(sim.globq) == [a] and not sim.netready
+    assert sim.pstatus[1] == PS_RUN and sim.npidle == 0  # startIdle: an M for P1
+    tl = sim.rec.timeline(engine.T_START, sim.now + 1, 2)
+    assert sorted(tl.flows["g"].to_list()) == [a, b] and set(tl.flows["from_p"].to_list()) == {0}
+    sim.check_invariants()
+
+
+def test_no_p_polls_the_network_while_the_woken_poller_has_not_run(consts: Constants) -> None:
+    # findRunnable polls only while sched.lastpoll != 0, i.e. no M is in netpoll; the one
+    # woken from it and not yet run takes the ready Gs when it runs. So P1, with nothing to
+    # run, spins rather than take the G, and its M, giving P1 up, does not poll either.
+    sim = _sim(consts, procs=2)
+    a, b = _net_waiting(sim, 2)
+    sim.net_ready(a)  # an M blocked in netpoll is woken for P0 ...
+    _take_p(sim, 1)
+    sim.net_ready(b)  # ... and b's fd becomes ready before it runs
+    sim.schedtick[1] = 1
+    assert sim.find_runnable(1) == (engine.SPINNING, False) and sim.netready == [b]
+    sim.spinround[1] = 0
+    sim.stop_m(1)
+    assert sim.pstatus[1] == engine.PS_IDLE and sim.netready == [b]
+
+
+@pytest.mark.parametrize("readied", ["created", "woken"])
+def test_a_replayed_wake_up_takes_what_the_trace_measured_at_its_readying(
+    consts: Constants, readied: str
+) -> None:
+    # A replay knows how long the traced machine took to run the thread woken for a readying
+    # (model.wakeups), keyed by the point of the program: the child's creation, or the end of
+    # its wait. The thread woken for P1 there runs that much later; elsewhere the constant.
+    prog = Program()
+    prog.add_template("main.main", [(P.CPU, 1000, 0), (P.SPAWN, 1, 1), (P.CPU, 200_000, 0), (P.WAKE, 1, 0),
+                                    (P.CPU, 1_000_000, 0)])  # fmt: skip
+    prog.add_template("main.child", [(P.CPU, 1000, 0), (P.BLOCK, 0, 0), (P.CPU, 1000, 0)])
+    prog.roots.append((0, 0))
+    key = (1, -1) if readied == "created" else (1, 1)
+    prog.wake_ns = {key: 300_000}
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    readyings = tl.flows.filter(tl.flows["g"] == 2).sort("from_time")["from_time"].to_list()
+    p1 = tl.spans.filter((tl.spans["lane_kind"] == 1) & (tl.spans["lane_id"] == 1)).sort("start")
+    proc_starts = p1.filter(p1["state"] == int(engine.State.P_IDLE))["end"].to_list()[: len(readyings)]
+    if readied == "created":  # (the child is not blocked yet when main wakes it: no second readying)
+        assert readyings[0] + 300_000 == proc_starts[0]
+    else:
+        assert [t + d for t, d in zip(readyings, (sim.k.wake_m_ns, 300_000), strict=True)] == proc_starts
+
+
+def test_a_netpoll_m_whose_p_a_stop_took_puts_the_ready_gs_on_the_global_queue(consts: Constants) -> None:
+    # The M woken from netpoll has not run when the world stops: stopTheWorld takes its P
+    # (stopped Ps leave the idle list). When it runs, pidleget finds no P, so injectglist
+    # puts what it polled on the global queue, with no P, and no idle P holds a G.
+    sim = _sim(consts, procs=2)
+    (a,) = _net_waiting(sim, 1)
+    sim.net_ready(a)
+    sim.prog.stw.append((0, 100_000, "stop-the-world (test)"))
+    sim.stop_the_world(len(sim.prog.stw) - 1, -1)
+    _, g, p = _run_until(sim, engine.EV_POLLED)
+    sim.polled(g, p)
+    assert list(sim.globq) == [a] and not sim.runq[p] and sim.runnext[p] < 0 and sim.poller == -1
+    tl = sim.rec.timeline(engine.T_START, sim.now + 1, 2)
+    assert tl.flows.filter(tl.flows["g"] == a)["from_p"].to_list() == [-1]
+    sim.check_invariants()

@@ -53,7 +53,7 @@ def test_the_model_s_wake_ups_measured_from_its_timeline_are_its_own(
     measured = wakeups.wakes(sim.rec.timeline(engine.T_START, sim.end, prog.procs))
     assert measured.height > 20
     exact = 0
-    for p, ready, end, stopped in measured.iter_rows():
+    for p, ready, end, stopped, _g, _kind in measured.iter_rows():
         # The thread last woken for P before the readying (a stop-the-world drops an earlier one).
         woke, runs = max((w, r) for q, w, r in starts if q == p and w <= ready <= r)
         if stopped:
