@@ -284,15 +284,18 @@ def test_streamed_from_tables_shows_the_timeline(golden_ingested, monkeypatch):
 
 
 @pytest.mark.slow
-def test_streamed_reads_batches_and_holds_one_lane(golden_ingested, monkeypatch):
-    """With tiny batches every lane of any size crosses batch boundaries: the reader joins
-    them, holds one batch and one lane (never the table), and the file is unchanged."""
+def test_streamed_in_small_batches_and_pieces_shows_the_same(golden_ingested, monkeypatch):
+    """With tiny batches every lane of any size crosses batch boundaries, and with tiny
+    windows the lanes are written in many pieces: the reader joins the batches, cuts the
+    lanes only where no slice is open, holds one batch and one piece (never a table or a
+    whole large lane), and a reader sees every slice, instant, flow and name it saw before,
+    once, in the same order."""
+    from goblueprint.timeline import export_perfetto as ep
     from goblueprint.timeline import perfetto_sources as ps
-    from goblueprint.timeline.export_perfetto import _write
 
     spans = pl.read_parquet(golden_ingested.path / "timeline" / "spans.parquet")
     lane_sizes = spans.group_by("lane_kind", "lane_id").len()["len"]
-    batch = 64
+    batch, window = 64, 16
     assert lane_sizes.max() > 4 * batch and spans.height > 4 * lane_sizes.max()
     largest_batch: Counter[str] = Counter()
     held = []
@@ -303,18 +306,27 @@ def test_streamed_reads_batches_and_holds_one_lane(golden_ingested, monkeypatch)
             largest_batch[table] = max(largest_batch[table], b.height)
             yield b
 
-    def counting_lane(lane):
-        held.append(lane.height)
-        return lane_order(lane)
+    def counting_piece(piece):
+        held.append(piece.height)
+        return lane_order(piece)
 
     monkeypatch.setattr(ps.IngestedSource, "_batches", counting_batches)
-    monkeypatch.setattr(ps, "_lane_order", counting_lane)
-    small, default = io.BytesIO(), io.BytesIO()
-    _write(ps.IngestedSource(golden_ingested, batch_rows=batch), small)
+    monkeypatch.setattr(ps, "_lane_order", counting_piece)
+    monkeypatch.setattr(ep, "WINDOW_ROWS", window)
+    small = io.BytesIO()
+    ep._write(ps.IngestedSource(golden_ingested, batch_rows=batch), small)
+    monkeypatch.undo()
     assert largest_batch["spans"] == batch and largest_batch["counters"] <= batch
-    assert sorted(held) == sorted(lane_sizes.to_list())  # every lane whole, once, none bigger
-    write_perfetto(golden_ingested.timeline(), default)
-    assert by_sequence(small.getvalue()) == by_sequence(default.getvalue())
+    assert largest_batch["flows"] == batch
+    # Every row once; the large lanes in many pieces, none much larger than a window and a batch.
+    assert sum(held) == spans.height
+    assert len(held) > 3 * len(lane_sizes) and max(held) <= 2 * window + batch
+    whole = io.BytesIO()
+    write_perfetto(golden_ingested.timeline(), whole)
+    got, want = pr.read(small.getvalue()), pr.read(whole.getvalue())
+    assert pr.semantics(got) == pr.semantics(want)
+    # The pieces added names to sequences already open: the interned data of later packets counts.
+    assert sum(len(v) for v in got.interned.values()) == sum(len(v) for v in want.interned.values())
 
 
 def test_streamed_refuses_unsorted_spans(golden_ingested, tmp_path):
