@@ -158,6 +158,13 @@ class _Track:
         self.iids = np.zeros(0, np.int64)  # their iids
         self.last = 0  # the time of its last event: the incremental clock
 
+    def add(self, gids: np.ndarray, first: int) -> None:
+        """GIDS interned as iids FIRST, FIRST + 1, ..."""
+        every = np.concatenate((self.gids, gids))
+        iids = np.concatenate((self.iids, np.arange(first, first + len(gids), dtype=np.int64)))
+        o = np.argsort(every)
+        self.gids, self.iids = every[o], iids[o]
+
     def iid(self, gids: np.ndarray) -> np.ndarray:
         """The iid of each of GIDS that the sequence interned (anything for the others)."""
         if not len(self.gids):
@@ -302,22 +309,21 @@ class _Export:
         from goblueprint.trace import kernels
 
         # The names used: found among the few distinct ones, so the cost follows the window,
-        # not every name of the trace.  A sequence's first window interns its names as iid k + 1
-        # for the k-th smallest global id; later windows intern their new ones after those.
+        # not every name of the trace.  A sequence's first window interns its names as iids
+        # 1, 2, ... in the order of their texts; later windows intern their new ones after
+        # those.  By text, not by global id: the ids follow the order batches are read in.
         xname = extra["name"]
         names = np.union1d(titles, xname[xname >= 0])
         if not track.opened:
+            names = self.by_text(names)
             self.open_sequence(track.desc, names)
             track.opened = True
-            track.gids, track.iids = names, np.arange(1, len(names) + 1, dtype=np.int64)
+            track.add(names, 1)
         else:
-            new = np.setdiff1d(names, track.gids, assume_unique=True)
+            new = self.by_text(np.setdiff1d(names, track.gids, assume_unique=True))
             if len(new):
-                iids = np.arange(len(track.gids) + 1, len(track.gids) + len(new) + 1, dtype=np.int64)
-                self.intern(track.desc.uuid, new, iids)
-                gids, all_iids = np.concatenate((track.gids, new)), np.concatenate((track.iids, iids))
-                o = np.argsort(gids)
-                track.gids, track.iids = gids[o], all_iids[o]
+                self.intern(track.desc.uuid, new, len(track.gids) + 1)
+                track.add(new, len(track.gids) + 1)
         x_iid = np.where(xname >= 0, track.iid(xname), 0)
         delta, kind, iid, flow_out, fin_ev, fin_id = kernels.get().track_order(
             _i64(s), _i64(e), track.iid(title), _i64(extra["ts"]), x_iid,
@@ -330,13 +336,18 @@ class _Export:
             track.last = first + int(delta[1:].sum())
         self.events(track.desc.uuid, delta, kind, iid, None, flow_out, fin_ev, fin_id)
 
-    def intern(self, seq: int, gids: np.ndarray, iids: np.ndarray) -> None:
-        """Names a sequence uses from now on (it keeps those interned before)."""
+    def by_text(self, gids: np.ndarray) -> np.ndarray:
+        """GIDS in the order of their texts."""
+        return np.array(sorted(gids.tolist(), key=self.names.__getitem__), np.int64)
+
+    def intern(self, seq: int, gids: np.ndarray, first: int) -> None:
+        """Names a sequence uses from now on, as iids FIRST, FIRST + 1, ... (it keeps those
+        interned before)."""
         pb = self.pb
         p = pb.TracePacket(trusted_packet_sequence_id=seq)
         p.sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE
         p.interned_data.event_names.extend(
-            pb.EventName(iid=i, name=self.names[g]) for g, i in zip(gids.tolist(), iids.tolist(), strict=True)
+            pb.EventName(iid=first + k, name=self.names[g]) for k, g in enumerate(gids.tolist())
         )
         self.write(p)
 
@@ -406,13 +417,13 @@ class _Export:
         def begin(k: int) -> _LaneState:
             return _LaneState(k, lanes[k], self.flows, _of_lane(mark_lane, mark_cols, k))
 
-        empty = pl.DataFrame(schema={c: SCHEMAS["spans"][c] for c in SPAN_COLUMNS})
+        empty = self.titled(pl.DataFrame(schema={c: SCHEMAS["spans"][c] for c in SPAN_COLUMNS}))
         for k, lane in enumerate(lanes):
             if lane.hi == lane.lo:
                 self.window(begin(k), empty, None)
         n = 0
         state: _LaneState | None = None
-        for piece in self.src.lane_pieces(WINDOW_ROWS):
+        for piece in self.src.lane_pieces(WINDOW_ROWS, self.titled):
             if piece.first:
                 k = by_key.get((piece.lane_kind, piece.lane_id))
                 if k is None or lanes[k].lo != n:
@@ -425,6 +436,19 @@ class _Export:
                 raise GoblueprintError("the spans' first piece is not the first of its lane")
             self.window(state, piece.spans, piece.until)
             del piece  # before the source assembles the next piece
+
+    def titled(self, spans: pl.DataFrame) -> pl.DataFrame:
+        """SPANS (of any lanes) with their titles as global name ids: made for a batch at once,
+        so the cost of naming follows the rows, not the number of lanes and pieces."""
+        if not spans.height:
+            return spans.with_columns(title=pl.lit(0, pl.Int64))
+        # span_titles names a P's or M's slices after the G lanes they run: pass only those.
+        kinds = spans["lane_kind"].to_numpy()
+        pm = (kinds == int(LaneKind.P)) | (kinds == int(LaneKind.M))
+        runs = np.unique(spans["g"].to_numpy()[pm]).tolist() if pm.any() else []
+        on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
+        title_of_span, texts = span_titles(self.stub, spans, on)
+        return spans.with_columns(title=pl.Series(self.text_ids(texts)[title_of_span], dtype=pl.Int64))
 
     def window(self, st: _LaneState, spans: pl.DataFrame, until: int | None) -> None:
         """A lane's rows of one piece, with what its tracks show beside them until UNTIL (the next
@@ -477,16 +501,8 @@ class _Export:
         instants on layer 0; a layer's track is made when it first has rows."""
         lane = st.lane
         e = spans["end"].to_numpy() - self.origin
-        if spans.height:
-            # span_titles names a P's or M's slices after the G lanes they run: pass only those.
-            runs = np.unique(spans["g"].to_numpy()).tolist()
-            on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
-            title_of_span, texts = span_titles(self.stub, spans, on)
-            distinct = self.text_ids(texts)
-            titles = distinct[title_of_span]
-            del title_of_span
-        else:
-            distinct = titles = np.zeros(0, np.int64)
+        titles = spans["title"].to_numpy()
+        distinct = np.unique(titles)
         # Each piece starts where no span is open: its layers are its own.
         layer = layers(s, e)
         sink_rows, sink_ids = sinks

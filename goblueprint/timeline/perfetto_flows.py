@@ -27,9 +27,9 @@ from goblueprint.timeline.model import NONE, LaneKind
 
 # A flow starting on a lane: an instant at its start (ts), with its id and name.
 OUT = np.dtype([("ts", "<i8"), ("fid", "<i8"), ("name", "<i4")])
-# A flow ending on a lane: read in start order (``from``), placed at its end (ts); a
-# steal's end is an instant named NAME, a wake-up's the slice that starts there.
-IN = np.dtype([("from", "<i8"), ("ts", "<i8"), ("fid", "<i8"), ("name", "<i4"), ("steal", "u1")])
+# A flow ending on a lane, at its end (ts): a steal's end is an instant named NAME, a
+# wake-up's the slice that starts there.
+IN = np.dtype([("ts", "<i8"), ("fid", "<i8"), ("name", "<i4"), ("steal", "u1")])
 FOREVER = np.iinfo(np.int64).max
 
 
@@ -43,8 +43,10 @@ class _Bucketed:
         self.lanes: list[np.ndarray] = []
         self.offsets: list[np.ndarray] = []
         self.counts: list[np.ndarray] = []
+        self.starts: list[np.ndarray] = []
 
-    def append(self, lane: np.ndarray, records: np.ndarray) -> None:
+    def append(self, lane: np.ndarray, records: np.ndarray, start: int) -> None:
+        """RECORDS of flows that start at START or later, each to LANE's bucket."""
         if not len(lane):
             return
         order = np.argsort(lane, kind="stable")  # a lane's records keep the batch's (id) order
@@ -54,24 +56,28 @@ class _Bucketed:
         self.lanes.append(lane[firsts])
         self.offsets.append(self.rows + firsts)
         self.counts.append(np.diff(np.append(firsts, len(lane))))
+        self.starts.append(np.full(len(firsts), start, np.int64))
         self.rows += len(lane)
 
     def index(self) -> None:
         """Each lane's segments, in the order they were appended (the flows' order)."""
         cat = {
             name: np.concatenate(parts) if parts else np.zeros(0, np.int64)
-            for name, parts in (("lane", self.lanes), ("off", self.offsets), ("n", self.counts))
-        }
+            for name, parts in (
+                ("lane", self.lanes), ("off", self.offsets), ("n", self.counts), ("start", self.starts)
+            )
+        }  # fmt: skip
         order = np.argsort(cat["lane"], kind="stable")
         self.seg_lane = cat["lane"][order]
         self.seg_off = cat["off"][order]
         self.seg_n = cat["n"][order]
-        self.lanes = self.offsets = self.counts = []
+        self.seg_start = cat["start"][order]
+        self.lanes = self.offsets = self.counts = self.starts = []
         self.file.flush()
 
-    def cursor(self, lane: int, order_field: str) -> FlowCursor:
+    def cursor(self, lane: int) -> FlowCursor:
         a, b = np.searchsorted(self.seg_lane, [lane, lane + 1])
-        return FlowCursor(self, self.seg_off[a:b], self.seg_n[a:b], order_field)
+        return FlowCursor(self, self.seg_off[a:b], self.seg_n[a:b], self.seg_start[a:b])
 
     def read(self, off: int, n: int) -> np.ndarray:
         self.file.seek(off * self.dtype.itemsize)
@@ -86,20 +92,18 @@ class _Bucketed:
 
 class FlowCursor:
     """One lane's records, handed out window by window: ``take(limit)`` gives those placed
-    before LIMIT, in id order.  Segments are read while the last one read starts before
+    before LIMIT, in id order.  Segments are read while the next one's flows start before
     LIMIT: a flow ends no earlier than it starts, so every record placed before LIMIT is in."""
 
-    def __init__(self, store: _Bucketed, offs: np.ndarray, ns: np.ndarray, order_field: str) -> None:
+    def __init__(self, store: _Bucketed, offs: np.ndarray, ns: np.ndarray, starts: np.ndarray) -> None:
         self.store = store
         self.segs = list(zip(offs.tolist(), ns.tolist(), strict=True))
+        self.starts = starts.tolist()
         self.next = 0
-        self.order_field = order_field
         self.held = np.zeros(0, store.dtype)
 
     def take(self, limit: int) -> np.ndarray:
-        while self.next < len(self.segs) and (
-            not len(self.held) or int(self.held[self.order_field][-1]) < limit
-        ):
+        while self.next < len(self.segs) and self.starts[self.next] < limit:
             seg = self.store.read(*self.segs[self.next])
             self.next += 1
             self.held = np.concatenate((self.held, seg)) if len(self.held) else seg
@@ -167,9 +171,10 @@ class FlowStore:
         out["ts"] = from_time[keep] - origin
         out["fid"] = fid[keep]
         out["name"] = self._names(lambda what, s, x: f"{what} → {'P' if s else 'G'}{x}", label, steal, to)
-        self.out.append(src[keep], out)
+        # The batch's first flow starts first (the table is by from_time).
+        start = int(from_time[0]) - origin if len(from_time) else 0
+        self.out.append(src[keep], out, start)
         into = np.empty(len(out), IN)
-        into["from"] = out["ts"]
         into["ts"] = to_time[keep] - origin
         into["fid"] = out["fid"]
         into["name"] = -1
@@ -179,7 +184,7 @@ class FlowStore:
             into["name"][steal] = self._names(
                 lambda what, _s, p: f"{what} from P{p}", label[steal], steal[steal], from_p
             )
-        self.into.append(dst[keep], into)
+        self.into.append(dst[keep], into, start)
 
     def _names(self, text, label: np.ndarray, steal: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Global name id per row of TEXT(what the label says, steal, x), made once per distinct row."""
@@ -200,10 +205,10 @@ class FlowStore:
         return ids
 
     def starting(self, lane: int) -> FlowCursor:
-        return self.out.cursor(lane, "ts")
+        return self.out.cursor(lane)
 
     def ending(self, lane: int) -> FlowCursor:
-        return self.into.cursor(lane, "from")
+        return self.into.cursor(lane)
 
     def close(self) -> None:
         self.out.close()

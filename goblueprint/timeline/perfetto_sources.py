@@ -13,7 +13,7 @@ columns the export needs, and the instants (a few per thread) whole."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Protocol
 
@@ -32,6 +32,7 @@ FLOW_COLUMNS = ("g", "from_g", "from_p", "from_time", "to_p", "to_time", "label"
 COUNTER_COLUMNS = ("name", "time", "value")
 BATCH_ROWS = 1 << 16  # rows per Parquet batch: a few MB of columns
 _STREAMED = ("spans", "flows", "counters", "instants")
+Prepare = Callable[[pl.DataFrame], pl.DataFrame]
 
 
 class Source(Protocol):
@@ -47,9 +48,10 @@ class Source(Protocol):
         """The earliest time of any span, counter or instant, or ``start_ns`` if earlier."""
         ...
 
-    def lane_pieces(self, window_rows: int) -> Iterator[Piece]:
-        """Each lane's spans (SPAN_COLUMNS) by start, the longer first at equal starts, in
-        pieces of about WINDOW_ROWS rows cut where no span is open (``pieces``)."""
+    def lane_pieces(self, window_rows: int, prepare: Prepare) -> Iterator[Piece]:
+        """Each lane's spans (SPAN_COLUMNS, and what PREPARE adds to each batch of them) by
+        start, the longer first at equal starts, in pieces of about WINDOW_ROWS rows cut where
+        no span is open (``pieces``)."""
         ...
 
     def flows(self) -> Iterator[pl.DataFrame]:
@@ -119,10 +121,11 @@ def _cuts(start: np.ndarray, end: np.ndarray, window_rows: int) -> list[int]:
         cuts.append(at)
 
 
-def pieces(frames: Iterator[pl.DataFrame], window_rows: int, where: str) -> Iterator[Piece]:
+def pieces(frames: Iterator[pl.DataFrame], window_rows: int, where: str, prepare: Prepare) -> Iterator[Piece]:
     """The lanes of FRAMES (rows grouped by lane, by start within a lane; a lane's rows may run
     across frames) as Pieces of at least WINDOW_ROWS rows where the lane allows (``_cuts``):
-    memory is a frame and a piece, however large the lane.  WHERE names the rows in an error."""
+    memory is a frame and a piece, however large the lane.  WHERE names the rows in an error;
+    PREPARE adds columns to each frame (once per frame: cheaper than once per piece)."""
     held: list[pl.DataFrame] = []  # the current lane's rows not yet handed out
     count = 0
     # Rows held when a cut is next tried: it doubles while a lane's spans overlap without a
@@ -153,6 +156,7 @@ def pieces(frames: Iterator[pl.DataFrame], window_rows: int, where: str) -> Iter
     for b in frames:
         if not b.height:
             continue
+        b = prepare(b)
         k, i = b["lane_kind"].to_numpy(), b["lane_id"].to_numpy()
         for lo, hi in itertools.pairwise(_runs(k, i).tolist()):
             here = (int(k[lo]), int(i[lo]))
@@ -195,8 +199,8 @@ class TimelineSource:
         ]
         return min(firsts)
 
-    def lane_pieces(self, window_rows: int) -> Iterator[Piece]:
-        return pieces(iter([self.spans]), window_rows, "the Timeline")
+    def lane_pieces(self, window_rows: int, prepare: Prepare) -> Iterator[Piece]:
+        return pieces(iter([self.spans]), window_rows, "the Timeline", prepare)
 
     def flows(self) -> Iterator[pl.DataFrame]:
         yield (
@@ -324,8 +328,8 @@ class IngestedSource:
             raise PathError.from_os(self.dir / f"{table}.parquet", exc) from None
         return None if low is None else int(low)
 
-    def lane_pieces(self, window_rows: int) -> Iterator[Piece]:
-        return pieces(self._batches("spans", SPAN_COLUMNS), window_rows, str(self.dir))
+    def lane_pieces(self, window_rows: int, prepare: Prepare) -> Iterator[Piece]:
+        return pieces(self._batches("spans", SPAN_COLUMNS), window_rows, str(self.dir), prepare)
 
     def flows(self) -> Iterator[pl.DataFrame]:
         # Stored by (from_time, g) with a stable sort (builder): the ids follow the stored order.

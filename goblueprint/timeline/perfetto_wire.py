@@ -88,6 +88,14 @@ def _varint_bytes(v: int) -> bytes:
             return bytes(out)
 
 
+def _deflate(pieces: list[bytes | np.ndarray]) -> bytes:
+    """One zlib stream of PIECES, fed as they are: no copy of the chunk to join them."""
+    z = zlib.compressobj(_LEVEL)
+    out = [z.compress(p) for p in pieces]
+    out.append(z.flush())
+    return b"".join(out)
+
+
 class PacketWriter:
     """Trace.packet records in, deflated ``compressed_packets`` chunks out, in order."""
 
@@ -112,12 +120,11 @@ class PacketWriter:
     def _submit(self) -> None:
         if not self.pending:
             return
-        data = b"".join(self.pending)
-        self.pending.clear()
+        pieces, self.pending = self.pending, []
         self.size = 0
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="deflate")
-        self.deflating.append(self.pool.submit(zlib.compress, data, _LEVEL))
+        self.deflating.append(self.pool.submit(_deflate, pieces))
         while len(self.deflating) > _AHEAD:
             self._put(self.deflating.popleft().result())
 
