@@ -145,3 +145,16 @@ def slices(decoded: Decoded) -> dict[int, list[tuple[int, int, str]]]:
             out.setdefault(e.track, []).append((start, e.ts - start, name))
     assert all(not s for s in stacks.values()), "unclosed slices"
     return {k: sorted(v) for k, v in out.items()}
+
+
+def semantics(decoded: Decoded) -> tuple[dict[int, bytes], dict[int, list[tuple]]]:
+    """What a reader shows, however it was encoded (iids, interned packets, chunks): each
+    track's descriptor, and each sequence's events in order with their names, absolute times,
+    values and flows."""
+    events: dict[int, list[tuple]] = {}
+    for e in decoded.events:
+        events.setdefault(e.seq, []).append(
+            (e.ts, e.track, e.type, e.name, e.value, tuple(e.flow_ids), tuple(e.terminating_flow_ids))
+        )
+    tracks = {uuid: d.SerializeToString(deterministic=True) for uuid, d in decoded.tracks.items()}
+    return tracks, events

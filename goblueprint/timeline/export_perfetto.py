@@ -24,18 +24,23 @@ Encoding, chosen so the file stays about the size of the Go trace it comes from:
   sort packets by time across sequences);
 * a track's events are put in order and encoded as packets by compiled loops
   (``perfetto_kernel``): no Python and no sort per event;
-* the packets are streamed, lane by lane, in deflated ``compressed_packets`` chunks
-  (``perfetto_wire``).  From the ingested tables (``write_perfetto_ingested``) the spans
-  and counters are read in Parquet batches (``perfetto_sources``): memory is the flows'
-  compact columns (held for the whole export), the largest lane and one batch, never the
-  Timeline or the file.
+* the packets are streamed in deflated ``compressed_packets`` chunks (``perfetto_wire``),
+  lane by lane and, within a lane, piece by piece: a lane's rows are cut into pieces of
+  about ``WINDOW_ROWS`` where no span is open (``perfetto_sources.pieces``), so no slice
+  crosses a cut, each piece's layers start afresh, and the events of a piece and of the
+  instants before the next piece's first start are exactly the lane's events in that
+  window, in the same order.  A sequence's first packet interns the names of its first
+  window; a later window that uses new names interns them in a packet of its own before
+  its events.  The flows are named in one pass over their table and kept on disk by lane
+  (``perfetto_flows``); each window reads those that start or end in it.  Memory is a
+  batch of a table and a piece (a lane whose spans overlap without a break for long is a
+  larger piece), never a whole table, lane or the file.
 
 Timestamps are nanoseconds since the start of the trace.  Flow ids are global.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -45,7 +50,8 @@ import polars as pl
 
 from goblueprint.errors import GoblueprintError, PathError
 from goblueprint.render.lanes import GROUPS, Lane, arrange, counter_lanes, layers, span_titles
-from goblueprint.timeline.model import NONE, SCHEMAS, LaneKind, State, Timeline
+from goblueprint.timeline.model import SCHEMAS, LaneKind, State, Timeline
+from goblueprint.timeline.perfetto_flows import FOREVER, FlowStore
 from goblueprint.timeline.perfetto_sources import SPAN_COLUMNS, IngestedSource, Source, TimelineSource
 from goblueprint.timeline.perfetto_wire import (
     SEQ_INCREMENTAL_STATE_CLEARED,
@@ -59,6 +65,9 @@ if TYPE_CHECKING:
 
 _COUNTER = 4  # TrackEvent.Type of a counter sample
 _BLOCK = 1 << 16  # events encoded per call: a few hundred KB of packets
+# Rows of a lane written at once: a lane is cut where no span is open into pieces of at least
+# this many rows (perfetto_sources.pieces), so memory follows the piece, not the lane.
+WINDOW_ROWS = 1 << 14
 _CLOCK = 64  # the first sequence-scoped clock id; each sequence has its own
 _BOOTTIME = 6  # Perfetto's default trace clock
 COUNTER_TITLES = {
@@ -139,111 +148,42 @@ def _of_lane(keys: np.ndarray, cols: dict[str, np.ndarray], lane: int) -> dict[s
     return {c: v[a:b] for c, v in cols.items()}
 
 
-class _Flows:
-    """The flows that end, with the lanes they start and end on, indexed by either lane.
+class _Track:
+    """A track's sequence as far as it is written: its interned names and its clock."""
 
-    Wake-up flows: an instant on the waker's track starts each (its G's lane, else its
-    P's); the woken G's slice that starts when it runs ends it, or where there is none an
-    instant "G… runs".  A flow without a goroutine (a steal) goes from the victim P's
-    track to an instant on the thief P's.  Flow ids are rows + 1 in (from_time, g) order.
-    Names are made for all flows at once; a lane then takes its rows as numpy slices.
-    """
+    def __init__(self, desc) -> None:
+        self.desc = desc
+        self.opened = False
+        self.gids = np.zeros(0, np.int64)  # global name ids interned, sorted
+        self.iids = np.zeros(0, np.int64)  # their iids
+        self.last = 0  # the time of its last event: the incremental clock
 
-    def __init__(self, exp: _Export, batches: Iterator[pl.DataFrame]) -> None:
-        self.exp = exp
-        cols: dict[str, list[np.ndarray]] = defaultdict(list)
-        n = 0
-        for df in batches:
-            # A flow's id counts every flow that ends, drawn or not.
-            fid = np.arange(n + 1, n + df.height + 1, dtype=np.int64)
-            n += df.height
-            src = exp.lane_of(LaneKind.G, df["from_g"].to_numpy())
-            src = np.where(src >= 0, src, exp.lane_of(LaneKind.P, df["from_p"].to_numpy()))
-            g = df["g"].to_numpy()
-            steal = g == NONE
-            dst = np.where(steal, exp.lane_of(LaneKind.P, df["to_p"].to_numpy()), exp.lane_of(LaneKind.G, g))
-            keep = (src >= 0) & (dst >= 0)
-            steal = steal[keep]
-            part = {
-                "fid": fid[keep], "src": src[keep].astype(np.int32), "dst": dst[keep].astype(np.int32),
-                "steal": steal, "label": df["label"].to_numpy()[keep],
-                "from_time": df["from_time"].to_numpy()[keep], "to_time": df["to_time"].to_numpy()[keep],
-                # What a flow's name shows besides its label: the P a steal goes to, else the G.
-                "to": np.where(steal, df["to_p"].to_numpy()[keep], g[keep]),
-                "from_p": df["from_p"].to_numpy()[keep][steal],  # only a steal's name shows it
-            }  # fmt: skip
-            for c, v in part.items():
-                cols[c].append(v)
-        empty = {"fid": np.int64, "src": np.int32, "dst": np.int32, "steal": bool, "label": np.uint32,
-                 "from_time": np.int64, "to_time": np.int64, "to": np.int64, "from_p": np.int64}  # fmt: skip
-        f = {c: np.concatenate(cols[c]) if cols[c] else np.zeros(0, t) for c, t in empty.items()}
-        del cols
-        fid, src, dst, steal, label = f["fid"], f["src"], f["dst"], f["steal"], f["label"]
-        # Names from their parts' distinct combinations: no string per flow.
-        out_name = self._names(
-            lambda what, s, x: f"{what} → {'P' if s else 'G'}{x}", label, steal, f.pop("to")
-        )
-        # Held until the lanes are done: names as int32 (there are few), the rest as read.
-        o = np.argsort(src, kind="stable")
-        self.src = src[o]
-        self.out = {
-            "ts": f.pop("from_time")[o] - exp.origin,
-            "name": out_name[o].astype(np.int32),
-            "fid": fid[o],
-        }
-        del out_name, o
-        in_name = np.full(len(fid), -1, np.int32)
-        if steal.any():
-            from_p = f.pop("from_p")
-            in_name[steal] = self._names(
-                lambda what, _s, p: f"{what} from P{p}", label[steal], steal[steal], from_p
-            )
-        o = np.argsort(dst, kind="stable")
-        self.dst = dst[o]
-        self.into = {
-            "ts": f.pop("to_time")[o] - exp.origin, "name": in_name[o], "fid": fid[o], "steal": steal[o]
-        }  # fmt: skip
+    def add(self, gids: np.ndarray, first: int) -> None:
+        """GIDS interned as iids FIRST, FIRST + 1, ..."""
+        every = np.concatenate((self.gids, gids))
+        iids = np.concatenate((self.iids, np.arange(first, first + len(gids), dtype=np.int64)))
+        o = np.argsort(every)
+        self.gids, self.iids = every[o], iids[o]
 
-    def _names(self, text, label: np.ndarray, steal: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Global name id per row of TEXT(what the label says, steal, x), made once per distinct row."""
-        if not len(label):
-            return np.zeros(0, np.int64)
-        order = np.lexsort((x, steal, label))
-        a, b, c = label[order], steal[order], x[order]
-        new = np.concatenate(([True], (a[1:] != a[:-1]) | (b[1:] != b[:-1]) | (c[1:] != c[:-1])))
-        firsts = order[new]
-        strings = self.exp.src.strings
-        texts = [
-            text(strings[lb] or "wake-up", bool(st), int(v))
-            for lb, st, v in zip(
-                label[firsts].tolist(), steal[firsts].tolist(), x[firsts].tolist(), strict=True
-            )
-        ]
-        ids = np.empty(len(label), np.int64)
-        ids[order] = self.exp.text_ids(texts)[np.cumsum(new) - 1]
-        return ids
+    def iid(self, gids: np.ndarray) -> np.ndarray:
+        """The iid of each of GIDS that the sequence interned (anything for the others)."""
+        if not len(self.gids):
+            return np.zeros(len(gids), np.int64)
+        return self.iids[np.minimum(np.searchsorted(self.gids, gids), len(self.gids) - 1)]
 
-    def starting(self, lane: int, extra: _Extra) -> None:
-        r = _of_lane(self.src, self.out, lane)
-        extra.add(r["ts"], r["name"], flow_out=r["fid"])
 
-    def ending(self, lane: Lane, k: int, starts: np.ndarray, extra: _Extra) -> tuple[np.ndarray, np.ndarray]:
-        """Adds the instants of flows ending on lane K; returns (span row, flow id) of those ending on a slice."""
-        r = _of_lane(self.dst, self.into, k)
-        st = r["steal"]
-        extra.add(r["ts"][st], r["name"][st], flow_in=r["fid"][st])
-        ts, fid = r["ts"][~st], r["fid"][~st]
-        if not len(ts):
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        # The first of the lane's rows (longest first) that starts when the G runs.
-        row = np.searchsorted(starts, ts)
-        hit = row < len(starts)
-        hit[hit] = starts[row[hit]] == ts[hit]
-        if not hit.all():
-            # The woken G's lane is this one: every unmatched end is "G<lane id> runs".
-            name = self.exp.text_ids([f"G{lane.lane_id} runs"])[0]
-            extra.add(ts[~hit], np.full(int((~hit).sum()), name, np.int64), flow_in=fid[~hit])
-        return row[hit], fid[hit]
+class _LaneState:
+    """One lane while its pieces are written: its tracks (one per layer) and what it shows
+    beside its spans (flows starting and ending on it, thread marks)."""
+
+    def __init__(self, k: int, lane: Lane, flows: FlowStore, marks: dict[str, np.ndarray]) -> None:
+        self.k = k
+        self.lane = lane
+        self.tracks: list[_Track] = []
+        self.starting = flows.starting(k)
+        self.ending = flows.ending(k)
+        self.marks = marks
+        self.since = np.iinfo(np.int64).min  # the previous window's end
 
 
 class _Export:
@@ -354,29 +294,62 @@ class _Export:
             )  # fmt: skip
             self.w.write(records, hi - lo)
 
-    def emit(self, desc, s, e, title, titles, extra: dict[str, np.ndarray], sink_rows, sink_ids) -> None:
-        """A track's sequence: its state, its descriptor, then its events in time order.
+    def emit(
+        self, track: _Track, s, e, title, titles, extra: dict[str, np.ndarray], sink_rows, sink_ids
+    ) -> None:
+        """A window of a track's sequence: on its first, the state and the descriptor; the names
+        it adds to the sequence; then its events in time order.
 
         S, E, TITLE: its rows (sorted by start, the longer first; TITLE a global name id, all
         of them among TITLES); EXTRA: its other instants; flows SINK_IDS end on the slices
         of rows SINK_ROWS.
         """
         if len(s) == 0 and len(extra["ts"]) == 0:
-            self.empty_track(desc)
             return
         from goblueprint.trace import kernels
 
-        # The sequence's names: iid k + 1 for the k-th smallest global id it uses; found among
-        # the few distinct ones, so the cost follows the track, not every name of the trace.
+        # The names used: found among the few distinct ones, so the cost follows the window,
+        # not every name of the trace.  A sequence's first window interns its names as iids
+        # 1, 2, ... in the order of their texts; later windows intern their new ones after
+        # those.  By text, not by global id: the ids follow the order batches are read in.
         xname = extra["name"]
         names = np.union1d(titles, xname[xname >= 0])
-        x_iid = np.where(xname >= 0, np.searchsorted(names, xname) + 1, 0)
+        if not track.opened:
+            names = self.by_text(names)
+            self.open_sequence(track.desc, names)
+            track.opened = True
+            track.add(names, 1)
+        else:
+            new = self.by_text(np.setdiff1d(names, track.gids, assume_unique=True))
+            if len(new):
+                self.intern(track.desc.uuid, new, len(track.gids) + 1)
+                track.add(new, len(track.gids) + 1)
+        x_iid = np.where(xname >= 0, track.iid(xname), 0)
         delta, kind, iid, flow_out, fin_ev, fin_id = kernels.get().track_order(
-            _i64(s), _i64(e), np.searchsorted(names, title) + 1, _i64(extra["ts"]), x_iid,
+            _i64(s), _i64(e), track.iid(title), _i64(extra["ts"]), x_iid,
             _i64(extra["flow_out"]), _i64(extra["flow_in"]), _i64(sink_rows), _i64(sink_ids),
         )  # fmt: skip
-        self.open_sequence(desc, names)
-        self.events(desc.uuid, delta, kind, iid, None, flow_out, fin_ev, fin_id)
+        if len(delta):
+            # The kernel counts from 0; the sequence's clock is at its previous event.
+            first = int(delta[0])
+            delta[0] = first - track.last
+            track.last = first + int(delta[1:].sum())
+        self.events(track.desc.uuid, delta, kind, iid, None, flow_out, fin_ev, fin_id)
+
+    def by_text(self, gids: np.ndarray) -> np.ndarray:
+        """GIDS in the order of their texts."""
+        return np.array(sorted(gids.tolist(), key=self.names.__getitem__), np.int64)
+
+    def intern(self, seq: int, gids: np.ndarray, first: int) -> None:
+        """Names a sequence uses from now on, as iids FIRST, FIRST + 1, ... (it keeps those
+        interned before)."""
+        pb = self.pb
+        p = pb.TracePacket(trusted_packet_sequence_id=seq)
+        p.sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE
+        p.interned_data.event_names.extend(
+            pb.EventName(iid=first + k, name=self.names[g]) for k, g in enumerate(gids.tolist())
+        )
+        self.write(p)
 
     def lane_of(self, kind: LaneKind, ids: np.ndarray) -> np.ndarray:
         """Index in ``lanes`` of lane (KIND, id) for each id, -1 where there is none."""
@@ -391,7 +364,7 @@ class _Export:
         src = self.src
         keys = src.lane_keys()
         # One row per lane with spans: each Lane's ``lo`` is its index in KEYS (and the
-        # order lane_spans yields them); a lane with instants only has lo == hi.
+        # order lane_pieces yields them); a lane with instants only has lo == hi.
         lanes = arrange(Timeline(lanes=src.lanes), keys)
         pairs: dict[int, list[tuple[int, int]]] = {}
         for k, lane in enumerate(lanes):
@@ -404,7 +377,7 @@ class _Export:
             )
         self.g_lanes = {lane.lane_id: lane for lane in lanes if lane.kind == LaneKind.G}
         # Each lane's parent track and rank in it.
-        place: list[tuple[int, int]] = [(0, 0)] * len(lanes)
+        self.place: list[tuple[int, int]] = [(0, 0)] * len(lanes)
         rank = 0
         for key, title, _kinds, _folded in GROUPS:
             members = [k for k, lane in enumerate(lanes) if lane.group == key]
@@ -413,9 +386,22 @@ class _Export:
             parent = self.parent(title, rank)
             rank += 1
             for j, k in enumerate(members):
-                place[k] = (parent, j)
-        flows = _Flows(self, src.flows())
-        marks = src.marks()
+                self.place[k] = (parent, j)
+        self.flows = FlowStore(src.flows(), self.lane_of, self.text_ids, src.strings, self.origin)
+        try:
+            self.lanes(lanes)
+        finally:
+            self.flows.close()
+        gc_spans = (
+            pl.concat(self.gc).sort("start", maintain_order=True)
+            if self.gc
+            else pl.DataFrame(schema={"start": pl.Int64, "end": pl.Int64})
+        )
+        self.counters(rank, self.lane_track, gc_spans)
+
+    def lanes(self, lanes: list[Lane]) -> None:
+        """Every lane's tracks: the lanes without spans first, then the others piece by piece."""
+        marks = self.src.marks()
         mark_lane = self.lane_of(LaneKind.M, marks["m"].to_numpy())
         marks = marks.with_columns(lane=pl.Series(mark_lane, dtype=pl.Int64)).filter(pl.col("lane") >= 0)
         marks = marks.with_columns(label=self.strings.gather(marks["label"]).replace("", "event")).sort(
@@ -425,73 +411,112 @@ class _Export:
         mark_cols = {"ts": marks["time"].to_numpy() - self.origin, "name": self.name_ids(marks["label"])}
         del marks
         by_key = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(lanes) if lane.hi > lane.lo}
-        lane_track: dict[tuple[int, int], int] = {}
-        gc: list[pl.DataFrame] = []
+        self.lane_track: dict[tuple[int, int], int] = {}
+        self.gc: list[pl.DataFrame] = []
 
-        def one(k: int, spans: pl.DataFrame) -> None:
-            lane = lanes[k]
-            extra = _Extra()
-            flows.starting(k, extra)
-            sinks = flows.ending(lane, k, spans["start"].to_numpy() - self.origin, extra)
-            mine = _of_lane(mark_lane, mark_cols, k)
-            extra.add(mine["ts"], mine["name"])
-            parent, j = place[k]
-            lane_track[(int(lane.kind), lane.lane_id)] = self.lane(
-                lane, parent, j, spans, extra.columns(), sinks
-            )
-            cycles = spans["state"].to_numpy() == int(State.GC_CYCLE)
-            if cycles.any():
-                gc.append(spans.select("start", "end").filter(pl.Series(cycles)))
+        def begin(k: int) -> _LaneState:
+            return _LaneState(k, lanes[k], self.flows, _of_lane(mark_lane, mark_cols, k))
 
-        empty = pl.DataFrame(schema={c: SCHEMAS["spans"][c] for c in SPAN_COLUMNS})
+        empty = self.titled(pl.DataFrame(schema={c: SCHEMAS["spans"][c] for c in SPAN_COLUMNS}))
         for k, lane in enumerate(lanes):
             if lane.hi == lane.lo:
-                one(k, empty)
+                self.window(begin(k), empty, None)
         n = 0
-        for spans in src.lane_spans():
-            kind, lane_id = int(spans["lane_kind"][0]), int(spans["lane_id"][0])
-            k = by_key.get((kind, lane_id))
-            if k is None or lanes[k].lo != n:
-                raise GoblueprintError(
-                    f"lane {kind}/{lane_id} of the spans is not where the lane list has it"
-                )
-            one(k, spans)
-            del spans  # before the source assembles the next lane
-            n += 1
-        gc_spans = (
-            pl.concat(gc).sort("start", maintain_order=True)
-            if gc
-            else pl.DataFrame(schema={"start": pl.Int64, "end": pl.Int64})
-        )
-        self.counters(rank, lane_track, gc_spans)
+        state: _LaneState | None = None
+        for piece in self.src.lane_pieces(WINDOW_ROWS, self.titled):
+            if piece.first:
+                k = by_key.get((piece.lane_kind, piece.lane_id))
+                if k is None or lanes[k].lo != n:
+                    raise GoblueprintError(
+                        f"lane {piece.lane_kind}/{piece.lane_id} of the spans is not where the lane list has it"
+                    )
+                state = begin(k)
+                n += 1
+            if state is None:
+                raise GoblueprintError("the spans' first piece is not the first of its lane")
+            self.window(state, piece.spans, piece.until)
+            del piece  # before the source assembles the next piece
 
-    def lane(self, lane: Lane, parent: int, j: int, spans: pl.DataFrame, extra, sinks) -> int:
-        """The tracks of one lane (layer 0 plus one per extra layer); returns layer 0's uuid."""
-        starts, ends = spans["start"].to_numpy(), spans["end"].to_numpy()
-        s, e = starts - self.origin, ends - self.origin
-        if spans.height:
-            # span_titles names a P's or M's slices after the G lanes they run: pass only those.
-            runs = np.unique(spans["g"].to_numpy()).tolist()
-            on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
-            title_of_span, texts = span_titles(self.stub, spans, on)
-            distinct = self.text_ids(texts)
-            titles = distinct[title_of_span]
-            del title_of_span
-        else:
-            distinct = titles = np.zeros(0, np.int64)
-        layer = layers(starts, ends)
+    def titled(self, spans: pl.DataFrame) -> pl.DataFrame:
+        """SPANS (of any lanes) with their titles as global name ids: made for a batch at once,
+        so the cost of naming follows the rows, not the number of lanes and pieces."""
+        if not spans.height:
+            return spans.with_columns(title=pl.lit(0, pl.Int64))
+        # span_titles names a P's or M's slices after the G lanes they run: pass only those.
+        kinds = spans["lane_kind"].to_numpy()
+        pm = (kinds == int(LaneKind.P)) | (kinds == int(LaneKind.M))
+        runs = np.unique(spans["g"].to_numpy()[pm]).tolist() if pm.any() else []
+        on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
+        title_of_span, texts = span_titles(self.stub, spans, on)
+        return spans.with_columns(title=pl.Series(self.text_ids(texts)[title_of_span], dtype=pl.Int64))
+
+    def window(self, st: _LaneState, spans: pl.DataFrame, until: int | None) -> None:
+        """A lane's rows of one piece, with what its tracks show beside them until UNTIL (the next
+        piece's first start; None: the lane's last piece): no slice crosses UNTIL, and every
+        event at UNTIL or later is the next piece's."""
+        lane = st.lane
+        limit = FOREVER if until is None else until - self.origin
+        extra = _Extra()
+        out = st.starting.take(limit)
+        extra.add(out["ts"], out["name"], flow_out=out["fid"])
+        starts = spans["start"].to_numpy() - self.origin
+        sinks = self.ending(st, limit, starts, extra)
+        mine = st.marks
+        now = (mine["ts"] >= st.since) & (mine["ts"] < limit)
+        extra.add(mine["ts"][now], mine["name"][now])
+        st.since = limit
+        first = not st.tracks
+        self.lane_window(st, spans, starts, extra.columns(), sinks)
+        if first:
+            self.lane_track[(int(lane.kind), lane.lane_id)] = st.tracks[0].desc.uuid
+        if until is None and not st.tracks[0].opened:
+            self.empty_track(st.tracks[0].desc)
+        cycles = spans["state"].to_numpy() == int(State.GC_CYCLE)
+        if cycles.any():
+            self.gc.append(spans.select("start", "end").filter(pl.Series(cycles)))
+
+    def ending(
+        self, st: _LaneState, limit: int, starts: np.ndarray, extra: _Extra
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Adds the instants of flows ending on the lane before LIMIT; returns (span row, flow id)
+        of those ending on a slice of this piece (STARTS: its rows' starts)."""
+        r = st.ending.take(limit)
+        st_ = r["steal"].astype(bool)
+        extra.add(r["ts"][st_], r["name"][st_], flow_in=r["fid"][st_])
+        ts, fid = r["ts"][~st_], r["fid"][~st_]
+        if not len(ts):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        # The first of the piece's rows (longest first) that starts when the G runs.
+        row = np.searchsorted(starts, ts)
+        hit = row < len(starts)
+        hit[hit] = starts[row[hit]] == ts[hit]
+        if not hit.all():
+            # The woken G's lane is this one: every unmatched end is "G<lane id> runs".
+            name = self.text_ids([f"G{st.lane.lane_id} runs"])[0]
+            extra.add(ts[~hit], np.full(int((~hit).sum()), name, np.int64), flow_in=fid[~hit])
+        return row[hit], fid[hit]
+
+    def lane_window(self, st: _LaneState, spans: pl.DataFrame, s: np.ndarray, extra, sinks) -> None:
+        """A piece's rows on the lane's tracks (layer 0 plus one per extra layer), its other
+        instants on layer 0; a layer's track is made when it first has rows."""
+        lane = st.lane
+        e = spans["end"].to_numpy() - self.origin
+        titles = spans["title"].to_numpy()
+        distinct = np.unique(titles)
+        # Each piece starts where no span is open: its layers are its own.
+        layer = layers(s, e)
         sink_rows, sink_ids = sinks
         none = {c: np.zeros(0, np.int64) for c in ("ts", "name", "flow_out", "flow_in")}
         depths = int(layer.max(initial=0)) + 1
-        first = 0
-        for depth in range(depths):
+        parent, j = self.place[st.k]
+        while len(st.tracks) < depths:
+            depth = len(st.tracks)
             name = lane.name if depth == 0 else f"{lane.name} ({depth + 1})"
-            desc = self.descriptor(name, parent, j * 64 + depth)
-            if depth == 0:
-                first = desc.uuid
-            if depths == 1:
-                self.emit(desc, s, e, titles, distinct, extra, sink_rows, sink_ids)
-                continue
+            st.tracks.append(_Track(self.descriptor(name, parent, j * 64 + depth)))
+        if depths == 1:
+            self.emit(st.tracks[0], s, e, titles, distinct, extra, sink_rows, sink_ids)
+            return
+        for depth in range(depths):
             rows = np.flatnonzero(layer == depth)
             # Sinks on this layer's rows, renumbered as the layer's rows.
             local = np.full(len(s), -1, np.int64)
@@ -500,7 +525,7 @@ class _Export:
             on = here >= 0
             mine = titles[rows]
             self.emit(
-                desc,
+                st.tracks[depth],
                 s[rows],
                 e[rows],
                 mine,
@@ -509,7 +534,6 @@ class _Export:
                 here[on],
                 sink_ids[on],
             )
-        return first
 
     def counters(self, rank: int, lane_track: dict[tuple[int, int], int], gc: pl.DataFrame) -> None:
         """Counter tracks, filled batch by batch (each its own sequence and clock), then GC in progress."""

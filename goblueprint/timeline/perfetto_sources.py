@@ -1,24 +1,24 @@
 """What the Perfetto export reads, from a Timeline in memory or streamed from the ingested tables.
 
-The export (``export_perfetto``) walks the spans lane by lane and the counters in time
-order; both sources hand it the same frames in the same order, so a Timeline and the
-tables ingested from it give the same file byte for byte.
+The export (``export_perfetto``) walks the spans lane by lane, each lane in pieces
+(``pieces``), and the counters in time order; both sources hand it the same rows in the
+same order, so a Timeline and the tables ingested from it show the same file (byte for
+byte when the flows fit in one batch: flow names are numbered batch by batch).
 
-``IngestedSource`` never holds a whole spans or counters table: it reads the Parquet
-files in row-group batches (the spans are stored sorted by lane, so a lane's rows are
-contiguous) and keeps at most one batch plus the lane being assembled.  The flows are
-read as the columns the export needs, and the instants (a few per thread) whole.
-"""
+``IngestedSource`` never holds a whole table: it reads the Parquet files in batches with
+polars (the spans are stored sorted by lane and start, so a lane's rows are contiguous)
+and keeps at most one batch plus the piece being assembled.  The flows are read as the
+columns the export needs, and the instants (a few per thread) whole."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Protocol
 
 import numpy as np
 import polars as pl
-import pyarrow.parquet as pq
 
 from goblueprint.errors import GoblueprintError, PathError
 from goblueprint.timeline.model import NONE, SCHEMAS, InstantKind, Timeline
@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 SPAN_COLUMNS = ("lane_kind", "lane_id", "start", "end", "state", "g", "label")
 FLOW_COLUMNS = ("g", "from_g", "from_p", "from_time", "to_p", "to_time", "label")
 COUNTER_COLUMNS = ("name", "time", "value")
-BATCH_ROWS = 1 << 18  # rows per Parquet batch: a few MB of columns
+BATCH_ROWS = 1 << 16  # rows per Parquet batch: a few MB of columns
 _STREAMED = ("spans", "flows", "counters", "instants")
+Prepare = Callable[[pl.DataFrame], pl.DataFrame]
 
 
 class Source(Protocol):
@@ -47,8 +48,10 @@ class Source(Protocol):
         """The earliest time of any span, counter or instant, or ``start_ns`` if earlier."""
         ...
 
-    def lane_spans(self) -> Iterator[pl.DataFrame]:
-        """Each lane's spans (SPAN_COLUMNS), by start, the longer first at equal starts."""
+    def lane_pieces(self, window_rows: int, prepare: Prepare) -> Iterator[Piece]:
+        """Each lane's spans (SPAN_COLUMNS, and what PREPARE adds to each batch of them) by
+        start, the longer first at equal starts, in pieces of about WINDOW_ROWS rows cut where
+        no span is open (``pieces``)."""
         ...
 
     def flows(self) -> Iterator[pl.DataFrame]:
@@ -72,6 +75,17 @@ class Source(Protocol):
         ...
 
 
+@dataclass
+class Piece:
+    """Rows of one lane, by start, the longer first: rows [first row, next piece's)."""
+
+    lane_kind: int
+    lane_id: int
+    spans: pl.DataFrame
+    first: bool  # the lane's first piece
+    until: int | None  # the next piece's first start; None: the lane's last piece
+
+
 def _lane_order(lane: pl.DataFrame) -> pl.DataFrame:
     """One lane's rows by start, longest first, ties in stored order (numpy's lexsort is stable)."""
     if lane.height < 2:
@@ -89,6 +103,75 @@ def _runs(kinds: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], change, [len(kinds)]))
 
 
+def _cuts(start: np.ndarray, end: np.ndarray, window_rows: int) -> list[int]:
+    """Rows where a lane's rows (by start) may be cut into pieces of at least WINDOW_ROWS:
+    where the start moves on (rows that start together stay together) and every earlier
+    row has ended (no slice spans two pieces, and each piece's layers start afresh)."""
+    if len(start) <= window_rows:
+        return []
+    ended = np.maximum.accumulate(end)[:-1] <= start[1:]
+    cand = np.flatnonzero(ended & (start[1:] > start[:-1])) + 1
+    cuts: list[int] = []
+    at = 0
+    while True:
+        j = int(np.searchsorted(cand, at + window_rows))
+        if j == len(cand):
+            return cuts
+        at = int(cand[j])
+        cuts.append(at)
+
+
+def pieces(frames: Iterator[pl.DataFrame], window_rows: int, where: str, prepare: Prepare) -> Iterator[Piece]:
+    """The lanes of FRAMES (rows grouped by lane, by start within a lane; a lane's rows may run
+    across frames) as Pieces of at least WINDOW_ROWS rows where the lane allows (``_cuts``):
+    memory is a frame and a piece, however large the lane.  WHERE names the rows in an error;
+    PREPARE adds columns to each frame (once per frame: cheaper than once per piece)."""
+    held: list[pl.DataFrame] = []  # the current lane's rows not yet handed out
+    count = 0
+    # Rows held when a cut is next tried: it doubles while a lane's spans overlap without a
+    # break, so a long overlap is concatenated and searched a few times, not once per frame.
+    again = 2 * window_rows
+    key = (-1, -1)
+    first = True
+
+    def cut(last: bool) -> Iterator[Piece]:
+        nonlocal held, count, again, first
+        rows = pl.concat(held) if len(held) > 1 else held[0]
+        held, count = [], 0
+        start = rows["start"].to_numpy()
+        if len(start) > 1 and (start[1:] < start[:-1]).any():
+            raise GoblueprintError(f"the spans in {where} are not sorted by start: ingest the trace again")
+        bounds = [0, *_cuts(start, rows["end"].to_numpy(), window_rows)]
+        if last:
+            bounds.append(rows.height)
+        else:
+            # The rows after the last cut wait for the lane's next rows.
+            held, count = [rows[bounds[-1] :]], rows.height - bounds[-1]
+        again = 2 * max(count, window_rows)
+        for lo, hi in itertools.pairwise(bounds):
+            until = int(start[hi]) if hi < len(start) else None
+            yield Piece(key[0], key[1], _lane_order(rows[lo:hi]), first, until)
+            first = False
+
+    for b in frames:
+        if not b.height:
+            continue
+        b = prepare(b)
+        k, i = b["lane_kind"].to_numpy(), b["lane_id"].to_numpy()
+        for lo, hi in itertools.pairwise(_runs(k, i).tolist()):
+            here = (int(k[lo]), int(i[lo]))
+            if here != key:
+                if held:
+                    yield from cut(last=True)
+                key, first = here, True
+            held.append(b[lo:hi])
+            count += hi - lo
+            if count >= again:
+                yield from cut(last=False)
+    if held:
+        yield from cut(last=True)
+
+
 class TimelineSource:
     """A Timeline in memory (tests, and the kernel or lab views that add lanes to one)."""
 
@@ -97,8 +180,10 @@ class TimelineSource:
         self.strings = tl.strings
         self.lanes = tl.lanes
         self.tl = tl
-        # A stable sort by lane only: each lane keeps its stored order, as on disk.
-        self.spans = tl.spans.select(SPAN_COLUMNS).sort(["lane_kind", "lane_id"], maintain_order=True)
+        # A stable sort by lane and start, as on disk (pieces put equal starts longest first).
+        self.spans = tl.spans.select(SPAN_COLUMNS).sort(
+            ["lane_kind", "lane_id", "start"], maintain_order=True
+        )
         kinds, ids = self.spans["lane_kind"].to_numpy(), self.spans["lane_id"].to_numpy()
         self.edges = _runs(kinds, ids) if len(kinds) else np.zeros(1, np.int64)
 
@@ -114,9 +199,8 @@ class TimelineSource:
         ]
         return min(firsts)
 
-    def lane_spans(self) -> Iterator[pl.DataFrame]:
-        for lo, hi in zip(self.edges[:-1].tolist(), self.edges[1:].tolist(), strict=True):
-            yield _lane_order(self.spans[lo:hi])
+    def lane_pieces(self, window_rows: int, prepare: Prepare) -> Iterator[Piece]:
+        return pieces(iter([self.spans]), window_rows, "the Timeline", prepare)
 
     def flows(self) -> Iterator[pl.DataFrame]:
         yield (
@@ -162,12 +246,14 @@ class IngestedSource:
         self._keys: pl.DataFrame | None = None
         # Every file is opened now and read through its handle: an entry that another process
         # replaces in the cache meanwhile (other code, other tables) stays readable to the end.
-        self.files: dict[str, pq.ParquetFile] = {}
+        self.files: dict[str, IO[bytes]] = {}
+        self.rows: dict[str, int] = {}
         try:
             self.strings = pl.read_parquet(d / "strings.parquet")["s"].to_list()
             self.lanes = pl.read_parquet(d / "lanes.parquet")
             for table in _STREAMED:
-                self.files[table] = pq.ParquetFile(d / f"{table}.parquet")
+                self.files[table] = open(d / f"{table}.parquet", "rb")
+                self.rows[table] = self._scan(table).select(pl.len()).collect().item()
         except OSError as exc:
             self.close()
             raise PathError.from_os(exc.filename or d, exc) from None
@@ -177,11 +263,20 @@ class IngestedSource:
             f.close()
         self.files.clear()
 
+    def _scan(self, table: str) -> pl.LazyFrame:
+        f = self.files[table]
+        f.seek(0)
+        return pl.scan_parquet(f)
+
     def _batches(self, table: str, columns: tuple[str, ...]) -> Iterator[pl.DataFrame]:
+        """The table's COLUMNS, BATCH_ROWS rows at a time.  Polars' own reader, a slice at a time
+        (it reads the row groups the slice needs): Arrow's reader would cost its library's
+        memory (its import alone is a trace's size in RSS on a 30 MB trace) for no gain."""
         schema = {c: SCHEMAS[table][c] for c in columns}
         try:
-            for batch in self.files[table].iter_batches(batch_size=self.batch_rows, columns=list(columns)):
-                yield pl.DataFrame(pl.from_arrow(batch), schema=schema)
+            for lo in range(0, self.rows[table], self.batch_rows):
+                batch = self._scan(table).select(columns).slice(lo, self.batch_rows).collect()
+                yield batch.cast(schema)  # type: ignore[arg-type]
         except OSError as exc:
             raise PathError.from_os(self.dir / f"{table}.parquet", exc) from None
 
@@ -225,42 +320,16 @@ class IngestedSource:
         return min(firsts)
 
     def _column_min(self, table: str, column: str) -> int | None:
-        """The column's minimum from the row groups' statistics (no data read), else by a scan."""
-        meta = self.files[table].metadata
-        col = meta.schema.names.index(column)
-        lows = []
-        for r in range(meta.num_row_groups):
-            st = meta.row_group(r).column(col).statistics
-            if meta.row_group(r).num_rows == 0:
-                continue
-            if st is None or not st.has_min_max:
-                lows = [int(b[column].min()) for b in self._batches(table, (column,)) if b.height]  # type: ignore[arg-type]
-                break
-            lows.append(int(st.min))
-        return min(lows) if lows else None
+        if not self.rows[table]:
+            return None
+        try:
+            low = self._scan(table).select(pl.col(column).min()).collect().item()
+        except OSError as exc:
+            raise PathError.from_os(self.dir / f"{table}.parquet", exc) from None
+        return None if low is None else int(low)
 
-    def lane_spans(self) -> Iterator[pl.DataFrame]:
-        held: list[pl.DataFrame] = []  # the current lane's rows so far (it may span batches)
-        key: tuple[int, int] | None = None
-        for b in self._batches("spans", SPAN_COLUMNS):
-            if not b.height:
-                continue
-            k, i = b["lane_kind"].to_numpy(), b["lane_id"].to_numpy()
-            edges = _runs(k, i).tolist()
-            for lo, hi in itertools.pairwise(edges):
-                here = (int(k[lo]), int(i[lo]))
-                if here != key and held:
-                    # Let go of the pieces (and the batches they keep) before the lane is used.
-                    lane = _lane_order(pl.concat(held))
-                    held = []
-                    yield lane
-                    del lane
-                key = here
-                held.append(b[lo:hi])
-        if held:
-            lane = _lane_order(pl.concat(held))
-            held = []
-            yield lane
+    def lane_pieces(self, window_rows: int, prepare: Prepare) -> Iterator[Piece]:
+        return pieces(self._batches("spans", SPAN_COLUMNS), window_rows, str(self.dir), prepare)
 
     def flows(self) -> Iterator[pl.DataFrame]:
         # Stored by (from_time, g) with a stable sort (builder): the ids follow the stored order.

@@ -16,6 +16,11 @@ ui.perfetto.dev inflate them while reading).  Deflate runs on ``_WORKERS`` worke
 compiled loops, deflating is the larger part of the work, so one thread would hold the
 encoder back.  Chunks are written in order; at most ``_AHEAD`` wait, so memory stays
 bounded by a few chunks.
+
+Deflate level 3, not zlib's default 6: on a 30.5 MB Go trace (698 MB of packets before
+compression) level 6 took 5.1 s of CPU for a 28.2 MB file, level 3 2.0 s for 36.0 MB
+(1.18x the trace; levels 1 and 2 saved 0.3 s more for 47.5 and 42.5 MB).  Deflating was
+then the largest part of the export's CPU, and the file stays well under twice the trace.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import IO
 import numpy as np
 
 CHUNK = 1 << 20  # uncompressed bytes per compressed_packets: deflate's gain has flattened out long before
-_LEVEL = 6
+_LEVEL = 3  # see the module doc
 _WORKERS = 2
 _AHEAD = 3  # chunks deflating or deflated but not yet written
 
@@ -83,6 +88,14 @@ def _varint_bytes(v: int) -> bytes:
             return bytes(out)
 
 
+def _deflate(pieces: list[bytes | np.ndarray]) -> bytes:
+    """One zlib stream of PIECES, fed as they are: no copy of the chunk to join them."""
+    z = zlib.compressobj(_LEVEL)
+    out = [z.compress(p) for p in pieces]
+    out.append(z.flush())
+    return b"".join(out)
+
+
 class PacketWriter:
     """Trace.packet records in, deflated ``compressed_packets`` chunks out, in order."""
 
@@ -107,12 +120,11 @@ class PacketWriter:
     def _submit(self) -> None:
         if not self.pending:
             return
-        data = b"".join(self.pending)
-        self.pending.clear()
+        pieces, self.pending = self.pending, []
         self.size = 0
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="deflate")
-        self.deflating.append(self.pool.submit(zlib.compress, data, _LEVEL))
+        self.deflating.append(self.pool.submit(_deflate, pieces))
         while len(self.deflating) > _AHEAD:
             self._put(self.deflating.popleft().result())
 

@@ -132,6 +132,86 @@ def test_overlapping_spans_go_to_extra_tracks(synthetic_timeline):
     assert any(n.endswith("(2)") for n in names), names
 
 
+def test_pieces_with_layers_show_what_one_piece_shows(synthetic_timeline, monkeypatch):
+    """A lane cut into pieces: groups of spans that overlap without nesting (a "(2)" track),
+    separated by gaps where nothing is open, then a long span that holds later ones open
+    (no cut while it lasts), and a state first met in a later piece (a name interned after
+    the sequence's first packet).  Read back, it is the file the lane makes in one piece."""
+    from dataclasses import replace
+
+    from goblueprint.timeline import export_perfetto as ep
+    from goblueprint.timeline import perfetto_sources as ps
+
+    tl = synthetic_timeline
+    t0 = tl.start_ns + 1000
+    start, end, state = [], [], []
+    for k in range(12):  # 3 rows a group: [0, 20), [10, 30) (layer 2), [12, 15) inside the first
+        base = t0 + 100 * k
+        start += [base, base + 10, base + 12]
+        end += [base + 20, base + 30, base + 15]
+        state += [int(State.MARK_ASSIST if k < 8 else State.SWEEP), int(State.RANGE), int(State.RANGE)]
+    long_start = t0 + 100 * 12
+    start += [long_start] + [long_start + 10 * i for i in range(1, 9)]
+    end += [long_start + 500] + [long_start + 10 * i + 5 for i in range(1, 9)]
+    state += [int(State.RANGE)] * 9
+    n = len(start)
+    extra = pl.DataFrame(
+        {
+            "lane_kind": [int(LaneKind.GRANGE)] * n, "lane_id": [1] * n, "start": start, "end": end,
+            "state": state, "g": [1] * n, "p": [-1] * n, "m": [-1] * n, "label": [0] * n, "stack": [0] * n,
+        },
+        schema=tl.spans.schema,
+    )  # fmt: skip
+    tl2 = replace(tl, spans=pl.concat([tl.spans, extra]))
+    pieces: list[int] = []
+    lane_order = ps._lane_order
+
+    def counting(piece):
+        if piece.height and piece["lane_kind"][0] == int(LaneKind.GRANGE):
+            pieces.append(piece.height)
+        return lane_order(piece)
+
+    monkeypatch.setattr(ps, "_lane_order", counting)
+    monkeypatch.setattr(ep, "WINDOW_ROWS", 4)
+    small = io.BytesIO()
+    write_perfetto(tl2, small)
+    cut = list(pieces)
+    monkeypatch.setattr(ep, "WINDOW_ROWS", 1 << 20)
+    pieces.clear()
+    whole = io.BytesIO()
+    write_perfetto(tl2, whole)
+    assert pieces == [n] and len(cut) > 4 and sum(cut) == n
+    assert max(cut) >= 9  # the long span's rows stay in one piece
+    got, want = pr.read(small.getvalue()), pr.read(whole.getvalue())
+    assert pr.semantics(got) == pr.semantics(want)
+    assert any(d.name.endswith("(2)") for d in got.tracks.values() if d.name.startswith("G1 "))
+    # The sweep's name came after its sequence's first packet, in a packet of its own.
+    late = [
+        p for p in got.packets
+        if p.HasField("interned_data") and not p.first_packet_on_sequence and not p.HasField("track_event")
+    ]  # fmt: skip
+    assert any("sweep" in n.name for p in late for n in p.interned_data.event_names)
+    same_slices(got, tl2)
+
+
+def test_flow_ending_before_it_starts_is_refused(synthetic_timeline):
+    """The windows place a flow's end by reading flows in start order: one that ends before
+    it starts would land in a later window, so it is an error, never a misplaced event."""
+    from dataclasses import replace
+
+    from goblueprint.errors import GoblueprintError
+
+    tl = synthetic_timeline
+    assert tl.flows.height
+    bad = tl.flows.with_columns(
+        to_time=pl.when(pl.int_range(pl.len()) == 0)
+        .then(pl.col("from_time") - 1)
+        .otherwise(pl.col("to_time"))
+    )
+    with pytest.raises(GoblueprintError, match="ends before it starts"):
+        write_perfetto(replace(tl, flows=bad), io.BytesIO())
+
+
 def test_deterministic(synthetic_timeline):
     a, b = io.BytesIO(), io.BytesIO()
     write_perfetto(synthetic_timeline, a)
@@ -284,15 +364,18 @@ def test_streamed_from_tables_shows_the_timeline(golden_ingested, monkeypatch):
 
 
 @pytest.mark.slow
-def test_streamed_reads_batches_and_holds_one_lane(golden_ingested, monkeypatch):
-    """With tiny batches every lane of any size crosses batch boundaries: the reader joins
-    them, holds one batch and one lane (never the table), and the file is unchanged."""
+def test_streamed_in_small_batches_and_pieces_shows_the_same(golden_ingested, monkeypatch):
+    """With tiny batches every lane of any size crosses batch boundaries, and with tiny
+    windows the lanes are written in many pieces: the reader joins the batches, cuts the
+    lanes only where no slice is open, holds one batch and one piece (never a table or a
+    whole large lane), and a reader sees every slice, instant, flow and name it saw before,
+    once, in the same order."""
+    from goblueprint.timeline import export_perfetto as ep
     from goblueprint.timeline import perfetto_sources as ps
-    from goblueprint.timeline.export_perfetto import _write
 
     spans = pl.read_parquet(golden_ingested.path / "timeline" / "spans.parquet")
     lane_sizes = spans.group_by("lane_kind", "lane_id").len()["len"]
-    batch = 64
+    batch, window = 64, 16
     assert lane_sizes.max() > 4 * batch and spans.height > 4 * lane_sizes.max()
     largest_batch: Counter[str] = Counter()
     held = []
@@ -303,18 +386,27 @@ def test_streamed_reads_batches_and_holds_one_lane(golden_ingested, monkeypatch)
             largest_batch[table] = max(largest_batch[table], b.height)
             yield b
 
-    def counting_lane(lane):
-        held.append(lane.height)
-        return lane_order(lane)
+    def counting_piece(piece):
+        held.append(piece.height)
+        return lane_order(piece)
 
     monkeypatch.setattr(ps.IngestedSource, "_batches", counting_batches)
-    monkeypatch.setattr(ps, "_lane_order", counting_lane)
-    small, default = io.BytesIO(), io.BytesIO()
-    _write(ps.IngestedSource(golden_ingested, batch_rows=batch), small)
+    monkeypatch.setattr(ps, "_lane_order", counting_piece)
+    monkeypatch.setattr(ep, "WINDOW_ROWS", window)
+    small = io.BytesIO()
+    ep._write(ps.IngestedSource(golden_ingested, batch_rows=batch), small)
+    monkeypatch.undo()
     assert largest_batch["spans"] == batch and largest_batch["counters"] <= batch
-    assert sorted(held) == sorted(lane_sizes.to_list())  # every lane whole, once, none bigger
-    write_perfetto(golden_ingested.timeline(), default)
-    assert by_sequence(small.getvalue()) == by_sequence(default.getvalue())
+    assert largest_batch["flows"] == batch
+    # Every row once; the large lanes in many pieces, none much larger than a window and a batch.
+    assert sum(held) == spans.height
+    assert len(held) > 3 * len(lane_sizes) and max(held) <= 2 * window + batch
+    whole = io.BytesIO()
+    write_perfetto(golden_ingested.timeline(), whole)
+    got, want = pr.read(small.getvalue()), pr.read(whole.getvalue())
+    assert pr.semantics(got) == pr.semantics(want)
+    # The pieces added names to sequences already open: the interned data of later packets counts.
+    assert sum(len(v) for v in got.interned.values()) == sum(len(v) for v in want.interned.values())
 
 
 def test_streamed_refuses_unsorted_spans(golden_ingested, tmp_path):

@@ -1,0 +1,215 @@
+"""The Perfetto export's flows, kept on disk by the lane they start on and the lane they end on.
+
+A lane's track is written window by window (``export_perfetto``), and each window needs
+the flows that start on it and those that end on it within its times.  The flows table is
+stored by time, not by lane, so one pass over it (``FlowStore``) names every flow and
+appends each batch's records, grouped by lane, to two temporary files: one keyed by the
+lane a flow starts on, one by the lane it ends on.  A lane then reads its records segment
+by segment (``FlowCursor``) as its windows advance: memory is a batch of the flows table
+while they are stored, and one segment per lane while they are read, never every flow.
+
+Flow ids are rows + 1 of the flows that end, in the stored (from_time, g) order, and a
+lane's records keep that order: within a window the export adds them in id order, as it
+did when it held them all.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import IO
+
+import numpy as np
+import polars as pl
+
+from goblueprint.errors import GoblueprintError
+from goblueprint.timeline.model import NONE, LaneKind
+
+# A flow starting on a lane: an instant at its start (ts), with its id and name.
+OUT = np.dtype([("ts", "<i8"), ("fid", "<i8"), ("name", "<i4")])
+# A flow ending on a lane, at its end (ts): a steal's end is an instant named NAME, a
+# wake-up's the slice that starts there.
+IN = np.dtype([("ts", "<i8"), ("fid", "<i8"), ("name", "<i4"), ("steal", "u1")])
+FOREVER = np.iinfo(np.int64).max
+
+
+class _Bucketed:
+    """Records appended batch by batch to a temporary file, each batch grouped by lane."""
+
+    def __init__(self, dtype: np.dtype) -> None:
+        self.dtype = dtype
+        self.file: IO[bytes] = tempfile.TemporaryFile(prefix="goblueprint-flows-")
+        self.rows = 0
+        self.lanes: list[np.ndarray] = []
+        self.offsets: list[np.ndarray] = []
+        self.counts: list[np.ndarray] = []
+        self.starts: list[np.ndarray] = []
+
+    def append(self, lane: np.ndarray, records: np.ndarray, start: int) -> None:
+        """RECORDS of flows that start at START or later, each to LANE's bucket."""
+        if not len(lane):
+            return
+        order = np.argsort(lane, kind="stable")  # a lane's records keep the batch's (id) order
+        lane = lane[order]
+        self.file.write(memoryview(np.ascontiguousarray(records[order])).cast("B"))
+        firsts = np.flatnonzero(np.concatenate(([True], lane[1:] != lane[:-1])))
+        self.lanes.append(lane[firsts])
+        self.offsets.append(self.rows + firsts)
+        self.counts.append(np.diff(np.append(firsts, len(lane))))
+        self.starts.append(np.full(len(firsts), start, np.int64))
+        self.rows += len(lane)
+
+    def index(self) -> None:
+        """Each lane's segments, in the order they were appended (the flows' order)."""
+        cat = {
+            name: np.concatenate(parts) if parts else np.zeros(0, np.int64)
+            for name, parts in (
+                ("lane", self.lanes), ("off", self.offsets), ("n", self.counts), ("start", self.starts)
+            )
+        }  # fmt: skip
+        order = np.argsort(cat["lane"], kind="stable")
+        self.seg_lane = cat["lane"][order]
+        self.seg_off = cat["off"][order]
+        self.seg_n = cat["n"][order]
+        self.seg_start = cat["start"][order]
+        self.lanes = self.offsets = self.counts = self.starts = []
+        self.file.flush()
+
+    def cursor(self, lane: int) -> FlowCursor:
+        a, b = np.searchsorted(self.seg_lane, [lane, lane + 1])
+        return FlowCursor(self, self.seg_off[a:b], self.seg_n[a:b], self.seg_start[a:b])
+
+    def read(self, off: int, n: int) -> np.ndarray:
+        self.file.seek(off * self.dtype.itemsize)
+        data = self.file.read(n * self.dtype.itemsize)
+        if len(data) != n * self.dtype.itemsize:
+            raise GoblueprintError("the export's temporary flows file was cut short")
+        return np.frombuffer(data, self.dtype)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+class FlowCursor:
+    """One lane's records, handed out window by window: ``take(limit)`` gives those placed
+    before LIMIT, in id order.  Segments are read while the next one's flows start before
+    LIMIT: a flow ends no earlier than it starts, so every record placed before LIMIT is in."""
+
+    def __init__(self, store: _Bucketed, offs: np.ndarray, ns: np.ndarray, starts: np.ndarray) -> None:
+        self.store = store
+        self.segs = list(zip(offs.tolist(), ns.tolist(), strict=True))
+        self.starts = starts.tolist()
+        self.next = 0
+        self.held = np.zeros(0, store.dtype)
+
+    def take(self, limit: int) -> np.ndarray:
+        while self.next < len(self.segs) and self.starts[self.next] < limit:
+            seg = self.store.read(*self.segs[self.next])
+            self.next += 1
+            self.held = np.concatenate((self.held, seg)) if len(self.held) else seg
+        if not len(self.held):
+            return self.held
+        now = self.held["ts"] < limit
+        if now.all():
+            out, self.held = self.held, self.held[:0]
+            return out
+        out = self.held[now]
+        self.held = self.held[~now]
+        return out
+
+
+class FlowStore:
+    """The flows that end, by the lane they start on (``starting``) and end on (``ending``).
+
+    Wake-up flows: an instant on the waker's track starts each (its G's lane, else its
+    P's); the woken G's slice that starts when it runs ends it, or where there is none an
+    instant "G… runs".  A flow without a goroutine (a steal) goes from the victim P's
+    track to an instant on the thief P's.  Names are made per batch from the distinct
+    combinations of their parts: no string per flow.
+    """
+
+    def __init__(
+        self,
+        batches: Iterator[pl.DataFrame],
+        lane_of: Callable[[LaneKind, np.ndarray], np.ndarray],
+        text_ids: Callable[[list[str]], np.ndarray],
+        strings: list[str],
+        origin: int,
+    ) -> None:
+        self.text_ids = text_ids
+        self.strings = strings
+        self.out = _Bucketed(OUT)
+        self.into = _Bucketed(IN)
+        try:
+            n = 0
+            for df in batches:
+                self._add(df, n, lane_of, origin)
+                n += df.height
+            self.out.index()
+            self.into.index()
+        except BaseException:
+            self.close()
+            raise
+
+    def _add(self, df: pl.DataFrame, before: int, lane_of, origin: int) -> None:
+        # A flow's id counts every flow that ends, drawn or not.
+        fid = np.arange(before + 1, before + df.height + 1, dtype=np.int64)
+        from_time, to_time = df["from_time"].to_numpy(), df["to_time"].to_numpy()
+        if (to_time < from_time).any():
+            raise GoblueprintError("a flow ends before it starts: the timeline's flows are malformed")
+        src = lane_of(LaneKind.G, df["from_g"].to_numpy())
+        src = np.where(src >= 0, src, lane_of(LaneKind.P, df["from_p"].to_numpy()))
+        g = df["g"].to_numpy()
+        steal = g == NONE
+        to_p = df["to_p"].to_numpy()
+        dst = np.where(steal, lane_of(LaneKind.P, to_p), lane_of(LaneKind.G, g))
+        keep = (src >= 0) & (dst >= 0)
+        steal, label = steal[keep], df["label"].to_numpy()[keep]
+        # What a flow's name shows besides its label: the P a steal goes to, else the G.
+        to = np.where(steal, to_p[keep], g[keep])
+        out = np.empty(int(keep.sum()), OUT)
+        out["ts"] = from_time[keep] - origin
+        out["fid"] = fid[keep]
+        out["name"] = self._names(lambda what, s, x: f"{what} → {'P' if s else 'G'}{x}", label, steal, to)
+        # The batch's first flow starts first (the table is by from_time).
+        start = int(from_time[0]) - origin if len(from_time) else 0
+        self.out.append(src[keep], out, start)
+        into = np.empty(len(out), IN)
+        into["ts"] = to_time[keep] - origin
+        into["fid"] = out["fid"]
+        into["name"] = -1
+        into["steal"] = steal
+        if steal.any():
+            from_p = df["from_p"].to_numpy()[keep][steal]  # only a steal's name shows it
+            into["name"][steal] = self._names(
+                lambda what, _s, p: f"{what} from P{p}", label[steal], steal[steal], from_p
+            )
+        self.into.append(dst[keep], into, start)
+
+    def _names(self, text, label: np.ndarray, steal: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Global name id per row of TEXT(what the label says, steal, x), made once per distinct row."""
+        if not len(label):
+            return np.zeros(0, np.int64)
+        order = np.lexsort((x, steal, label))
+        a, b, c = label[order], steal[order], x[order]
+        new = np.concatenate(([True], (a[1:] != a[:-1]) | (b[1:] != b[:-1]) | (c[1:] != c[:-1])))
+        firsts = order[new]
+        texts = [
+            text(self.strings[lb] or "wake-up", bool(st), int(v))
+            for lb, st, v in zip(
+                label[firsts].tolist(), steal[firsts].tolist(), x[firsts].tolist(), strict=True
+            )
+        ]
+        ids = np.empty(len(label), np.int64)
+        ids[order] = self.text_ids(texts)[np.cumsum(new) - 1]
+        return ids
+
+    def starting(self, lane: int) -> FlowCursor:
+        return self.out.cursor(lane)
+
+    def ending(self, lane: int) -> FlowCursor:
+        return self.into.cursor(lane)
+
+    def close(self) -> None:
+        self.out.close()
+        self.into.close()
