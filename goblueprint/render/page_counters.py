@@ -68,6 +68,7 @@ def thin_counters(counters: pl.DataFrame | pl.LazyFrame, origin: int, duration: 
     schema = counters.lazy().collect_schema()
     width = max(1, -(-duration // COUNTER_BUCKETS))
     seen: dict[int, int] = {}  # samples per counter so far
+    busy: list[int] = []  # the counters past the bound, in the order they passed it
     kept: list[_Samples] = []
     partial: list[_Buckets] = []
     row = 0
@@ -80,16 +81,18 @@ def thin_counters(counters: pl.DataFrame | pl.LazyFrame, origin: int, duration: 
         )
         row += part.height
         names, counts = np.unique(batch.name, return_counts=True)
+        passed = len(busy)
         for name, n in zip(names.tolist(), counts.tolist(), strict=True):
             seen[name] = seen.get(name, 0) + n
-        busy = np.array([k for k, n in seen.items() if n > KEPT_WHOLE], dtype=batch.name.dtype)
-        # A counter past the bound keeps no sample as it is: its earlier ones go too.
-        kept = [p.take(~np.isin(p.name, busy)) for p in kept]
-        kept.append(batch.take(~np.isin(batch.name, busy)))
+            if seen[name] > KEPT_WHOLE and seen[name] - n <= KEPT_WHOLE:
+                busy.append(name)
+        if len(busy) > passed:
+            # A counter past the bound keeps no sample as it is: its earlier ones go too.
+            kept = [p.take(~np.isin(p.name, busy[passed:])) for p in kept]
+        kept.append(batch.take(~np.isin(batch.name, busy)) if busy else batch)
         partial.append(_bucketed(batch, origin, width))
-    busy = np.array([k for k, n in seen.items() if n > KEPT_WHOLE], dtype=np.int64)
     whole = _combined(partial)
-    whole = _Buckets(*(getattr(whole, f)[np.isin(whole.name, busy)] for f in _FIELDS))
+    whole = _Buckets(*(getattr(whole, f)[np.isin(whole.name, np.array(busy, np.int64))] for f in _FIELDS))
     later = whole.t_last > whole.t_first
     out = _Samples.joined(
         [

@@ -27,7 +27,7 @@ from goblueprint.render.run_stacks import copy_run_stacks, goroutine_runs, lane_
 from goblueprint.timeline.detail_store import DetailStore
 from goblueprint.timeline.model import LaneKind, Timeline
 
-SPAN_BATCH = 1 << 16  # spans read at once (whole lanes: one lane with more is read alone)
+SPAN_BATCH = 1 << 14  # spans read at once (whole lanes: one lane with more is read alone)
 # What the page makes of a span (a P's or M's spans name their goroutine in ``g``).
 SPAN_COLUMNS = ("lane_kind", "lane_id", "start", "end", "state", "g", "label", "stack")
 
@@ -88,10 +88,18 @@ def page_spans(
     pm_rows: list[np.ndarray] = []
     pm_g: list[np.ndarray] = []
     pm_start: list[np.ndarray] = []
-    at = 0
-    for batch in _lane_batches(held):
+    batches = list(_lane_batches(held))
+    offsets = np.concatenate(([0], np.cumsum([sum(lane.hi - lane.lo for lane in b) for b in batches])))
+    # The batches with P or M lanes first: the goroutines their runs show are then known, and
+    # of the G lanes' runs only theirs are kept (few: most exact lanes are goroutines').
+    shows_g = [any(lane.kind in (LaneKind.P, LaneKind.M) for lane in b) for b in batches]
+    shown: np.ndarray | None = None
+    for b in sorted(range(len(batches)), key=lambda b: not shows_g[b]):
+        batch, at = batches[b], int(offsets[b])
+        if not shows_g[b] and shown is None:
+            shown = np.unique(np.concatenate(pm_g)) if pm_g else np.zeros(0, np.int64)
         spans = sorted_spans(Timeline(spans=store.lane_spans(lane_keys(batch), columns=SPAN_COLUMNS)))
-        want = sum(lane.hi - lane.lo for lane in batch)
+        want = int(offsets[b + 1]) - at
         if spans.height != want:
             raise GoblueprintError(
                 f"the stored spans of {len(batch)} lanes are {spans.height} rows, their counts say {want}: "
@@ -108,15 +116,16 @@ def page_spans(
         s0, s1, g_running = lane_stacks(spans)
         start_stack[rows], end_stack[rows] = s0, s1
         stacks.append(np.unique(np.concatenate((s0, s1))))
-        runs.append(goroutine_runs(spans, g_running, s0, s1))
+        if shown is None or len(shown):
+            runs.append(goroutine_runs(spans, g_running, s0, s1, only=shown))
         pm, g, st = proc_and_thread_runs(spans)
         pm_rows.append(pm + at)
         pm_g.append(g)
         pm_start.append(st)
-        at += want
     if runs:
         copy_run_stacks(
-            pl.concat(runs),
+            # In (g, start) order, as the batches' order no longer gives it.
+            pl.concat(runs).sort(["g", "start"]),
             np.concatenate(pm_rows),
             np.concatenate(pm_g),
             np.concatenate(pm_start),

@@ -82,20 +82,26 @@ def lane_stacks(spans: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def goroutine_runs(
-    spans: pl.DataFrame, g_running: np.ndarray, start_stack: np.ndarray, end_stack: np.ndarray
+    spans: pl.DataFrame,
+    g_running: np.ndarray,
+    start_stack: np.ndarray,
+    end_stack: np.ndarray,
+    only: np.ndarray | None = None,
 ) -> pl.DataFrame:
-    """The G runs of SPANS (rows G_RUNNING) with their stacks: g, start, run_end, s0, s1.
+    """The G runs of SPANS (rows G_RUNNING) with their stacks: g, start, run_end, s0, s1;
+    with ONLY, the runs of those goroutines alone.
 
     G lanes are sorted by (lane_id = g, start) already (sorted_spans), so the runs are in
-    the order ``copy_run_stacks`` joins them in; so are the runs of consecutive batches of
-    whole lanes, concatenated."""
+    the order ``copy_run_stacks`` joins them in."""
+    g = spans["g"].to_numpy()
+    rows = g_running if only is None else g_running & np.isin(g, only)
     return pl.DataFrame(
         {
-            "g": spans["g"].to_numpy()[g_running],
-            "start": spans["start"].to_numpy()[g_running],
-            "run_end": spans["end"].to_numpy()[g_running],
-            "s0": start_stack[g_running],
-            "s1": end_stack[g_running],
+            "g": g[rows],
+            "start": spans["start"].to_numpy()[rows],
+            "run_end": spans["end"].to_numpy()[rows],
+            "s0": start_stack[rows],
+            "s1": end_stack[rows],
         },
         schema=_RUNS_SCHEMA,
     )
