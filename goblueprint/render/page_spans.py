@@ -27,7 +27,7 @@ from goblueprint.render.run_stacks import copy_run_stacks, goroutine_runs, lane_
 from goblueprint.timeline.detail_store import DetailStore
 from goblueprint.timeline.model import LaneKind, Timeline
 
-SPAN_BATCH = 1 << 14  # spans read at once (whole lanes: one lane with more is read alone)
+SPAN_BATCH = 1 << 13  # spans read at once (whole lanes: one lane with more is read alone)
 # What the page makes of a span (a P's or M's spans name their goroutine in ``g``).
 SPAN_COLUMNS = ("lane_kind", "lane_id", "start", "end", "state", "g", "label", "stack")
 
