@@ -161,6 +161,10 @@ def _payload(tables: PageTables, title: str, blob: _Blob, *, served: bool) -> di
     strings = _Strings(tl.strings)
     lanes = arrange_counted(tl, store.span_counts())
     detail = plan_page(store, lanes, served=served)
+    # Counters and arrows first, while little else is held (their few rows wait for their
+    # place in the blob): the peak is then the exact spans' alone, not theirs on top of it.
+    samples = thin_counters(tables.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
+    arrows, flows_whole = _kept_flows(tables.flows, lanes, detail)
     spans, lanes = page_spans(tl, store, lanes, detail.exact, strings.intern)
     names, _code_to_index = state_names()
     origin = tl.start_ns
@@ -218,10 +222,10 @@ def _payload(tables: PageTables, title: str, blob: _Blob, *, served: bool) -> di
             }
         )
 
-    counters, header_samples = _counters(tl, tables.counters, blob, origin, len(groups), lanes, lane_index)
+    counters, header_samples = _counters(tl, samples, blob, origin, len(groups), lanes, lane_index)
     if any(c["lane"] < 0 for c in counters):
         groups.append({"name": COUNTER_GROUP, "kind": "C", "collapsed": False})
-    header_flows, flows_whole = _flows(tables.flows, blob, origin, lanes, detail)
+    header_flows = _flows(arrows, blob, origin)
     header = {
         "format": FORMAT_VERSION,
         "title": title,
@@ -351,17 +355,17 @@ def _instants(
 
 def _counters(
     tl: Timeline,
-    table: pl.LazyFrame,
+    df: pl.DataFrame,
     blob: _Blob,
     origin: int,
     group: int,
     lanes: list[Lane],
     lane_index: dict[tuple[int, int], int],
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Counter rows: those named after a P or M lane (``counter_lanes``) go right under that
-    lane ("lane": its index, in its group); the others in the shared counter group (lane -1)."""
+    """Counter rows of DF (``thin_counters``): those named after a P or M lane
+    (``counter_lanes``) go right under that lane ("lane": its index, in its group); the others
+    in the shared counter group (lane -1)."""
     group_index = {key: k for k, (key, *_rest) in enumerate(GROUPS)}
-    df = thin_counters(table, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
     owners = counter_owners(df["name"].unique().to_list(), tl.strings)
     out = []
     names = df["name"].to_numpy()
@@ -389,11 +393,9 @@ def _counters(
     return out, table
 
 
-def _flows(
-    flows: pl.LazyFrame, blob: _Blob, origin: int, lanes: list[Lane], detail: PageDetail
-) -> tuple[dict[str, Any], bool]:
-    """Wake-up arrows (placed on lanes by ``flow_lanes.placed_flows``) and whether the page
-    holds all of them.
+def _kept_flows(flows: pl.LazyFrame, lanes: list[Lane], detail: PageDetail) -> tuple[pl.DataFrame, bool]:
+    """The wake-up arrows the page holds (placed on lanes by ``flow_lanes.placed_flows``),
+    sorted by time, and whether they are all of them.
 
     Arrows count against the page's budget: all of them if they fit what is left of it,
     else those between lanes whose exact spans the page holds if those fit, else none.
@@ -418,8 +420,12 @@ def _flows(
     else:
         held = placed_flows(flows.head(0), lanes).collect()
     # Sorted by time as read, ties in the table's order.
-    df = held.sort(["from_time", "_row"])
-    table = blob.table(
+    return held.sort(["from_time", "_row"]), whole
+
+
+def _flows(df: pl.DataFrame, blob: _Blob, origin: int) -> dict[str, Any]:
+    """The arrows DF (``_kept_flows``) as a typed-array table."""
+    return blob.table(
         df.height,
         {
             "from": (df["from_time"].to_numpy() - origin, "f8"),
@@ -428,7 +434,6 @@ def _flows(
             "to_lane": (df["to_lane"].to_numpy(), "i4"),
         },
     )
-    return table, whole
 
 
 def _placed_batches(flows: pl.LazyFrame, lanes: list[Lane]) -> Iterator[pl.LazyFrame]:
