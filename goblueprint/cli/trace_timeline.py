@@ -14,6 +14,7 @@ from goblueprint.cli._show_capture import add_show_capture_flag
 from goblueprint.errors import UsageError
 
 if TYPE_CHECKING:
+    from goblueprint.render.timeline_html import Page
     from goblueprint.timeline.model import Timeline
 
 HELP = "write a self-contained offline HTML timeline of a trace (or an SVG Gantt chart with --svg)"
@@ -86,20 +87,22 @@ def load_timeline(
     return tl, source
 
 
-def _page(args: argparse.Namespace, title: str) -> tuple[str, Any]:
-    """The HTML page and what read the trace.  From the ingested tables a few lanes at a time
-    (the Timeline is never held), unless kernel or lab records or capture goroutines are
-    drawn in: those join the whole Timeline in memory first."""
-    from goblueprint.render.timeline_html import page_html, render_timeline_html
+def _page(args: argparse.Namespace, title: str) -> tuple[Page, Any]:
+    """The HTML page, made and ready to write, and what read the trace.  From the ingested
+    tables a few lanes at a time (the Timeline is never held), unless kernel or lab records or
+    capture goroutines are drawn in: those join the whole Timeline in memory first."""
+    from goblueprint.render.timeline_html import build_page
+    from goblueprint.timeline.detail_store import memory_tables
 
     if args.kernel is None and args.lab is None and not args.show_capture:
         from goblueprint.cli._ingested import ingested_trace
         from goblueprint.timeline.detail_store import ingested_tables
 
         found = ingested_trace(args.trace)
-        return page_html(ingested_tables(found), title), found
+        return build_page(ingested_tables(found), title), found
     tl, reader = load_timeline(args.trace, args.kernel, show_capture=args.show_capture, lab=args.lab)
-    return render_timeline_html(tl, title), reader
+    with memory_tables(tl) as tables:
+        return build_page(tables, title), reader
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,12 +122,15 @@ def run(args: argparse.Namespace) -> int:
 
         end = tl.end_ns - tl.start_ns if t_to is None else t_to
         text = render_svg(tl, t_from, end, width=args.width, title=title)
+        with writing(out):
+            out.write_text(text, encoding="utf-8")
     else:
         if args.t_to is not None or args.t_from != "0":
             raise UsageError(
                 "--from/--to select the window of an SVG chart; the HTML timeline holds the whole trace"
             )
-        text, reader = _page(args, title)
-    with writing(out):
-        out.write_text(text, encoding="utf-8")
+        page, reader = _page(args, title)
+        # Written a part at a time: the page is never one string (nor its blob one base64 text).
+        with writing(out), open(out, "wb") as f:
+            page.write(f)
     return finish(reader, args, f"the timeline covers the {reader.events_read} events before it")

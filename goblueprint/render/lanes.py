@@ -172,7 +172,20 @@ def span_titles(tl: Timeline, spans, lanes: list[Lane]) -> tuple[np.ndarray, lis
     lanes: the goroutine they run, named as its lane is ("G17 main.worker").  Other
     lanes: their label (STW reason, region type...), else the state.
     """
-    names, code_to_index = state_names()
+    key = title_keys(spans)
+    if len(key) == 0:
+        return np.zeros(0, dtype=np.int64), []
+    # Hashed distinct keys, then a binary search among those few: no sort of every span.
+    uniq = np.unique(key)
+    inverse = np.searchsorted(uniq, key)
+    return inverse.astype(np.int64).ravel(), key_titles(tl, uniq, lanes)
+
+
+def title_keys(spans) -> np.ndarray:
+    """Per span of SPANS, what its title (``span_titles``) is made of, packed in one int64:
+    spans with equal keys have equal titles, and the keys of spans read a few lanes at a
+    time can be gathered and named at once (``key_titles``)."""
+    _names, code_to_index = state_names()
     kinds = spans["lane_kind"].to_numpy()
     g = spans["g"].to_numpy()
     label = spans["label"].to_numpy().astype(np.int64)
@@ -182,15 +195,15 @@ def span_titles(tl: Timeline, spans, lanes: list[Lane]) -> tuple[np.ndarray, lis
     # key: (form, state, value) packed into one int64 so np.unique can do the grouping.
     form = np.where(on_pm, 2, np.where(on_g, 1, 0))
     value = np.where(on_pm, g, label)
-    key = (form << 60) | (state << 52) | (value & ((1 << 52) - 1))
-    if len(key) == 0:
-        return np.zeros(0, dtype=np.int64), []
-    # Hashed distinct keys, then a binary search among those few: no sort of every span.
-    uniq = np.unique(key)
-    inverse = np.searchsorted(uniq, key)
+    return ((form << 60) | (state << 52) | (value & ((1 << 52) - 1))).astype(np.int64)
+
+
+def key_titles(tl: Timeline, keys: np.ndarray, lanes: list[Lane]) -> list[str]:
+    """The title of each of KEYS (``title_keys``), in their order."""
+    names, _code_to_index = state_names()
     g_names = {lane.lane_id: lane.name for lane in lanes if lane.kind == LaneKind.G}
     titles = []
-    for k in uniq.tolist():
+    for k in keys.tolist():
         f, s, v = k >> 60, (k >> 52) & 0xFF, k & ((1 << 52) - 1)
         if f == 2:
             titles.append(g_names.get(v, f"G{v}"))
@@ -198,7 +211,7 @@ def span_titles(tl: Timeline, spans, lanes: list[Lane]) -> tuple[np.ndarray, lis
             titles.append(f"{names[s]}: {tl.strings[v]}" if v else names[s])
         else:
             titles.append(tl.strings[v] if v else names[s])
-    return inverse.astype(np.int64).ravel(), titles
+    return titles
 
 
 def layers(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ import polars as pl
 from goblueprint.timeline.model import LaneKind, State
 
 _RUN_STATES = (int(State.G_RUNNING), int(State.P_RUNNING), int(State.M_RUNNING))
+_RUNS_SCHEMA = {"g": pl.Int64, "start": pl.Int64, "run_end": pl.Int64, "s0": pl.Int64, "s1": pl.Int64}
 
 
 def running_stacks(spans: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -29,6 +30,17 @@ def running_stacks(spans: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
     Rows that are not running keep their own stack as start stack and get no end stack.
     """
+    start_stack, end_stack, g_running = lane_stacks(spans)
+    runs = goroutine_runs(spans, g_running, start_stack, end_stack)
+    rows, g, starts = proc_and_thread_runs(spans)
+    copy_run_stacks(runs, rows, g, starts, start_stack, end_stack)
+    return start_stack, end_stack
+
+
+def lane_stacks(spans: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The stacks ``running_stacks`` gives the G lanes' runs, which each lane's own spans
+    decide, with the other rows' own stacks (P and M runs get theirs from ``copy_run_stacks``);
+    and which rows are G runs.  SPANS holds whole lanes, sorted by lane, then start."""
     n = spans.height
     kind = spans["lane_kind"].to_numpy()
     lane = spans["lane_id"].to_numpy()
@@ -36,10 +48,10 @@ def running_stacks(spans: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     own = spans["stack"].to_numpy().astype(np.int64)
     start_stack = own.copy()
     end_stack = np.zeros(n, dtype=np.int64)
-    if n == 0:
-        return start_stack, end_stack
     is_g = kind == int(LaneKind.G)
     running = is_g & (state == int(State.G_RUNNING))
+    if n == 0:
+        return start_stack, end_stack, running
     # Rows where a new G lane begins: nothing is carried across lanes.
     lane_start = np.ones(n, dtype=bool)
     lane_start[1:] = (kind[1:] != kind[:-1]) | (lane[1:] != lane[:-1])
@@ -66,39 +78,62 @@ def running_stacks(spans: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     )
     nxt[:-1] = own[1:]
     end_stack[running & follows] = nxt[running & follows]
-
-    _copy_to_procs_and_threads(spans, running, start_stack, end_stack)
-    return start_stack, end_stack
+    return start_stack, end_stack, running
 
 
-def _copy_to_procs_and_threads(
-    spans: pl.DataFrame, g_running: np.ndarray, start_stack: np.ndarray, end_stack: np.ndarray
-) -> None:
-    """Give each P/M running span the stacks of the G run it shows (same G, overlapping)."""
+def goroutine_runs(
+    spans: pl.DataFrame,
+    g_running: np.ndarray,
+    start_stack: np.ndarray,
+    end_stack: np.ndarray,
+    only: np.ndarray | None = None,
+) -> pl.DataFrame:
+    """The G runs of SPANS (rows G_RUNNING) with their stacks: g, start, run_end, s0, s1;
+    with ONLY, the runs of those goroutines alone.
+
+    G lanes are sorted by (lane_id = g, start) already (sorted_spans), so the runs are in
+    the order ``copy_run_stacks`` joins them in."""
+    g = spans["g"].to_numpy()
+    rows = g_running if only is None else g_running & np.isin(g, only)
+    return pl.DataFrame(
+        {
+            "g": g[rows],
+            "start": spans["start"].to_numpy()[rows],
+            "run_end": spans["end"].to_numpy()[rows],
+            "s0": start_stack[rows],
+            "s1": end_stack[rows],
+        },
+        schema=_RUNS_SCHEMA,
+    )
+
+
+def proc_and_thread_runs(spans: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The P and M rows of SPANS that run a goroutine: (row, g, start), in row order."""
     kind = spans["lane_kind"].to_numpy()
     state = spans["state"].to_numpy()
     g = spans["g"].to_numpy()
     pm = ((kind == int(LaneKind.P)) | (kind == int(LaneKind.M))) & np.isin(state, _RUN_STATES) & (g >= 0)
-    if not pm.any() or not g_running.any():
-        return
-    starts = spans["start"].to_numpy()
-    ends = spans["end"].to_numpy()
-    # G lanes are sorted by (lane_id = g, start) already (sorted_spans), so the runs are
-    # in join order; the P/M rows are put in it with one numpy lexsort (cheaper than polars'
-    # multi-column sort on millions of rows).
-    runs = pl.DataFrame(
-        {
-            "g": g[g_running],
-            "start": starts[g_running],
-            "run_end": ends[g_running],
-            "s0": start_stack[g_running],
-            "s1": end_stack[g_running],
-        }
-    )
     rows = np.flatnonzero(pm)
-    rows = rows[np.lexsort((starts[rows], g[rows]))]
-    wanted = pl.DataFrame({"row": rows, "g": g[rows], "start": starts[rows]})
-    # Both sides are sorted by (g, start) above; polars cannot verify that with `by`.
+    return rows, g[rows].astype(np.int64), spans["start"].to_numpy()[rows].astype(np.int64)
+
+
+def copy_run_stacks(
+    runs: pl.DataFrame,
+    rows: np.ndarray,
+    g: np.ndarray,
+    starts: np.ndarray,
+    start_stack: np.ndarray,
+    end_stack: np.ndarray,
+) -> None:
+    """Give each P/M running span (ROWS, with their G and START) the stacks of the G run it
+    shows (same G, overlapping: RUNS, from ``goroutine_runs``), in START_STACK and END_STACK."""
+    if len(rows) == 0 or runs.height == 0:
+        return
+    # The P/M rows are put in join order with one numpy lexsort (cheaper than polars'
+    # multi-column sort on millions of rows); ties keep the rows' order.
+    order = np.lexsort((starts, g))
+    wanted = pl.DataFrame({"row": rows[order], "g": g[order], "start": starts[order]})
+    # Both sides are sorted by (g, start); polars cannot verify that with `by`.
     found = wanted.join_asof(runs, on="start", by="g", strategy="backward", check_sortedness=False)
     inside = found["run_end"].fill_null(-1).to_numpy() > found["start"].to_numpy()
     row = found["row"].to_numpy()[inside]

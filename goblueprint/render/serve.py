@@ -36,7 +36,7 @@ from goblueprint.errors import GoblueprintError
 from goblueprint.render.flow_lanes import placed_flows
 from goblueprint.render.lanes import Lane, arrange_counted, sorted_spans, state_names
 from goblueprint.render.levels import lane_keys
-from goblueprint.render.timeline_html import page_html, span_fields
+from goblueprint.render.timeline_html import build_page, span_fields
 from goblueprint.timeline.detail_store import EXACT_LIMIT, DetailStore, ingested_tables
 from goblueprint.timeline.ingest import TIMELINE_DIR, Ingested
 from goblueprint.timeline.model import LaneKind, Timeline
@@ -69,7 +69,7 @@ def prepare(found: Ingested, title: str) -> ServedTrace:
     """The served page of FOUND (level 0 of every lane, bounded like any page) and its store."""
     tables = ingested_tables(found)
     lanes = arrange_counted(tables.light, tables.store.span_counts())
-    page = page_html(tables, title, served=True).encode("utf-8")
+    page = build_page(tables, title, served=True).bytes()
     return ServedTrace(
         store=tables.store,
         light=tables.light,

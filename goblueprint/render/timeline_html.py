@@ -15,14 +15,15 @@ with ``textContent`` or canvas ``fillText``, never as markup.
 from __future__ import annotations
 
 import base64
-import gzip
 import html
+import io
 import json
 import re
+import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import polars as pl
@@ -34,16 +35,16 @@ from goblueprint.render.lanes import (
     Lane,
     arrange_counted,
     counter_owners,
-    sorted_spans,
     span_titles,
     state_names,
 )
-from goblueprint.render.levels import PER_LANE, PageDetail, lane_keys, plan_page
+from goblueprint.render.levels import PER_LANE, PageDetail, plan_page
+from goblueprint.render.page_counters import thin_counters
+from goblueprint.render.page_spans import page_spans, span_gids
 from goblueprint.render.run_stacks import running_stacks
 from goblueprint.timeline.batches import frame_batches
-from goblueprint.timeline.detail import COLUMNS
-from goblueprint.timeline.detail_store import DetailStore, PageTables, memory_tables
-from goblueprint.timeline.model import InstantKind, LaneKind, Timeline, empty_frame
+from goblueprint.timeline.detail_store import PageTables, memory_tables
+from goblueprint.timeline.model import InstantKind, LaneKind, Timeline
 
 FORMAT_VERSION = 2  # 2: stacks as an interned table in the blob; spans carry end_stack
 # Instants worth a marker on a lane; CPU samples and syncs would only bury them.
@@ -70,8 +71,10 @@ COUNTER_TITLES = {
     "/gc/heap/goal:bytes": "heap goal",
     "/sched/gomaxprocs:threads": "GOMAXPROCS",
 }
-COUNTER_BUCKETS = 4 * COLUMNS  # a counter keeps about two samples per bucket of this many
 FLOW_BYTES = 24  # from f8, to f8, from_lane i4, to_lane i4
+GZIP_LEVEL = 5
+_DENSE_SLICE = 1 << 16  # stack ids renumbered at once
+_B64_SLICE = 3 << 16  # bytes of the blob base64-encoded at once (a multiple of 3)
 _PLACEHOLDER = re.compile(r"<!--GBP:([A-Z]+)-->")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -93,22 +96,42 @@ class _Strings:
 
 
 class _Blob:
-    """Typed arrays laid end to end, each 8-byte aligned so the viewer can map them in place."""
+    """Typed arrays laid end to end, each 8-byte aligned so the viewer can map them in place.
 
-    def __init__(self) -> None:
+    Compressed (gzip, as ``gzip.compress(raw, 5, mtime=0)`` makes it: zlib's stream is the
+    same however its input is cut) as each array is added, so the raw bytes are never all
+    held, only their compressed form.
+    """
+
+    def __init__(self, compress: bool = False) -> None:
         self.parts: list[bytes] = []
-        self.size = 0
+        self.size = 0  # raw bytes
+        self._deflate = zlib.compressobj(level=GZIP_LEVEL, wbits=31) if compress else None
 
     def add(self, array: np.ndarray, dtype: str) -> int:
-        data = np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
+        data = np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<"))
         offset = self.size
-        pad = (-len(data)) % 8
-        self.parts.append(data + b"\0" * pad)
-        self.size += len(data) + pad
+        pad = (-data.nbytes) % 8
+        self._put(data.data.cast("B") if data.nbytes else b"")
+        self._put(b"\0" * pad)
+        self.size += data.nbytes + pad
         return offset
 
     def table(self, n: int, columns: dict[str, tuple[np.ndarray, str]]) -> dict[str, Any]:
         return {"n": n, "arrays": {name: self.add(arr, dt) for name, (arr, dt) in columns.items()}}
+
+    def _put(self, data: bytes | memoryview) -> None:
+        if self._deflate is None:
+            self.parts.append(bytes(data))
+        elif piece := self._deflate.compress(data):
+            self.parts.append(piece)
+
+    def finish(self) -> list[bytes]:
+        """The blob's bytes (compressed if asked) as pieces; nothing may be added after."""
+        if self._deflate is not None:
+            self.parts.append(self._deflate.flush())
+            self._deflate = None
+        return self.parts
 
 
 def timeline_payload(tl: Timeline, title: str = "") -> tuple[dict[str, Any], bytes]:
@@ -127,33 +150,42 @@ def tables_payload(
     spans of the trace are never all held.  SERVED: the page of ``trace view``, holding
     level 0 only; the viewer fetches the rest as tiles.
     """
+    blob = _Blob()
+    header = _payload(tables, title, blob, served=served)
+    return header, b"".join(blob.finish())
+
+
+def _payload(tables: PageTables, title: str, blob: _Blob, *, served: bool) -> dict[str, Any]:
+    """``tables_payload``'s header, its arrays added to BLOB."""
     tl, store = tables.light, tables.store
     strings = _Strings(tl.strings)
     lanes = arrange_counted(tl, store.span_counts())
     detail = plan_page(store, lanes, served=served)
-    spans, lanes = _exact_spans(store, lanes, detail.exact)
-    names, code_to_index = state_names()
-    blob = _Blob()
+    # Counters and arrows first, while little else is held (their few rows wait for their
+    # place in the blob): the peak is then the exact spans' alone, not theirs on top of it.
+    samples = thin_counters(tables.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
+    arrows, flows_whole = _kept_flows(tables.flows, lanes, detail)
+    spans, lanes = page_spans(tl, store, lanes, detail.exact, strings.intern)
+    names, _code_to_index = state_names()
     origin = tl.start_ns
 
-    display, gid, start_stack, end_stack = span_fields(tl, spans, lanes, strings.intern)
     lane_index = {(int(lane.kind), lane.lane_id): k for k, lane in enumerate(lanes)}
     instants, instant_ranges = _instants(tl, tables.instants, lane_index, strings)
     instant_stack = instants["stack"].to_numpy().astype(np.int64)
     # Only the stacks something on screen refers to, renumbered 0..k-1 (-1: none).
-    used, dense = np.unique(np.concatenate((start_stack, end_stack, instant_stack)), return_inverse=True)
-    dense = dense.ravel() - (1 if len(used) and used[0] == 0 else 0)
-    n_spans = spans.height
+    used = np.unique(np.concatenate((spans.stacks, instant_stack)))
+    used = used[used != 0]
+    n_spans = len(spans)
     header_spans = blob.table(
         n_spans,
         {
-            "start": (spans["start"].to_numpy() - origin, "f8"),
-            "end": (spans["end"].to_numpy() - origin, "f8"),
-            "label": (display, "i4"),
-            "stack": (np.where(start_stack != 0, dense[:n_spans], -1), "i4"),
-            "end_stack": (np.where(end_stack != 0, dense[n_spans : 2 * n_spans], -1), "i4"),
-            "gid": (gid, "i4"),
-            "state": (code_to_index[spans["state"].to_numpy()], "u1"),
+            "start": (spans.start, "f8"),
+            "end": (spans.end, "f8"),
+            "label": (spans.title, "i4"),
+            "stack": (_dense(spans.start_stack, used), "i4"),
+            "end_stack": (_dense(spans.end_stack, used), "i4"),
+            "gid": (spans.gid, "i4"),
+            "state": (spans.state, "u1"),
         },
     )
     header_instants = blob.table(
@@ -161,13 +193,13 @@ def tables_payload(
         {
             "time": (instants["time"].to_numpy() - origin, "f8"),
             "label": (instants["text"].to_numpy(), "i4"),
-            "stack": (np.where(instant_stack != 0, dense[2 * n_spans :], -1), "i4"),
+            "stack": (_dense(instant_stack, used), "i4"),
         },
     )
-    header_stacks = _stack_table(tl, used[used != 0], blob)
+    header_stacks = _stack_table(tl, used, blob)
     # The blob holds their bytes now: let the exact spans and what was made of them go before
     # the counters and flows are read (the peak is whichever stage holds most, not their sum).
-    del spans, display, gid, start_stack, end_stack, instants, instant_stack, used, dense
+    del spans, instants, instant_stack, used
     groups = [
         {"name": title_, "kind": "G" if key == "SYS" else key, "collapsed": folded}
         for key, title_, _k, folded in GROUPS
@@ -190,10 +222,10 @@ def tables_payload(
             }
         )
 
-    counters, header_samples = _counters(tl, tables.counters, blob, origin, len(groups), lanes, lane_index)
+    counters, header_samples = _counters(tl, samples, blob, origin, len(groups), lanes, lane_index)
     if any(c["lane"] < 0 for c in counters):
         groups.append({"name": COUNTER_GROUP, "kind": "C", "collapsed": False})
-    header_flows, flows_whole = _flows(tables.flows, blob, origin, lanes, detail)
+    header_flows = _flows(arrows, blob, origin)
     header = {
         "format": FORMAT_VERSION,
         "title": title,
@@ -218,7 +250,17 @@ def tables_payload(
             "served": served,
         },
     }
-    return header, b"".join(blob.parts)
+    return header
+
+
+def _dense(stacks: np.ndarray, used: np.ndarray) -> np.ndarray:
+    """STACKS (the Timeline's ids, 0: none) as indexes into USED (sorted, no 0), -1 for none:
+    the page's i4, made a slice at a time (no i8 temporaries of every span)."""
+    out = np.empty(len(stacks), np.int32)
+    for lo in range(0, len(stacks), _DENSE_SLICE):
+        part = stacks[lo : lo + _DENSE_SLICE]
+        out[lo : lo + len(part)] = np.where(part != 0, np.searchsorted(used, part), -1)
+    return out
 
 
 def span_fields(
@@ -229,35 +271,11 @@ def span_fields(
 
     The title is the same text Perfetto and Chrome show.
     """
-    kinds = spans["lane_kind"].to_numpy()
-    lane_ids = spans["lane_id"].to_numpy()
-    g = spans["g"].to_numpy()
     title_of_span, titles = span_titles(tl, spans, lanes)
     title_ids = np.array([intern(t) for t in titles], dtype=np.int64)
     display = title_ids[title_of_span] if len(titles) else np.zeros(0, dtype=np.int64)
-    own_g = (kinds == LaneKind.G) | (kinds == LaneKind.GRANGE) | (kinds == LaneKind.REGION)
-    gid = np.where(own_g, lane_ids, np.where(kinds == LaneKind.TASK, -1, g))
     start_stack, end_stack = running_stacks(spans)
-    return display, np.clip(gid, -1, 2**31 - 1), start_stack, end_stack
-
-
-def _exact_spans(store: DetailStore, lanes: list[Lane], exact: np.ndarray) -> tuple[pl.DataFrame, list[Lane]]:
-    """The spans (sorted) of the lanes whose exact spans the page holds, read from STORE, and
-    the lanes with their row ranges into them (empty for the others: at the rows of the
-    exact lanes before them in the spans' order, [0, 0) for a lane without spans)."""
-    held = [lane for lane, whole in zip(lanes, exact.tolist(), strict=True) if whole]
-    spans = sorted_spans(Timeline(spans=store.lane_spans(lane_keys(held)))) if held else empty_frame("spans")
-    rows = sorted(
-        ((int(lane.kind), lane.lane_id, lane.hi - lane.lo if whole else 0, k)
-         for k, (lane, whole) in enumerate(zip(lanes, exact.tolist(), strict=True)) if lane.hi > lane.lo),
-    )  # fmt: skip
-    at: dict[int, tuple[int, int]] = {}
-    end = 0
-    for _kind, _id, n, k in rows:
-        at[k] = (end, end + n)
-        end += n
-    moved = [replace(lane, lo=at.get(k, (0, 0))[0], hi=at.get(k, (0, 0))[1]) for k, lane in enumerate(lanes)]
-    return spans, moved
+    return display, span_gids(spans), start_stack, end_stack
 
 
 def _levels(
@@ -337,17 +355,17 @@ def _instants(
 
 def _counters(
     tl: Timeline,
-    table: pl.LazyFrame,
+    df: pl.DataFrame,
     blob: _Blob,
     origin: int,
     group: int,
     lanes: list[Lane],
     lane_index: dict[tuple[int, int], int],
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Counter rows: those named after a P or M lane (``counter_lanes``) go right under that
-    lane ("lane": its index, in its group); the others in the shared counter group (lane -1)."""
+    """Counter rows of DF (``thin_counters``): those named after a P or M lane
+    (``counter_lanes``) go right under that lane ("lane": its index, in its group); the others
+    in the shared counter group (lane -1)."""
     group_index = {key: k for k, (key, *_rest) in enumerate(GROUPS)}
-    df = thin_counters(table, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
     owners = counter_owners(df["name"].unique().to_list(), tl.strings)
     out = []
     names = df["name"].to_numpy()
@@ -375,50 +393,9 @@ def _counters(
     return out, table
 
 
-def thin_counters(counters: pl.DataFrame | pl.LazyFrame, origin: int, duration: int) -> pl.DataFrame:
-    """Counters sorted by name and time, each at most about 2 * COUNTER_BUCKETS samples.
-
-    A counter with more samples keeps, per bucket of the trace, its largest value (at the
-    bucket's first sample: peaks survive, as the viewer keeps the maximum per pixel column)
-    and its last one (so the step after the bucket starts from the right value).  Lazy in
-    and run by polars' streaming engine, so the server reads a stored table without holding it.
-    """
-    schema = counters.lazy().collect_schema()
-    # The row number keeps samples of one time in the table's order: the last one is the value.
-    lf = counters.lazy().with_row_index("_i")
-    width = max(1, -(-duration // COUNTER_BUCKETS))
-    sizes = lf.group_by("name").agg(pl.len().alias("n")).collect(engine="streaming")
-    busy = sizes.filter(pl.col("n") > 2 * COUNTER_BUCKETS)["name"].implode()
-    is_busy = pl.col("name").is_in(busy)
-    per_bucket = (
-        lf.filter(is_busy)
-        .with_columns(((pl.col("time") - origin) // width).alias("_b"))
-        .group_by(["name", "_b"])
-        .agg(
-            pl.col("time").min().alias("t_first"),
-            pl.col("value").max().alias("v_max"),
-            pl.col("time").max().alias("t_last"),
-            pl.col("value").sort_by("_i").last().alias("v_last"),
-            pl.col("_i").min().alias("i_first"),
-            pl.col("_i").max().alias("i_last"),
-        )
-    )
-    peaks = per_bucket.select(
-        "name", pl.col("t_first").alias("time"), pl.col("v_max").alias("value"), pl.col("i_first").alias("_i")
-    )
-    lasts = per_bucket.filter(pl.col("t_last") > pl.col("t_first")).select(
-        "name", pl.col("t_last").alias("time"), pl.col("v_last").alias("value"), pl.col("i_last").alias("_i")
-    )
-    thin = pl.concat([lf.filter(~is_busy).select("name", "time", "value", "_i"), peaks, lasts])
-    got = thin.collect(engine="streaming").sort(["name", "time", "_i"])
-    return got.select(list(schema)).cast(dict(schema))
-
-
-def _flows(
-    flows: pl.LazyFrame, blob: _Blob, origin: int, lanes: list[Lane], detail: PageDetail
-) -> tuple[dict[str, Any], bool]:
-    """Wake-up arrows (placed on lanes by ``flow_lanes.placed_flows``) and whether the page
-    holds all of them.
+def _kept_flows(flows: pl.LazyFrame, lanes: list[Lane], detail: PageDetail) -> tuple[pl.DataFrame, bool]:
+    """The wake-up arrows the page holds (placed on lanes by ``flow_lanes.placed_flows``),
+    sorted by time, and whether they are all of them.
 
     Arrows count against the page's budget: all of them if they fit what is left of it,
     else those between lanes whose exact spans the page holds if those fit, else none.
@@ -443,8 +420,12 @@ def _flows(
     else:
         held = placed_flows(flows.head(0), lanes).collect()
     # Sorted by time as read, ties in the table's order.
-    df = held.sort(["from_time", "_row"])
-    table = blob.table(
+    return held.sort(["from_time", "_row"]), whole
+
+
+def _flows(df: pl.DataFrame, blob: _Blob, origin: int) -> dict[str, Any]:
+    """The arrows DF (``_kept_flows``) as a typed-array table."""
+    return blob.table(
         df.height,
         {
             "from": (df["from_time"].to_numpy() - origin, "f8"),
@@ -453,7 +434,6 @@ def _flows(
             "to_lane": (df["to_lane"].to_numpy(), "i4"),
         },
     )
-    return table, whole
 
 
 def _placed_batches(flows: pl.LazyFrame, lanes: list[Lane]) -> Iterator[pl.LazyFrame]:
@@ -513,24 +493,82 @@ def render_timeline_html(tl: Timeline, title: str = "", compress: bool = True) -
 
 
 def page_html(tables: PageTables, title: str = "", compress: bool = True, *, served: bool = False) -> str:
-    """The whole page as text.  Deterministic: the same timeline gives the same bytes.
+    """The whole page as text (see ``build_page``)."""
+    return build_page(tables, title, compress, served=served).text()
 
-    SERVED: the page of ``trace view`` (see ``tables_payload``), allowed to fetch its
-    tiles from where it came from.
+
+@dataclass
+class Page:
+    """A page made and ready to write: the template's parts, the blob's bytes in pieces."""
+
+    parts: dict[str, str]
+    blob: list[bytes]  # gzip-compressed (or raw) pieces, base64-encoded as written
+
+    def write(self, out: BinaryIO) -> None:
+        """The page's bytes (UTF-8) to OUT a part at a time: the page is never one string.
+
+        One pass over the template, so nothing substituted is ever scanned for placeholders.
+        """
+        template = _asset("timeline.html")
+        at = 0
+        for m in _PLACEHOLDER.finditer(template):
+            out.write(template[at : m.start()].encode("utf-8"))
+            if m.group(1) == "BLOB":
+                _write_base64(out, self.blob)
+            else:
+                out.write(self.parts[m.group(1)].encode("utf-8"))
+            at = m.end()
+        out.write(template[at:].encode("utf-8"))
+
+    def bytes(self) -> bytes:
+        buf = io.BytesIO()
+        self.write(buf)
+        return buf.getvalue()
+
+    def text(self) -> str:
+        return self.bytes().decode("utf-8")
+
+
+def build_page(tables: PageTables, title: str = "", compress: bool = True, *, served: bool = False) -> Page:
+    """The page of TABLES.  Deterministic: the same timeline gives the same bytes.
+
+    Everything is read and made before a byte is written (``Page.write``), so a failure
+    leaves no partial page behind.  SERVED: the page of ``trace view`` (see
+    ``tables_payload``), allowed to fetch its tiles from where it came from.
     """
-    header, raw = tables_payload(tables, title, served=served)
-    data = gzip.compress(raw, compresslevel=5, mtime=0) if compress else raw
-    header["blob"] = {"codec": "gzip" if compress else "raw", "size": len(raw)}
+    blob = _Blob(compress)
+    header = _payload(tables, title, blob, served=served)
+    pieces = blob.finish()
+    header["blob"] = {"codec": "gzip" if compress else "raw", "size": blob.size}
     parts = {
         "CONNECT": "connect-src 'self'; " if served else "",
         "TITLE": html.escape(f"{title} · goblueprint timeline" if title else "goblueprint timeline"),
         "CSS": _asset("timeline.css"),
         "JS": _asset("timeline.js"),
         "HEADER": embed_json(header),
-        "BLOB": base64.b64encode(data).decode("ascii"),
     }
-    # One pass, so nothing substituted is ever scanned for placeholders again.
-    return _PLACEHOLDER.sub(lambda m: parts[m.group(1)], _asset("timeline.html"))
+    return Page(parts, pieces)
+
+
+def _write_base64(out: BinaryIO, pieces: list[bytes]) -> None:
+    """base64 of the concatenation of PIECES, written a slice at a time: each slice a whole
+    number of 3-byte groups (no padding inside), the remainder carried to the next piece."""
+    carry = b""
+    for piece in pieces:
+        view = memoryview(piece)
+        if carry:
+            take = min(len(view), 3 - len(carry))
+            carry += bytes(view[:take])
+            view = view[take:]
+            if len(carry) < 3:
+                continue
+            out.write(base64.b64encode(carry))
+            carry = b""
+        whole = len(view) - len(view) % 3
+        for lo in range(0, whole, _B64_SLICE):
+            out.write(base64.b64encode(view[lo : min(whole, lo + _B64_SLICE)]))
+        carry = bytes(view[whole:])
+    out.write(base64.b64encode(carry))
 
 
 def _asset(name: str) -> str:

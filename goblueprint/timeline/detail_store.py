@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -81,9 +81,10 @@ class DetailStore:
         """LEVEL's runs of LANES (lane_kind, lane_id) over the whole trace, in the file's order."""
         return pl.scan_parquet(self.level_file(level)).filter(_lanes_filter(lanes)).collect()
 
-    def lane_spans(self, lanes: pl.DataFrame) -> pl.DataFrame:
-        """All spans of LANES (lane_kind, lane_id), the spans table's columns."""
-        return pl.scan_parquet(self.spans_file).select(SPAN_COLUMNS).filter(_lanes_filter(lanes)).collect()
+    def lane_spans(self, lanes: pl.DataFrame, columns: Sequence[str] = SPAN_COLUMNS) -> pl.DataFrame:
+        """All spans of LANES (lane_kind, lane_id), the spans table's COLUMNS (those a view
+        reads: every column costs its rows' bytes as read)."""
+        return pl.scan_parquet(self.spans_file).select(columns).filter(_lanes_filter(lanes)).collect()
 
     def runs(self, lanes: pl.DataFrame, level: int, t_from: int, t_to: int) -> pl.DataFrame:
         """LEVEL's runs of LANES (lane_kind, lane_id) that overlap [T_FROM, T_TO) ns since the

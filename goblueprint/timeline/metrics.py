@@ -29,7 +29,7 @@ import polars as pl
 
 from goblueprint.errors import UsageError
 from goblueprint.timeline import mmu
-from goblueprint.timeline.batches import TimelineScans, batches_of, count_of
+from goblueprint.timeline.batches import TimelineScans, batches_of
 from goblueprint.timeline.mmu import DEFAULT_FLAGS, DEFAULT_WINDOWS, Series
 from goblueprint.timeline.model import LaneKind, State, Timeline
 from goblueprint.timeline.summary import GoroutineSummary, Summary
@@ -121,49 +121,70 @@ def goroutine_groups(summary: Summary) -> list[dict[str, Any]]:
 
 def sched_latency(tl: Timeline | TimelineScans) -> dict[str, int]:
     """Runnable -> running delays of every wake-up, creation, syscall exit and preemption."""
-    ended = pl.col("to_time") >= 0
-    # One array of every delay, filled a batch at a time and sorted where it lies: 8 bytes a
-    # flow, once (not the batches' parts beside their concatenation beside a sorted copy).
-    v = np.empty(count_of(tl.flows, ended), np.int64)
+    # One array of every delay, filled a batch at a time and sorted where it lies: 4 bytes a
+    # flow while every delay fits in u32 (4.29 s), 8 from the first one that does not.  Sized
+    # by the table's rows (its metadata): the flows without an end leave its tail untouched.
+    v = np.empty(_rows(tl.flows), np.uint32)
     at = 0
-    for f in batches_of(tl.flows, where=ended, columns=("from_time", "to_time")):
-        v[at : at + f.height] = (f["to_time"] - f["from_time"]).to_numpy()
-        at += f.height
+    for f in batches_of(tl.flows, columns=("from_time", "to_time")):
+        to = f["to_time"].to_numpy()
+        d = (to - f["from_time"].to_numpy())[to >= 0]
+        if v.dtype == np.uint32 and len(d) and (d.min() < 0 or d.max() > _U32_MAX):
+            wide = np.empty(len(v), np.int64)
+            wide[:at] = v[:at]
+            v = wide
+        v[at : at + len(d)] = d
+        at += len(d)
+    v = v[:at]
     v.sort()
     return _sorted_distribution(v)
 
 
+_U32_MAX = (1 << 32) - 1
+
+
+def _rows(frame: pl.DataFrame | pl.LazyFrame) -> int:
+    """Rows of FRAME: a stored table's from its metadata."""
+    return frame.height if isinstance(frame, pl.DataFrame) else int(frame.select(pl.len()).collect().item())
+
+
 def proc_utilization(tl: Timeline | TimelineScans) -> list[dict[str, Any]]:
     duration = max(1, tl.end_ns - tl.start_ns)
-    running = pl.col("state") == int(State.P_RUNNING)
-    # Each batch of P spans summed per P, then the batches' sums.
-    parts = [
-        p.group_by("lane_id").agg(
-            pl.col("d").filter(running & (pl.col("g") >= 0)).sum().alias("g"),
-            pl.col("d").filter(running).sum().alias("running"),
-            pl.col("d").filter(pl.col("state") == int(State.P_IDLE)).sum().alias("idle"),
-            pl.col("d").filter(pl.col("state") == int(State.P_STOPPED)).sum().alias("stopped"),
+    # Per P: time running a G, running, idle, stopped; each batch of P spans summed per P with
+    # numpy (the main thread's allocator reuses the batches' memory), then the batches' sums.
+    sums: dict[int, np.ndarray] = {}
+    for b in batches_of(
+        tl.spans,
+        where=pl.col("lane_kind") == int(LaneKind.P),
+        columns=("lane_id", "start", "end", "state", "g"),
+    ):
+        lane = b["lane_id"].to_numpy()
+        d = b["end"].to_numpy() - b["start"].to_numpy()
+        state = b["state"].to_numpy()
+        running = state == int(State.P_RUNNING)
+        parts = (
+            running & (b["g"].to_numpy() >= 0),
+            running,
+            state == int(State.P_IDLE),
+            state == int(State.P_STOPPED),
         )
-        for p in (
-            b.with_columns((pl.col("end") - pl.col("start")).alias("d"))
-            for b in batches_of(
-                tl.spans,
-                where=pl.col("lane_kind") == int(LaneKind.P),
-                columns=("lane_id", "start", "end", "state", "g"),
-            )
-        )
-    ]
-    agg = pl.concat(parts).group_by("lane_id").agg(pl.all().sum()).sort("lane_id")
+        order = np.argsort(lane, kind="stable")
+        ps, first = np.unique(lane[order], return_index=True)
+        if len(ps) == 0:
+            continue
+        per_p = np.stack([np.add.reduceat(np.where(part, d, 0)[order], first) for part in parts], axis=1)
+        for p, row in zip(ps.tolist(), per_p, strict=True):
+            sums[p] = sums[p] + row if p in sums else row
     return [
         {
-            "p": int(row["lane_id"]),
-            "running_g": int(row["g"]),
-            "running": int(row["running"]),
-            "idle": int(row["idle"]),
-            "stopped": int(row["stopped"]),
-            "utilization": round(row["g"] / duration, 6),
+            "p": p,
+            "running_g": int(sums[p][0]),
+            "running": int(sums[p][1]),
+            "idle": int(sums[p][2]),
+            "stopped": int(sums[p][3]),
+            "utilization": round(int(sums[p][0]) / duration, 6),
         }
-        for row in agg.iter_rows(named=True)
+        for p in sorted(sums)
     ]
 
 

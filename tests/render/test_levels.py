@@ -290,8 +290,8 @@ def test_ingested_page_is_the_timeline_page_read_lane_by_lane(tmp_path, monkeypa
     asked: list[object] = []
     lane_spans, timeline = detail_store.DetailStore.lane_spans, Ingested.timeline
 
-    def counted(self, lanes):
-        got = lane_spans(self, lanes)
+    def counted(self, lanes, **kw):
+        got = lane_spans(self, lanes, **kw)
         read.append(got.height)
         return got
 

@@ -14,7 +14,8 @@ import pytest
 import synth
 
 from goblueprint.render.lanes import arrange, sorted_spans
-from goblueprint.render.timeline_html import COUNTER_BUCKETS, COUNTER_TITLES, embed_json, render_timeline_html
+from goblueprint.render.page_counters import COUNTER_BUCKETS
+from goblueprint.render.timeline_html import COUNTER_TITLES, embed_json, render_timeline_html
 from goblueprint.timeline.model import STATE_NAMES
 
 

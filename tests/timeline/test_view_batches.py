@@ -78,10 +78,22 @@ def test_metrics_aggregate_the_stored_spans_and_flows_batch_by_batch(
     # through both readers of the flows (latency, migrations).
     p_spans = a.timeline.spans.filter(pl.col("lane_kind") == int(LaneKind.P)).height
     assert sum(1 for name, _ in seen if name == "spans") >= p_spans // SMALL
-    assert (
-        sum(n for name, n in seen if name == "flows")
-        == a.timeline.flows.height + want["sched_latency"]["count"]
-    )
+    assert sum(n for name, n in seen if name == "flows") == 2 * a.timeline.flows.height
+
+
+def test_latencies_past_u32_in_a_later_batch_keep_their_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    # sched_latency holds the delays as u32 until one does not fit (4.29 s), then as i8.
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from goblueprint.timeline import metrics
+
+    monkeypatch.setattr(batches, "BATCH_ROWS", 3)
+    delays = [5, 7, 1, 3, 2**33 + 5, 9, 2**32 - 1, 4]
+    flows = pl.DataFrame({"from_time": [100] * 9, "to_time": [100 + d for d in delays] + [-1]})
+    got = metrics.sched_latency(SimpleNamespace(flows=flows.lazy()))  # type: ignore[arg-type]
+    assert got == metrics.distribution(np.array(delays)) and got["max"] == 2**33 + 5
 
 
 def test_frame_batches_read_the_selected_run_in_order(tmp_path: Path) -> None:
