@@ -4,7 +4,8 @@ The first analysis of a trace makes one pass and stores what every view reads:
 
 * the SQL tables of ``goblueprint.timeline.tables`` (events, intervals, goroutines,
   metrics, flows, stacks, lanes, states), ``events`` with a row group per
-  generation, so DuckDB reads them where they lie;
+  generation (a large one cut in groups of ``tables._EVENT_GROUP`` rows), so DuckDB
+  reads them where they lie;
 * the ``Timeline`` itself (its frames and strings under ``timeline/``), so the
   timeline page and the Perfetto/Chrome exports start without a pass;
 * under ``views/``, what pprof and metrics read: the stays of every pprof type

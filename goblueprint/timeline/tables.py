@@ -67,6 +67,10 @@ _N_GO_STATES = len(GoState)
 _R_PROC = int(ResourceKind.PROC)
 _MAX_I64 = 2**63 - 1
 _EVENT_CHUNK = 1 << 19  # rows kept as numpy chunks before they are packed into a DataFrame chunk
+# Rows of a row group of the stored events table at most (a generation's rows are a group
+# unless there are more): a group is held whole as Arrow until written, ~165 bytes a row, and
+# a trace of few generations has millions of events in one (two of them were the peak).
+_EVENT_GROUP = 1 << 19
 
 
 def _kinds_lut(*kinds: int) -> np.ndarray:
@@ -227,34 +231,47 @@ class EventRows:
 
 
 def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
-    """Write the events table, given as CHUNKS in row order, to PATH with one row group per
-    generation (each starts at a Sync event), for DuckDB to skip by; returns the rows written.
+    """Write the events table, given as CHUNKS in row order, to PATH with a row group per
+    generation (each starts at a Sync event), for DuckDB to skip by, a generation of more than
+    _EVENT_GROUP rows cut in row groups of that many; returns the rows written.
 
-    A generation is held only while it is written: the table never is whole in memory.
+    A row group is held only while it is made and written, once: each chunk's part of it is
+    made Arrow as it comes (the polars rows let go of) and the parts are written as they are,
+    never concatenated.  What is held is the group being encoded and the next one's parts:
+    at most two groups of _EVENT_GROUP rows whatever the generations' sizes (a generation of
+    a trace with few, large ones is hundreds of MB as Arrow), never the table.
     """
     import pyarrow.parquet as pq
 
-    rows = 0
-    generation: list[pl.DataFrame] = []
+    rows = held = 0
+    group: list[pa.Table] = []
     with (
         pq.ParquetWriter(path, _EVENTS_ARROW_SCHEMA, write_statistics=True) as writer,
-        WriteBehind() as behind,  # a generation encoded while the next one's rows are made
+        WriteBehind() as behind,  # a group encoded while the next one's rows are made
     ):
 
         def write() -> None:
-            nonlocal rows
-            if generation:
-                table = pl.concat(generation).to_arrow()
-                generation.clear()
+            nonlocal rows, held
+            if group:
+                table = pa.concat_tables(group)  # the parts as chunks: no copy
+                group.clear()
                 behind.submit(writer.write_table, table, table.num_rows)
                 rows += table.num_rows
+                held = 0
 
         for chunk in chunks:
             starts = np.flatnonzero((chunk["kind"] == "SYNC").to_numpy()).tolist()
             for lo, hi in itertools.pairwise(sorted({0, *starts, chunk.height})):
                 if lo in starts:
                     write()  # a Sync: the generation before it is complete
-                generation.append(chunk.slice(lo, hi - lo))
+                while lo < hi:
+                    take = min(hi - lo, _EVENT_GROUP - held)
+                    group.append(chunk.slice(lo, take).to_arrow())
+                    held += take
+                    lo += take
+                    if held == _EVENT_GROUP:
+                        write()
+            del chunk  # not held while the next chunk is made
         write()
         behind.wait()
         if rows == 0:

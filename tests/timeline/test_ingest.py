@@ -91,6 +91,29 @@ def test_events_have_a_row_group_per_generation(gc_trace: Callable[[str], Path],
     assert starts == syncs
 
 
+def test_a_large_generation_is_cut_in_bounded_row_groups(
+    gc_trace: Callable[[str], Path], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A row group of the events table is held whole as Arrow until written: a generation of
+    # more than _EVENT_GROUP rows is several groups (each Sync still starts one), the rows unchanged.
+    from goblueprint.timeline import tables
+
+    trace = gc_trace("1.27")
+    whole = tables_pass(trace).tables["events"]
+    syncs = whole.with_row_index().filter(pl.col("kind") == "SYNC")["index"].to_list()
+    cap = 997
+    assert max(b - a for a, b in zip(syncs, [*syncs[1:], whole.height], strict=True)) > 2 * cap
+    monkeypatch.setattr(tables, "_EVENT_GROUP", cap)
+    found = ingest(trace)
+    assert_frame_equal(pl.read_parquet(found.table_files()["events"]), whole, check_exact=True)
+    meta = pq.ParquetFile(found.table_files()["events"]).metadata
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    assert max(sizes) == cap and set(syncs) <= set(starts)
+    # Cut only where a generation or a full group ends.
+    assert all(s in syncs or s - starts[i - 1] == cap for i, s in enumerate(starts) if i)
+
+
 @pytest.mark.parametrize("piece", [1, 7, 1 << 22])
 def test_tables_spilled_in_small_chunks_are_the_whole_tables(
     piece: int, gc_trace: Callable[[str], Path], cache: Path, monkeypatch: pytest.MonkeyPatch
