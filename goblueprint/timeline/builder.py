@@ -336,9 +336,11 @@ class TimelineBuilder:
         # Output tables, SC[SC_N*] rows used in each (string and stack columns hold pass ids / codes).
         span_types = (_U8, _I64, _I64, _I64, _U8, _I64, _I64, _I64, _I32, _I32)
         self.spans = _Out(span_types) if spill is None else _SpilledSpans(span_types, spill)
-        self.flows = _Out((_U8, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I32, _I32))
-        # The counters are the largest table the pass holds besides the spans: a spilling builder
-        # keeps them on disk too.
+        # The counters and the flows are the largest tables the pass holds besides the spans
+        # (a few hundred MB on a 30 MB trace, held through the rest of the pass and the
+        # writing of the events and spans after it): a spilling builder keeps them on disk too.
+        flows = (_U8, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I32, _I32)
+        self.flows = _Out(flows) if spill is None else _SpilledOut(flows, spill, "flows")
         counters = (_I32, _I64)
         self.counters = (
             _Out(counters, floats=True) if spill is None else _SpilledOut(counters, spill, "counters", True)

@@ -52,7 +52,7 @@ from goblueprint.timeline._api import (
     ProcState,
     ResourceKind,
 )
-from goblueprint.timeline.model import Timeline, state_table
+from goblueprint.timeline.model import Timeline, empty_frame, state_table
 from goblueprint.timeline.spill import ColumnSpill, Seen
 from goblueprint.timeline.summary import Summary
 from goblueprint.timeline.write_behind import WriteBehind
@@ -413,7 +413,8 @@ def tables_pass(
     show_capture: bool = False,
     views: bool = False,
     write_to: Path | None = None,
-    spans_to: Path | None = None,
+    timeline_to: Path | None = None,
+    stays_to: Path | None = None,
 ) -> TablesPass:
     """``trace_tables``, with the Timeline they come from, the pass's result (error, version),
     the goroutine summary and, with VIEWS, what pprof and metrics read: the stays of every
@@ -422,19 +423,25 @@ def tables_pass(
     WRITE_TO (a directory) writes the tables there as ``<name>.parquet`` instead of returning
     them, held in memory one at a time: the events table (a row group per generation) waits
     on disk beside them chunk by chunk during the pass, it is several times the trace's size.
-    SPANS_TO (with WRITE_TO) writes the Timeline's spans there (Parquet) as the intervals
-    table is written, a lane kind at a time: they too wait on disk during the pass, and the
-    Timeline returned has none (its other tables are whole)."""
+    TIMELINE_TO (a directory, with WRITE_TO) writes the Timeline's largest tables there as
+    ``<name>.parquet``: its spans as the intervals table is written, a lane kind at a time
+    (they too wait on disk during the pass), its counters and flows beside the metrics and
+    flows tables made of them; the Timeline returned has none of the three (its other
+    tables are whole).  STAYS_TO (a file, with WRITE_TO and VIEWS) writes the stays there
+    as soon as they are made, before the events are written: the profiles returned read
+    them back from it (a scan), the pass does not hold them through the rest of its work."""
     if write_to is None:
-        if spans_to is not None:
-            raise ValueError("tables_pass: spans_to is for a pass that writes its tables (write_to)")
+        if timeline_to is not None or stays_to is not None:
+            raise ValueError("tables_pass: timeline_to and stays_to are for a pass that writes its tables")
         return _tables_pass(
-            source, progress, show_capture, views, EventRows() if events else None, None, None
+            source, progress, show_capture, views, EventRows() if events else None, None, None, None
         )
     with tempfile.TemporaryDirectory(prefix=".pass-", dir=write_to) as spill:
         rows = EventRows(Path(spill)) if events else None
-        spans = (Path(spill), spans_to, write_to / "intervals.parquet") if spans_to is not None else None
-        return _tables_pass(source, progress, show_capture, views, rows, write_to, spans)
+        spans = (
+            (Path(spill), timeline_to, write_to / "intervals.parquet") if timeline_to is not None else None
+        )
+        return _tables_pass(source, progress, show_capture, views, rows, write_to, spans, stays_to)
 
 
 def _tables_pass(
@@ -444,8 +451,9 @@ def _tables_pass(
     views: bool,
     rows: EventRows | None,
     write_to: Path | None,
-    spans: tuple[Path, Path, Path]
-    | None,  # where the builder spills its spans, the spans' file, intervals' file
+    # Where the builder spills, the directory of the Timeline's tables, the intervals' file.
+    spans: tuple[Path, Path, Path] | None,
+    stays_to: Path | None,
 ) -> TablesPass:
     from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.timeline.mmu import DEFAULT_FLAGS, UtilCollector
@@ -463,31 +471,46 @@ def _tables_pass(
     if stays is not None and util is not None:
         consumers += [stays, util]
     result = run_pass(source, consumers, progress)
+    consumers.clear()
     stacks = result.interner.stacks
     stays_table = result.marks.stays(stays.frame(), stacks, show=show_capture) if stays is not None else None
+    del stays  # its blocks of stays, as large as the table
     # The tables name the Timeline's stacks: theirs are interned in it before finish().
     named = [rows.stack_ids()] if rows is not None else []
     if stays_table is not None:
         named.append(stays_table["stack"].unique().to_numpy())
     lut = timeline_stack_ids(builder, stacks, np.concatenate(named) if named else None)
+    stays_lazy: pl.DataFrame | pl.LazyFrame | None = None
+    if stays_table is not None:
+        stays_lazy = stays_table = with_timeline_stacks(stays_table, lut)
     out: dict[str, pl.DataFrame] = {}
     written: dict[str, int] = {}
-    if rows is not None:
-        # Chunk by chunk, as the rows are independent: the same table as from the whole.
-        events = (result.marks.events(with_timeline_stacks(c, lut), show=show_capture) for c in rows.frames())
-        if write_to is not None:
-            written["events"] = write_by_generation(events, write_to / "events.parquet")
-        else:
-            out["events"] = pl.concat(list(events)) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
+    # The stays written (STAYS_TO) while the events are made, then let go of.
+    with WriteBehind() as stays_behind:
+        if stays_to is not None and stays_table is not None:
+            # statistics: a pprof type's row groups read alone
+            stays_behind.submit(partial(stays_table.write_parquet, stays_to, statistics=True))
+            stays_lazy, stays_table = pl.scan_parquet(stays_to), None
+        if rows is not None:
+            # Chunk by chunk, as the rows are independent: the same table as from the whole.
+            events = (
+                result.marks.events(with_timeline_stacks(c, lut), show=show_capture) for c in rows.frames()
+            )
+            if write_to is not None:
+                written["events"] = write_by_generation(events, write_to / "events.parquet")
+            else:
+                out["events"] = pl.concat(list(events)) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
     if spans is None:
         tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
     else:
-        with _SpansWriter(spans[1], spans[2], result.marks, show_capture) as sink:
+        with _SpansWriter(spans[1] / "spans.parquet", spans[2], result.marks, show_capture) as sink:
             tl = result.marks.timeline(builder.finish(result.last_time, spans_to=sink), show=show_capture)
         written["intervals"] = sink.rows
     tl.go_version = result.go_version
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
     makers = {"goroutines": lambda: goroutines_frame(summary), **timeline_table_makers(tl)}
+    # The Timeline's own tables written (TIMELINE_TO) beside the SQL tables made of them.
+    beside = {"metrics": "counters", "flows": "flows"} if spans is not None else {}
     if spans is not None:
         del makers["intervals"]  # written with the spans
     # A table written while the next is made; two at once, as the one made while the first is
@@ -501,10 +524,14 @@ def _tables_pass(
             behind.submit(partial(df.write_parquet, write_to / f"{name}.parquet", statistics=True))
             written[name] = df.height
             del df  # let go of once written
+            if name in beside and spans is not None:
+                own = beside[name]
+                behind.submit(getattr(tl, own).write_parquet, spans[1] / f"{own}.parquet")
+                behind.wait()  # both written: neither is held while the next table is made
+                setattr(tl, own, empty_frame(own))
     stay_tables = None
-    if stays_table is not None:
-        stays_table = with_timeline_stacks(stays_table, lut)
-        stay_tables = StayTables.of_pass(stays_table, summary, tl.stack_frames, tl.strings, result)
+    if stays_lazy is not None:
+        stay_tables = StayTables.of_pass(stays_lazy, summary, tl.stack_frames, tl.strings, result)
     utilization = util.finish() if util is not None else None
     return TablesPass(
         dict(sorted(out.items())),
