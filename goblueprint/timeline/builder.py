@@ -544,13 +544,18 @@ class TimelineBuilder:
                                 c[:, K.C_STACK]]).astype(np.int64).reshape(-1, K.FL_WIDTH)  # fmt: skip
 
     def finish(
-        self, end: int | None = None, spans_to: Callable[[pl.DataFrame, list[str]], None] | None = None
+        self,
+        end: int | None = None,
+        spans_to: Callable[[pl.DataFrame, list[str]], None] | None = None,
+        tables_to: Callable[[str, pl.DataFrame, list[str]], None] | None = None,
     ) -> Timeline:
         """The Timeline of the events seen, its spans closed at END (default: the last event).
 
         A builder that spilled its spans gives them to SPANS_TO instead, lane kind by lane kind
         in the Timeline's order, with the Timeline's strings: its Timeline has no spans (the
-        lanes are all there)."""
+        lanes are all there).  TABLES_TO, given, is handed the counters and then the flows
+        (``tables_to(name, table, strings)``, the strings those tables name) as each is made,
+        and the Timeline has neither."""
         if isinstance(self.spans, _SpilledSpans) != (spans_to is not None):
             raise ValueError("TimelineBuilder.finish: a spans sink is for a builder that spills its spans")
         sc = self.SC
@@ -609,13 +614,22 @@ class TimelineBuilder:
                     spans_to(part, texts)
                     del part
             lanes = pl.concat(kind_lanes) if kind_lanes else self._lanes(spans)
+        # Counters first, then flows: with TABLES_TO each is handed on and let go of before the
+        # next is made, never both held.
+        counters = frame(
+            "counters", {"name": column(ct, 0, "name"), "time": column(ct, 1, "time"), "value": ct.take(-1)}
+        )
+        if tables_to is not None:
+            tables_to("counters", counters, list(strings))
+            counters = empty_frame("counters")
         cols = {name: column(fl, k, name) for k, name in enumerate(FLOWS_SCHEMA) if name != "migrated"}
         from_p, to_p = cols["from_p"], cols["to_p"]
         cols["migrated"] = (from_p != NONE) & (to_p != NONE) & (from_p != to_p)
         flows = frame("flows", cols).sort(["from_time", "g"], maintain_order=True)
-        counters = frame(
-            "counters", {"name": column(ct, 0, "name"), "time": column(ct, 1, "time"), "value": ct.take(-1)}
-        )
+        del cols, from_p, to_p
+        if tables_to is not None:
+            tables_to("flows", flows, list(strings))
+            flows = empty_frame("flows")
         instants = frame("instants", {name: column(it, k, name) for k, name in enumerate(INSTANTS_SCHEMA)})
         stack_frames = self._stack_frames(strings)
         return Timeline(

@@ -52,7 +52,7 @@ from goblueprint.timeline._api import (
     ProcState,
     ResourceKind,
 )
-from goblueprint.timeline.model import Timeline, empty_frame, state_table
+from goblueprint.timeline.model import Timeline, state_table
 from goblueprint.timeline.spill import ColumnSpill, Seen
 from goblueprint.timeline.summary import Summary
 from goblueprint.timeline.write_behind import WriteBehind
@@ -500,19 +500,21 @@ def _tables_pass(
                 written["events"] = write_by_generation(events, write_to / "events.parquet")
             else:
                 out["events"] = pl.concat(list(events)) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
-    if spans is None:
+    if spans is None or write_to is None:
         tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
     else:
+        tables_to = _TablesWriter(write_to, spans[1], result.marks, show_capture)
         with _SpansWriter(spans[1] / "spans.parquet", spans[2], result.marks, show_capture) as sink:
-            tl = result.marks.timeline(builder.finish(result.last_time, spans_to=sink), show=show_capture)
+            finished = builder.finish(result.last_time, spans_to=sink, tables_to=tables_to)
+            tl = result.marks.timeline(finished, show=show_capture)
         written["intervals"] = sink.rows
+        written.update(tables_to.rows)
     tl.go_version = result.go_version
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
     makers = {"goroutines": lambda: goroutines_frame(summary), **timeline_table_makers(tl)}
-    # The Timeline's own tables written (TIMELINE_TO) beside the SQL tables made of them.
-    beside = {"metrics": "counters", "flows": "flows"} if spans is not None else {}
     if spans is not None:
-        del makers["intervals"]  # written with the spans
+        for name in ("intervals", *_TablesWriter.MADE):
+            del makers[name]  # written by the builder's finish()
     # A table written while the next is made; two at once, as the one made while the first is
     # written is held either way (the largest, the metrics, comes first).
     with WriteBehind(threads=2) as behind:
@@ -524,11 +526,6 @@ def _tables_pass(
             behind.submit(partial(df.write_parquet, write_to / f"{name}.parquet", statistics=True))
             written[name] = df.height
             del df  # let go of once written
-            if name in beside and spans is not None:
-                own = beside[name]
-                behind.submit(getattr(tl, own).write_parquet, spans[1] / f"{own}.parquet")
-                behind.wait()  # both written: neither is held while the next table is made
-                setattr(tl, own, empty_frame(own))
     stay_tables = None
     if stays_lazy is not None:
         stay_tables = StayTables.of_pass(stays_lazy, summary, tl.stack_frames, tl.strings, result)
@@ -542,6 +539,31 @@ def _tables_pass(
         utilization,
         dict(sorted(written.items())) if write_to is not None else None,
     )
+
+
+class _TablesWriter:
+    """The sink of the other large tables of a spilling builder's finish(): its counters and
+    flows (flows without capture's goroutines, MARKS unless SHOW), each written to TIMELINE
+    as it is and to DIRECTORY as the SQL table made of it (metrics, flows), both at once, and
+    let go of before finish() makes the next."""
+
+    MADE = ("metrics", "flows")  # the SQL tables it writes
+
+    def __init__(self, directory: Path, timeline: Path, marks: Any, show: bool) -> None:
+        self.directory, self.timeline, self.marks, self.show = directory, timeline, marks, show
+        self.rows: dict[str, int] = {}
+
+    def __call__(self, name: str, table: pl.DataFrame, strings: list[str]) -> None:
+        if name == "flows":  # capture's flows left out as marks.timeline leaves them out
+            table = self.marks.timeline(Timeline(strings=strings, flows=table), show=self.show).flows
+        tl = Timeline(strings=strings, **{name: table})
+        del table
+        sql = {"counters": "metrics", "flows": "flows"}[name]
+        with WriteBehind(threads=2) as behind:
+            behind.submit(getattr(tl, name).write_parquet, self.timeline / f"{name}.parquet")
+            made = timeline_table_makers(tl)[sql]()
+            behind.submit(partial(made.write_parquet, self.directory / f"{sql}.parquet", statistics=True))
+            self.rows[sql] = made.height
 
 
 class _SpansWriter:
