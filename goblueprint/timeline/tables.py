@@ -586,18 +586,27 @@ class _SpansWriter:
             self._writers.append(pq.ParquetWriter(path, schema, write_statistics=True, **options))
         # Each file encoded on a thread of its own while the next piece is sorted and named.
         self._behind = [WriteBehind() for _ in self._writers]
+        self._rest: pl.DataFrame | None = None  # rows of a row group still to come
         self.rows = 0
 
-    def __call__(self, spans: pl.DataFrame, strings: list[str]) -> None:
+    def __call__(self, spans: pl.DataFrame, strings: list[str], cut: bool = True) -> None:
+        """SPANS, the next rows of the table; CUT: the row group in the making ends with them
+        (else the rows short of a whole group wait for the next call's)."""
         spans = self.marks.spans(spans, show=self.show)
+        if self._rest is not None:
+            spans = pl.concat([self._rest, spans], rechunk=False)
+            self._rest = None
+        whole = spans.height if cut else spans.height - spans.height % _SPAN_ROW_GROUP
         # A row group at a time: the names and Arrow's copy of them are made for it alone.
-        for lo in range(0, spans.height, _SPAN_ROW_GROUP):
-            group = Timeline(strings=strings, spans=spans.slice(lo, _SPAN_ROW_GROUP))
+        for lo in range(0, whole, _SPAN_ROW_GROUP):
+            group = Timeline(strings=strings, spans=spans.slice(lo, min(_SPAN_ROW_GROUP, whole - lo)))
             for writer, behind, frame in zip(
                 self._writers, self._behind, (group.spans, group.with_names("spans")), strict=True
             ):
                 behind.submit(writer.write_table, frame.to_arrow())
-        self.rows += spans.height
+        if whole < spans.height:
+            self._rest = spans.slice(whole)
+        self.rows += whole
 
     def __enter__(self) -> _SpansWriter:
         return self
@@ -608,6 +617,8 @@ class _SpansWriter:
         try:
             for behind in self._behind:
                 behind.__exit__(kind, exc, tb)
+            if self._rest is not None and exc is None:  # every lane kind's last piece cuts
+                raise ValueError("spans writer: rows left over with no piece ending their row group")
         finally:
             for writer in self._writers:
                 if self.rows == 0 and exc is None:
