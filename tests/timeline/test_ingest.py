@@ -148,6 +148,67 @@ def test_tables_spilled_in_small_chunks_are_the_whole_tables(
     assert [p.name for p in found.path.iterdir() if p.name.startswith(".")] == []  # no spill left
 
 
+def test_spans_sorted_in_smaller_pieces_store_the_same_files(
+    gc_trace: Callable[[str], Path], cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What a sort of the spilled spans holds is bounded by _SPAN_SORT rows (or one lane), and
+    # the files do not depend on it: the row groups are still cut where a piece of _SPAN_PIECE
+    # rows ends, the sink carrying the rows short of a group from one small piece to the next.
+    from goblueprint.timeline import builder, tables
+
+    trace = gc_trace("1.27")
+    monkeypatch.setattr(builder, "_SPAN_PIECE", 5000)
+    monkeypatch.setattr(tables, "_SPAN_ROW_GROUP", 1000)
+    sorted_rows: list[tuple[int, int]] = []  # rows and lanes of each piece sorted
+    real = builder._SpilledSpans._sorted
+
+    def spy(self: Any, spill: Any, at: Any) -> pl.DataFrame:
+        part = real(self, spill, at)
+        sorted_rows.append((part.height, part.select("lane_kind", "lane_id").n_unique()))
+        return part
+
+    monkeypatch.setattr(builder._SpilledSpans, "_sorted", spy)
+    whole = ingest(trace, out=tmp_path / "whole")
+    sort = 300
+    assert any(rows > 2 * sort and lanes > 1 for rows, lanes in sorted_rows)
+    sorted_rows.clear()
+    monkeypatch.setattr(builder, "_SPAN_SORT", sort)
+    small = ingest(trace, out=tmp_path / "small")
+    assert all(rows <= sort or lanes == 1 for rows, lanes in sorted_rows)  # a lane is never cut
+    files = sorted(p.relative_to(whole.path) for p in whole.path.rglob("*.parquet"))
+    assert files == sorted(p.relative_to(small.path) for p in small.path.rglob("*.parquet"))
+    for rel in files:
+        assert (whole.path / rel).read_bytes() == (small.path / rel).read_bytes(), rel
+
+
+def test_finish_hands_on_the_counters_then_the_flows_one_at_a_time(
+    gc_trace: Callable[[str], Path], tmp_path: Path
+) -> None:
+    # A spilling builder keeps its flows and counters on disk during the pass and, given a
+    # sink, makes each table only to hand it on: the counters are let go of before the flows
+    # are made, and the Timeline holds neither.
+    import weakref
+
+    from goblueprint.timeline.builder import TimelineBuilder
+    from goblueprint.timeline.source import run_pass
+
+    in_memory = TimelineBuilder()
+    b = TimelineBuilder(spill=tmp_path)
+    result = run_pass(gc_trace("1.27"), [in_memory, b])
+    made = in_memory.finish(result.last_time)
+    assert b.flows.file.rows > 0 and b.counters.file.rows > 0  # on disk, not in memory
+    handed: list[tuple[str, Any]] = []
+
+    def tables_to(name: str, table: pl.DataFrame, strings: list[str]) -> None:
+        assert all(ref() is None for _, ref in handed)  # the table before it let go of
+        assert_frame_equal(table, getattr(made, name), check_exact=True)
+        handed.append((name, weakref.ref(table)))
+
+    tl = b.finish(result.last_time, spans_to=lambda *_: None, tables_to=tables_to)
+    assert [name for name, _ in handed] == ["counters", "flows"]
+    assert tl.counters.height == tl.flows.height == 0
+
+
 def test_found_by_content_and_made_once(
     trace: Path, cache: Path, gc_trace: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
