@@ -66,7 +66,7 @@ _STATE_NAMES = [k.name for k in sorted(GoState, key=int)] + [k.name for k in sor
 _N_GO_STATES = len(GoState)
 _R_PROC = int(ResourceKind.PROC)
 _MAX_I64 = 2**63 - 1
-_EVENT_CHUNK = 1 << 19  # rows kept as numpy chunks before they are packed into a DataFrame chunk
+_EVENT_CHUNK = 1 << 18  # rows kept as numpy chunks before they are packed into a DataFrame chunk
 # Rows of a row group of the stored events table at most (a generation's rows are a group
 # unless there are more): a group is held whole as Arrow until written, ~165 bytes a row, and
 # a trace of few generations has millions of events in one (two of them were the peak).
@@ -473,8 +473,10 @@ def _tables_pass(
     result = run_pass(source, consumers, progress)
     consumers.clear()
     stacks = result.interner.stacks
-    stays_table = result.marks.stays(stays.frame(), stacks, show=show_capture) if stays is not None else None
-    del stays  # its blocks of stays, as large as the table
+    stays_table = stays.frame() if stays is not None else None
+    del stays  # its blocks of stays, as large as the table, let go of before it is filtered
+    if stays_table is not None:
+        stays_table = result.marks.stays(stays_table, stacks, show=show_capture)
     # The tables name the Timeline's stacks: theirs are interned in it before finish().
     named = [rows.stack_ids()] if rows is not None else []
     if stays_table is not None:
