@@ -107,9 +107,14 @@ def _table(width: int, fill: dict[int, int] | None = None, rows: int = 64) -> tu
 _SPAN_ORDER = ("lane_kind", "lane_id", "start", "end")
 # Rows an output table of the loop holds before they are moved to typed column chunks.
 _ROWS = 1 << 16
-# Spilled spans are sorted and handed on in pieces of lanes of at most this many rows (a lane
-# kind can be a third of a large trace's spans: its sort held at once was the ingest's peak).
+# Spilled spans are handed on in pieces of lanes of at most this many rows (a lane kind can be
+# a third of a large trace's spans: its sort held at once was the ingest's peak); the sink
+# cuts its row groups where such a piece ends.
 _SPAN_PIECE = 1 << 22
+# ... each sorted and handed on in smaller pieces of lanes of at most this many rows (what a
+# sort holds: the piece's columns, its keys and order, the sorted copy), the sink told which
+# piece ends one of _SPAN_PIECE rows: the stored files are the same whatever this is.
+_SPAN_SORT = 1 << 20
 _I32, _I64, _U8, _F64 = pl.Int32, pl.Int64, pl.UInt8, pl.Float64
 
 
@@ -224,33 +229,36 @@ class _SpilledSpans(_Out):
         return sorted(self.files)
 
     @staticmethod
-    def pieces(spill: ColumnSpill, rows: int) -> np.ndarray:
+    def pieces(spill: ColumnSpill, rows: int, sort: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The last lane id of each piece of SPILL's lanes (one lane kind's), in order, holding
-        at most ROWS rows unless a lane alone has more."""
+        at most SORT rows unless a lane alone has more (default ROWS), and whether each ends a
+        piece of at most ROWS rows (the same cut, the pieces of SORT rows cut further)."""
         ids, counts = _lane_counts(
             [_ids_and_counts(spill.read("lane_id", lo, hi)) for lo, hi in spill.windows(_WINDOW)]
         )
-        ends = np.cumsum(counts)
-        last: list[int] = []
-        i, done = 0, 0
-        while i < len(ids):
-            j = max(int(np.searchsorted(ends, done + rows, "right")), i + 1)  # lanes i..j-1
-            last.append(int(ids[j - 1]))
-            i, done = j, int(ends[j - 1])
-        return np.array(last, np.int64)
+        big = _piece_ends(ids, counts, rows)
+        last = big if sort is None or sort >= rows else np.union1d(big, _piece_ends(ids, counts, sort))
+        return last, np.isin(last, big)
 
-    def take_kind(self, kind: int, rows: int) -> Iterator[pl.DataFrame]:
+    def take_kind(self, kind: int, rows: int, sort: int | None = None) -> Iterator[tuple[pl.DataFrame, bool]]:
         """The spans of one lane kind in the Timeline's order, in pieces of at most ROWS rows
-        (or one lane) by lane id range in order; their files removed.
+        (or one lane) by lane id range in order, each cut in pieces of SORT rows (or one lane)
+        sorted one at a time; their files removed.  Each comes with whether it ends a piece of
+        ROWS rows.
 
         A piece is found by its row numbers, routed once through the lane ids a window at a
         time, and its columns are gathered from the kind's files already sorted: the kind is
         read once and never written again, only its row numbers are."""
         spill = self.files.pop(kind)
+        sort = rows if sort is None else min(sort, rows)
         try:
-            last = self.pieces(spill, rows) if spill.rows > rows else np.zeros(1, np.int64)
+            last, ends = (
+                self.pieces(spill, rows, sort)
+                if spill.rows > sort
+                else (np.zeros(1, np.int64), np.ones(1, bool))
+            )
             if len(last) <= 1:
-                yield self._sorted(spill, None)
+                yield self._sorted(spill, None), True
                 return
             pieces = [
                 ColumnSpill(self.spill, f"piece-{kind:03d}-{p:06d}", {"row": np.int64}, keep_open=False)
@@ -266,12 +274,12 @@ class _SpilledSpans(_Out):
                 for p in range(len(last)):
                     if bounds[p + 1] > bounds[p]:
                         pieces[p].append({"row": order[bounds[p] : bounds[p + 1]]})
-            for p in pieces:
+            for p, end in zip(pieces, ends.tolist(), strict=True):
                 at = p.read("row")
                 p.remove()
                 part = self._sorted(spill, at)
                 del at
-                yield part
+                yield part, end
                 del part
         finally:
             spill.remove()
@@ -295,6 +303,19 @@ class _SpilledSpans(_Out):
 
 # Rows of a spilled column read at a time to count or route them (8 MB of int64).
 _WINDOW = 1 << 20
+
+
+def _piece_ends(ids: np.ndarray, counts: np.ndarray, rows: int) -> np.ndarray:
+    """The last lane id of each piece of lanes IDS (sorted, COUNTS rows each), in order,
+    holding at most ROWS rows unless a lane alone has more."""
+    ends = np.cumsum(counts)
+    last: list[int] = []
+    i, done = 0, 0
+    while i < len(ids):
+        j = max(int(np.searchsorted(ends, done + rows, "right")), i + 1)  # lanes i..j-1
+        last.append(int(ids[j - 1]))
+        i, done = j, int(ends[j - 1])
+    return np.array(last, np.int64)
 
 
 def _ids_and_counts(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -336,9 +357,11 @@ class TimelineBuilder:
         # Output tables, SC[SC_N*] rows used in each (string and stack columns hold pass ids / codes).
         span_types = (_U8, _I64, _I64, _I64, _U8, _I64, _I64, _I64, _I32, _I32)
         self.spans = _Out(span_types) if spill is None else _SpilledSpans(span_types, spill)
-        self.flows = _Out((_U8, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I32, _I32))
-        # The counters are the largest table the pass holds besides the spans: a spilling builder
-        # keeps them on disk too.
+        # The counters and the flows are the largest tables the pass holds besides the spans
+        # (a few hundred MB on a 30 MB trace, held through the rest of the pass and the
+        # writing of the events and spans after it): a spilling builder keeps them on disk too.
+        flows = (_U8, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I32, _I32)
+        self.flows = _Out(flows) if spill is None else _SpilledOut(flows, spill, "flows")
         counters = (_I32, _I64)
         self.counters = (
             _Out(counters, floats=True) if spill is None else _SpilledOut(counters, spill, "counters", True)
@@ -542,13 +565,19 @@ class TimelineBuilder:
                                 c[:, K.C_STACK]]).astype(np.int64).reshape(-1, K.FL_WIDTH)  # fmt: skip
 
     def finish(
-        self, end: int | None = None, spans_to: Callable[[pl.DataFrame, list[str]], None] | None = None
+        self,
+        end: int | None = None,
+        spans_to: Callable[[pl.DataFrame, list[str], bool], None] | None = None,
+        tables_to: Callable[[str, pl.DataFrame, list[str]], None] | None = None,
     ) -> Timeline:
         """The Timeline of the events seen, its spans closed at END (default: the last event).
 
         A builder that spilled its spans gives them to SPANS_TO instead, lane kind by lane kind
-        in the Timeline's order, with the Timeline's strings: its Timeline has no spans (the
-        lanes are all there)."""
+        in the Timeline's order, in pieces of lanes, with the Timeline's strings and whether
+        the piece ends one of _SPAN_PIECE rows: its Timeline has no spans (the lanes are all
+        there).  TABLES_TO, given, is handed the counters and then the flows
+        (``tables_to(name, table, strings)``, the strings those tables name) as each is made,
+        and the Timeline has neither."""
         if isinstance(self.spans, _SpilledSpans) != (spans_to is not None):
             raise ValueError("TimelineBuilder.finish: a spans sink is for a builder that spills its spans")
         sc = self.SC
@@ -600,20 +629,29 @@ class TimelineBuilder:
             for kind in spilled.kinds():
                 # A piece is a range of lane ids: (lane_kind, lane_id) leads the sort key, so
                 # the pieces sorted alone and given in order are the kind's sorted rows too.
-                for piece in spilled.take_kind(kind, _SPAN_PIECE):
+                for piece, cut in spilled.take_kind(kind, _SPAN_PIECE, _SPAN_SORT):
                     part = self._named_spans(piece, text_ids, stack_ids)  # sorted as taken
                     del piece
                     kind_lanes.append(self._lanes(part, g_name))
-                    spans_to(part, texts)
+                    spans_to(part, texts, cut)
                     del part
             lanes = pl.concat(kind_lanes) if kind_lanes else self._lanes(spans)
+        # Counters first, then flows: with TABLES_TO each is handed on and let go of before the
+        # next is made, never both held.
+        counters = frame(
+            "counters", {"name": column(ct, 0, "name"), "time": column(ct, 1, "time"), "value": ct.take(-1)}
+        )
+        if tables_to is not None:
+            tables_to("counters", counters, list(strings))
+            counters = empty_frame("counters")
         cols = {name: column(fl, k, name) for k, name in enumerate(FLOWS_SCHEMA) if name != "migrated"}
         from_p, to_p = cols["from_p"], cols["to_p"]
         cols["migrated"] = (from_p != NONE) & (to_p != NONE) & (from_p != to_p)
         flows = frame("flows", cols).sort(["from_time", "g"], maintain_order=True)
-        counters = frame(
-            "counters", {"name": column(ct, 0, "name"), "time": column(ct, 1, "time"), "value": ct.take(-1)}
-        )
+        del cols, from_p, to_p
+        if tables_to is not None:
+            tables_to("flows", flows, list(strings))
+            flows = empty_frame("flows")
         instants = frame("instants", {name: column(it, k, name) for k, name in enumerate(INSTANTS_SCHEMA)})
         stack_frames = self._stack_frames(strings)
         return Timeline(

@@ -4,7 +4,8 @@ The first analysis of a trace makes one pass and stores what every view reads:
 
 * the SQL tables of ``goblueprint.timeline.tables`` (events, intervals, goroutines,
   metrics, flows, stacks, lanes, states), ``events`` with a row group per
-  generation, so DuckDB reads them where they lie;
+  generation (a large one cut in groups of ``tables._EVENT_GROUP`` rows), so DuckDB
+  reads them where they lie;
 * the ``Timeline`` itself (its frames and strings under ``timeline/``), so the
   timeline page and the Perfetto/Chrome exports start without a pass;
 * under ``views/``, what pprof and metrics read: the stays of every pprof type
@@ -65,6 +66,8 @@ VIEWS_DIR = "views"
 STAYS = "profile_stays"
 UTILIZATION = "utilization"
 _TIMELINE_FRAMES = ("spans", "flows", "counters", "instants", "lanes", "stack_frames")
+# The Timeline's largest tables, written by the pass as it goes (tables_pass's TIMELINE_TO).
+_WRITTEN_BY_PASS = ("spans", "flows", "counters")
 _READ_BLOCK = 1 << 22
 # Traces from this size on take seconds to ingest: say so on stderr, terminal or not.
 ANNOUNCE_BYTES = STAGE_LINE_BYTES
@@ -321,30 +324,29 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
     out.mkdir(parents=True)
     tdir = out / TIMELINE_DIR
     tdir.mkdir()
-    spans = tdir / "spans.parquet"
+    vdir = out / VIEWS_DIR
+    vdir.mkdir()
+    stays = vdir / f"{STAYS}.parquet"
     with reader:
-        made = tables_pass(reader, progress, views=True, write_to=out, spans_to=spans)
+        made = tables_pass(reader, progress, views=True, write_to=out, timeline_to=tdir, stays_to=stays)
     _, tl, result, summary, profiles, utilization, heights = made
     del made
     files = {f"{name}.parquet": out / f"{name}.parquet" for name in heights}
     pl.DataFrame({"s": tl.strings}, schema={"s": pl.String}).write_parquet(tdir / "strings.parquet")
     files[f"{TIMELINE_DIR}/strings.parquet"] = tdir / "strings.parquet"
-    vdir = out / VIEWS_DIR
-    vdir.mkdir()
+    files[f"{VIEWS_DIR}/{STAYS}.parquet"] = stays
     with WriteBehind(threads=2) as behind:  # frames held anyway: two written at once
         for name in _TIMELINE_FRAMES:
             path = tdir / f"{name}.parquet"
-            if path != spans:  # written by the pass, not held in the Timeline
+            if name not in _WRITTEN_BY_PASS:  # not held in the Timeline
                 behind.submit(getattr(tl, name).write_parquet, path)
             files[f"{TIMELINE_DIR}/{name}.parquet"] = path
         view_frames = {
-            STAYS: lambda: profiles.stays,
             UTILIZATION: lambda: utilization_frame(utilization),
             **{f"summary_{name}": (lambda df=df: df) for name, df in summary_frames(summary).items()},
         }
         for name, make in view_frames.items():
             path = vdir / f"{name}.parquet"
-            # statistics: a pprof type's row groups read alone
             behind.submit(partial(make().write_parquet, path, statistics=True))
             files[f"{VIEWS_DIR}/{name}.parquet"] = path
     error = result.error

@@ -66,7 +66,11 @@ _STATE_NAMES = [k.name for k in sorted(GoState, key=int)] + [k.name for k in sor
 _N_GO_STATES = len(GoState)
 _R_PROC = int(ResourceKind.PROC)
 _MAX_I64 = 2**63 - 1
-_EVENT_CHUNK = 1 << 19  # rows kept as numpy chunks before they are packed into a DataFrame chunk
+_EVENT_CHUNK = 1 << 18  # rows kept as numpy chunks before they are packed into a DataFrame chunk
+# Rows of a row group of the stored events table at most (a generation's rows are a group
+# unless there are more): a group is held whole as Arrow until written, ~165 bytes a row, and
+# a trace of few generations has millions of events in one (two of them were the peak).
+_EVENT_GROUP = 1 << 19
 
 
 def _kinds_lut(*kinds: int) -> np.ndarray:
@@ -227,34 +231,47 @@ class EventRows:
 
 
 def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
-    """Write the events table, given as CHUNKS in row order, to PATH with one row group per
-    generation (each starts at a Sync event), for DuckDB to skip by; returns the rows written.
+    """Write the events table, given as CHUNKS in row order, to PATH with a row group per
+    generation (each starts at a Sync event), for DuckDB to skip by, a generation of more than
+    _EVENT_GROUP rows cut in row groups of that many; returns the rows written.
 
-    A generation is held only while it is written: the table never is whole in memory.
+    A row group is held only while it is made and written, once: each chunk's part of it is
+    made Arrow as it comes (the polars rows let go of) and the parts are written as they are,
+    never concatenated.  What is held is the group being encoded and the next one's parts:
+    at most two groups of _EVENT_GROUP rows whatever the generations' sizes (a generation of
+    a trace with few, large ones is hundreds of MB as Arrow), never the table.
     """
     import pyarrow.parquet as pq
 
-    rows = 0
-    generation: list[pl.DataFrame] = []
+    rows = held = 0
+    group: list[pa.Table] = []
     with (
         pq.ParquetWriter(path, _EVENTS_ARROW_SCHEMA, write_statistics=True) as writer,
-        WriteBehind() as behind,  # a generation encoded while the next one's rows are made
+        WriteBehind() as behind,  # a group encoded while the next one's rows are made
     ):
 
         def write() -> None:
-            nonlocal rows
-            if generation:
-                table = pl.concat(generation).to_arrow()
-                generation.clear()
+            nonlocal rows, held
+            if group:
+                table = pa.concat_tables(group)  # the parts as chunks: no copy
+                group.clear()
                 behind.submit(writer.write_table, table, table.num_rows)
                 rows += table.num_rows
+                held = 0
 
         for chunk in chunks:
             starts = np.flatnonzero((chunk["kind"] == "SYNC").to_numpy()).tolist()
             for lo, hi in itertools.pairwise(sorted({0, *starts, chunk.height})):
                 if lo in starts:
                     write()  # a Sync: the generation before it is complete
-                generation.append(chunk.slice(lo, hi - lo))
+                while lo < hi:
+                    take = min(hi - lo, _EVENT_GROUP - held)
+                    group.append(chunk.slice(lo, take).to_arrow())
+                    held += take
+                    lo += take
+                    if held == _EVENT_GROUP:
+                        write()
+            del chunk  # not held while the next chunk is made
         write()
         behind.wait()
         if rows == 0:
@@ -396,7 +413,8 @@ def tables_pass(
     show_capture: bool = False,
     views: bool = False,
     write_to: Path | None = None,
-    spans_to: Path | None = None,
+    timeline_to: Path | None = None,
+    stays_to: Path | None = None,
 ) -> TablesPass:
     """``trace_tables``, with the Timeline they come from, the pass's result (error, version),
     the goroutine summary and, with VIEWS, what pprof and metrics read: the stays of every
@@ -405,19 +423,25 @@ def tables_pass(
     WRITE_TO (a directory) writes the tables there as ``<name>.parquet`` instead of returning
     them, held in memory one at a time: the events table (a row group per generation) waits
     on disk beside them chunk by chunk during the pass, it is several times the trace's size.
-    SPANS_TO (with WRITE_TO) writes the Timeline's spans there (Parquet) as the intervals
-    table is written, a lane kind at a time: they too wait on disk during the pass, and the
-    Timeline returned has none (its other tables are whole)."""
+    TIMELINE_TO (a directory, with WRITE_TO) writes the Timeline's largest tables there as
+    ``<name>.parquet``: its spans as the intervals table is written, a lane kind at a time
+    (they too wait on disk during the pass), its counters and flows beside the metrics and
+    flows tables made of them; the Timeline returned has none of the three (its other
+    tables are whole).  STAYS_TO (a file, with WRITE_TO and VIEWS) writes the stays there
+    as soon as they are made, before the events are written: the profiles returned read
+    them back from it (a scan), the pass does not hold them through the rest of its work."""
     if write_to is None:
-        if spans_to is not None:
-            raise ValueError("tables_pass: spans_to is for a pass that writes its tables (write_to)")
+        if timeline_to is not None or stays_to is not None:
+            raise ValueError("tables_pass: timeline_to and stays_to are for a pass that writes its tables")
         return _tables_pass(
-            source, progress, show_capture, views, EventRows() if events else None, None, None
+            source, progress, show_capture, views, EventRows() if events else None, None, None, None
         )
     with tempfile.TemporaryDirectory(prefix=".pass-", dir=write_to) as spill:
         rows = EventRows(Path(spill)) if events else None
-        spans = (Path(spill), spans_to, write_to / "intervals.parquet") if spans_to is not None else None
-        return _tables_pass(source, progress, show_capture, views, rows, write_to, spans)
+        spans = (
+            (Path(spill), timeline_to, write_to / "intervals.parquet") if timeline_to is not None else None
+        )
+        return _tables_pass(source, progress, show_capture, views, rows, write_to, spans, stays_to)
 
 
 def _tables_pass(
@@ -427,8 +451,9 @@ def _tables_pass(
     views: bool,
     rows: EventRows | None,
     write_to: Path | None,
-    spans: tuple[Path, Path, Path]
-    | None,  # where the builder spills its spans, the spans' file, intervals' file
+    # Where the builder spills, the directory of the Timeline's tables, the intervals' file.
+    spans: tuple[Path, Path, Path] | None,
+    stays_to: Path | None,
 ) -> TablesPass:
     from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.timeline.mmu import DEFAULT_FLAGS, UtilCollector
@@ -446,33 +471,52 @@ def _tables_pass(
     if stays is not None and util is not None:
         consumers += [stays, util]
     result = run_pass(source, consumers, progress)
+    consumers.clear()
     stacks = result.interner.stacks
-    stays_table = result.marks.stays(stays.frame(), stacks, show=show_capture) if stays is not None else None
+    stays_table = stays.frame() if stays is not None else None
+    del stays  # its blocks of stays, as large as the table, let go of before it is filtered
+    if stays_table is not None:
+        stays_table = result.marks.stays(stays_table, stacks, show=show_capture)
     # The tables name the Timeline's stacks: theirs are interned in it before finish().
     named = [rows.stack_ids()] if rows is not None else []
     if stays_table is not None:
         named.append(stays_table["stack"].unique().to_numpy())
     lut = timeline_stack_ids(builder, stacks, np.concatenate(named) if named else None)
+    stays_lazy: pl.DataFrame | pl.LazyFrame | None = None
+    if stays_table is not None:
+        stays_lazy = stays_table = with_timeline_stacks(stays_table, lut)
     out: dict[str, pl.DataFrame] = {}
     written: dict[str, int] = {}
-    if rows is not None:
-        # Chunk by chunk, as the rows are independent: the same table as from the whole.
-        events = (result.marks.events(with_timeline_stacks(c, lut), show=show_capture) for c in rows.frames())
-        if write_to is not None:
-            written["events"] = write_by_generation(events, write_to / "events.parquet")
-        else:
-            out["events"] = pl.concat(list(events)) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
-    if spans is None:
+    # The stays written (STAYS_TO) while the events are made, then let go of.
+    with WriteBehind() as stays_behind:
+        if stays_to is not None and stays_table is not None:
+            # statistics: a pprof type's row groups read alone
+            stays_behind.submit(partial(stays_table.write_parquet, stays_to, statistics=True))
+            stays_lazy, stays_table = pl.scan_parquet(stays_to), None
+        if rows is not None:
+            # Chunk by chunk, as the rows are independent: the same table as from the whole.
+            events = (
+                result.marks.events(with_timeline_stacks(c, lut), show=show_capture) for c in rows.frames()
+            )
+            if write_to is not None:
+                written["events"] = write_by_generation(events, write_to / "events.parquet")
+            else:
+                out["events"] = pl.concat(list(events)) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
+    if spans is None or write_to is None:
         tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
     else:
-        with _SpansWriter(spans[1], spans[2], result.marks, show_capture) as sink:
-            tl = result.marks.timeline(builder.finish(result.last_time, spans_to=sink), show=show_capture)
+        tables_to = _TablesWriter(write_to, spans[1], result.marks, show_capture)
+        with _SpansWriter(spans[1] / "spans.parquet", spans[2], result.marks, show_capture) as sink:
+            finished = builder.finish(result.last_time, spans_to=sink, tables_to=tables_to)
+            tl = result.marks.timeline(finished, show=show_capture)
         written["intervals"] = sink.rows
+        written.update(tables_to.rows)
     tl.go_version = result.go_version
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
     makers = {"goroutines": lambda: goroutines_frame(summary), **timeline_table_makers(tl)}
     if spans is not None:
-        del makers["intervals"]  # written with the spans
+        for name in ("intervals", *_TablesWriter.MADE):
+            del makers[name]  # written by the builder's finish()
     # A table written while the next is made; two at once, as the one made while the first is
     # written is held either way (the largest, the metrics, comes first).
     with WriteBehind(threads=2) as behind:
@@ -485,9 +529,8 @@ def _tables_pass(
             written[name] = df.height
             del df  # let go of once written
     stay_tables = None
-    if stays_table is not None:
-        stays_table = with_timeline_stacks(stays_table, lut)
-        stay_tables = StayTables.of_pass(stays_table, summary, tl.stack_frames, tl.strings, result)
+    if stays_lazy is not None:
+        stay_tables = StayTables.of_pass(stays_lazy, summary, tl.stack_frames, tl.strings, result)
     utilization = util.finish() if util is not None else None
     return TablesPass(
         dict(sorted(out.items())),
@@ -498,6 +541,31 @@ def _tables_pass(
         utilization,
         dict(sorted(written.items())) if write_to is not None else None,
     )
+
+
+class _TablesWriter:
+    """The sink of the other large tables of a spilling builder's finish(): its counters and
+    flows (flows without capture's goroutines, MARKS unless SHOW), each written to TIMELINE
+    as it is and to DIRECTORY as the SQL table made of it (metrics, flows), both at once, and
+    let go of before finish() makes the next."""
+
+    MADE = ("metrics", "flows")  # the SQL tables it writes
+
+    def __init__(self, directory: Path, timeline: Path, marks: Any, show: bool) -> None:
+        self.directory, self.timeline, self.marks, self.show = directory, timeline, marks, show
+        self.rows: dict[str, int] = {}
+
+    def __call__(self, name: str, table: pl.DataFrame, strings: list[str]) -> None:
+        if name == "flows":  # capture's flows left out as marks.timeline leaves them out
+            table = self.marks.timeline(Timeline(strings=strings, flows=table), show=self.show).flows
+        tl = Timeline(strings=strings, **{name: table})
+        del table
+        sql = {"counters": "metrics", "flows": "flows"}[name]
+        with WriteBehind(threads=2) as behind:
+            behind.submit(getattr(tl, name).write_parquet, self.timeline / f"{name}.parquet")
+            made = timeline_table_makers(tl)[sql]()
+            behind.submit(partial(made.write_parquet, self.directory / f"{sql}.parquet", statistics=True))
+            self.rows[sql] = made.height
 
 
 class _SpansWriter:
@@ -520,18 +588,27 @@ class _SpansWriter:
             self._writers.append(pq.ParquetWriter(path, schema, write_statistics=True, **options))
         # Each file encoded on a thread of its own while the next piece is sorted and named.
         self._behind = [WriteBehind() for _ in self._writers]
+        self._rest: pl.DataFrame | None = None  # rows of a row group still to come
         self.rows = 0
 
-    def __call__(self, spans: pl.DataFrame, strings: list[str]) -> None:
+    def __call__(self, spans: pl.DataFrame, strings: list[str], cut: bool = True) -> None:
+        """SPANS, the next rows of the table; CUT: the row group in the making ends with them
+        (else the rows short of a whole group wait for the next call's)."""
         spans = self.marks.spans(spans, show=self.show)
+        if self._rest is not None:
+            spans = pl.concat([self._rest, spans], rechunk=False)
+            self._rest = None
+        whole = spans.height if cut else spans.height - spans.height % _SPAN_ROW_GROUP
         # A row group at a time: the names and Arrow's copy of them are made for it alone.
-        for lo in range(0, spans.height, _SPAN_ROW_GROUP):
-            group = Timeline(strings=strings, spans=spans.slice(lo, _SPAN_ROW_GROUP))
+        for lo in range(0, whole, _SPAN_ROW_GROUP):
+            group = Timeline(strings=strings, spans=spans.slice(lo, min(_SPAN_ROW_GROUP, whole - lo)))
             for writer, behind, frame in zip(
                 self._writers, self._behind, (group.spans, group.with_names("spans")), strict=True
             ):
                 behind.submit(writer.write_table, frame.to_arrow())
-        self.rows += spans.height
+        if whole < spans.height:
+            self._rest = spans.slice(whole)
+        self.rows += whole
 
     def __enter__(self) -> _SpansWriter:
         return self
@@ -542,6 +619,8 @@ class _SpansWriter:
         try:
             for behind in self._behind:
                 behind.__exit__(kind, exc, tb)
+            if self._rest is not None and exc is None:  # every lane kind's last piece cuts
+                raise ValueError("spans writer: rows left over with no piece ending their row group")
         finally:
             for writer in self._writers:
                 if self.rows == 0 and exc is None:

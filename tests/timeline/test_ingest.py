@@ -91,6 +91,29 @@ def test_events_have_a_row_group_per_generation(gc_trace: Callable[[str], Path],
     assert starts == syncs
 
 
+def test_a_large_generation_is_cut_in_bounded_row_groups(
+    gc_trace: Callable[[str], Path], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A row group of the events table is held whole as Arrow until written: a generation of
+    # more than _EVENT_GROUP rows is several groups (each Sync still starts one), the rows unchanged.
+    from goblueprint.timeline import tables
+
+    trace = gc_trace("1.27")
+    whole = tables_pass(trace).tables["events"]
+    syncs = whole.with_row_index().filter(pl.col("kind") == "SYNC")["index"].to_list()
+    cap = 997
+    assert max(b - a for a, b in zip(syncs, [*syncs[1:], whole.height], strict=True)) > 2 * cap
+    monkeypatch.setattr(tables, "_EVENT_GROUP", cap)
+    found = ingest(trace)
+    assert_frame_equal(pl.read_parquet(found.table_files()["events"]), whole, check_exact=True)
+    meta = pq.ParquetFile(found.table_files()["events"]).metadata
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    assert max(sizes) == cap and set(syncs) <= set(starts)
+    # Cut only where a generation or a full group ends.
+    assert all(s in syncs or s - starts[i - 1] == cap for i, s in enumerate(starts) if i)
+
+
 @pytest.mark.parametrize("piece", [1, 7, 1 << 22])
 def test_tables_spilled_in_small_chunks_are_the_whole_tables(
     piece: int, gc_trace: Callable[[str], Path], cache: Path, monkeypatch: pytest.MonkeyPatch
@@ -123,6 +146,67 @@ def test_tables_spilled_in_small_chunks_are_the_whole_tables(
         b - a for a, b in zip(syncs, [*syncs[1:], whole.height], strict=True)
     ]
     assert [p.name for p in found.path.iterdir() if p.name.startswith(".")] == []  # no spill left
+
+
+def test_spans_sorted_in_smaller_pieces_store_the_same_files(
+    gc_trace: Callable[[str], Path], cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What a sort of the spilled spans holds is bounded by _SPAN_SORT rows (or one lane), and
+    # the files do not depend on it: the row groups are still cut where a piece of _SPAN_PIECE
+    # rows ends, the sink carrying the rows short of a group from one small piece to the next.
+    from goblueprint.timeline import builder, tables
+
+    trace = gc_trace("1.27")
+    monkeypatch.setattr(builder, "_SPAN_PIECE", 5000)
+    monkeypatch.setattr(tables, "_SPAN_ROW_GROUP", 1000)
+    sorted_rows: list[tuple[int, int]] = []  # rows and lanes of each piece sorted
+    real = builder._SpilledSpans._sorted
+
+    def spy(self: Any, spill: Any, at: Any) -> pl.DataFrame:
+        part = real(self, spill, at)
+        sorted_rows.append((part.height, part.select("lane_kind", "lane_id").n_unique()))
+        return part
+
+    monkeypatch.setattr(builder._SpilledSpans, "_sorted", spy)
+    whole = ingest(trace, out=tmp_path / "whole")
+    sort = 300
+    assert any(rows > 2 * sort and lanes > 1 for rows, lanes in sorted_rows)
+    sorted_rows.clear()
+    monkeypatch.setattr(builder, "_SPAN_SORT", sort)
+    small = ingest(trace, out=tmp_path / "small")
+    assert all(rows <= sort or lanes == 1 for rows, lanes in sorted_rows)  # a lane is never cut
+    files = sorted(p.relative_to(whole.path) for p in whole.path.rglob("*.parquet"))
+    assert files == sorted(p.relative_to(small.path) for p in small.path.rglob("*.parquet"))
+    for rel in files:
+        assert (whole.path / rel).read_bytes() == (small.path / rel).read_bytes(), rel
+
+
+def test_finish_hands_on_the_counters_then_the_flows_one_at_a_time(
+    gc_trace: Callable[[str], Path], tmp_path: Path
+) -> None:
+    # A spilling builder keeps its flows and counters on disk during the pass and, given a
+    # sink, makes each table only to hand it on: the counters are let go of before the flows
+    # are made, and the Timeline holds neither.
+    import weakref
+
+    from goblueprint.timeline.builder import TimelineBuilder
+    from goblueprint.timeline.source import run_pass
+
+    in_memory = TimelineBuilder()
+    b = TimelineBuilder(spill=tmp_path)
+    result = run_pass(gc_trace("1.27"), [in_memory, b])
+    made = in_memory.finish(result.last_time)
+    assert b.flows.file.rows > 0 and b.counters.file.rows > 0  # on disk, not in memory
+    handed: list[tuple[str, Any]] = []
+
+    def tables_to(name: str, table: pl.DataFrame, strings: list[str]) -> None:
+        assert all(ref() is None for _, ref in handed)  # the table before it let go of
+        assert_frame_equal(table, getattr(made, name), check_exact=True)
+        handed.append((name, weakref.ref(table)))
+
+    tl = b.finish(result.last_time, spans_to=lambda *_: None, tables_to=tables_to)
+    assert [name for name, _ in handed] == ["counters", "flows"]
+    assert tl.counters.height == tl.flows.height == 0
 
 
 def test_found_by_content_and_made_once(
