@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -320,6 +321,39 @@ def test_damaged_or_stale_entries_are_made_again(
     assert passes == [trace], damage
     for name, df in want.items():
         assert_frame_equal(again.frames()[name], df, check_exact=True)
+
+
+def test_files_proven_whole_are_trusted_by_their_stamps_until_one_changes(
+    trace: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = ingest(trace)
+    hashed: list[Path] = []
+    real_hash = ingest_mod.content_hash
+
+    def spy(path: Path, *args: Any) -> str:
+        if good.path in path.parents:
+            hashed.append(path)
+        return real_hash(path, *args)
+
+    monkeypatch.setattr(ingest_mod, "content_hash", spy)
+    stored = len(good.manifest["files"])
+    assert len(hashed) == 0 and ingest(trace).path == good.path
+    assert len(hashed) == stored  # fresh files: hashed, and too new to be stamped
+    monkeypatch.setattr(ingest_mod, "_SETTLED_NS", -(10**12))  # as if they had settled
+    ingest(trace)
+    assert len(hashed) == 2 * stored
+    ingest(trace)
+    assert len(hashed) == 2 * stored  # stamps match: nothing hashed
+    # A byte flipped in place (same size) changes the file's ctime: hashed again, found out.
+    table = good.table_files()["intervals"]
+    time.sleep(0.05)  # past the filesystem clock's tick, which the settled margin covers in use
+    data = bytearray(table.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    table.write_bytes(bytes(data))
+    passes = count_passes(monkeypatch)
+    ingest(trace)
+    assert passes == [trace]
+    assert table in hashed[2 * stored :]
 
 
 def test_output_directory_is_made_or_refused(trace: Path, cache: Path, tmp_path: Path) -> None:
