@@ -70,7 +70,7 @@ UTILIZATION = "utilization"
 _TIMELINE_FRAMES = ("spans", "flows", "counters", "instants", "lanes", "stack_frames")
 # The Timeline's largest tables, written by the pass as it goes (tables_pass's TIMELINE_TO).
 _WRITTEN_BY_PASS = ("spans", "flows", "counters")
-_READ_BLOCK = 1 << 22
+_READ_BLOCK = 1 << 20
 # Traces from this size on take seconds to ingest: say so on stderr, terminal or not.
 ANNOUNCE_BYTES = STAGE_LINE_BYTES
 # Code whose change changes the tables: the reader and everything under timeline/.
@@ -80,9 +80,11 @@ _PRODUCERS = ("trace", "timeline")
 def content_hash(path: Path, block: int = _READ_BLOCK) -> str:
     """BLAKE2b-128 of the file's bytes: the entry's key (a trace found by content, not by name)."""
     h = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as f:
-        while chunk := f.read(block):
-            h.update(chunk)
+    buf = bytearray(block)  # one buffer read into again and again: no block allocated per read
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as f:
+        while n := f.readinto(buf):
+            h.update(view[:n])
     return h.hexdigest()
 
 
