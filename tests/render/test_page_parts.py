@@ -63,7 +63,9 @@ def test_page_written_in_parts_is_the_page_made_as_one_string(
     monkeypatch.setattr(timeline_html, "_B64_SLICE", 21)
     got, sizes = page_in_parts(sched_timeline, "sched", compress)
     assert got == one_string_page(sched_timeline, "sched", compress)
-    assert len(sizes) > 100 and max(sizes) < len(got) / 10  # written in parts, none the whole
+    # Written in parts, none the whole: the largest is a piece of the template (~58 KB), which
+    # is more than a tenth of a small trace's compressed page (CI's fresh trace: 425 KB).
+    assert len(sizes) > 100 and max(sizes) < len(got) / 2
 
 
 def test_tiny_batches_make_the_page_one_batch_makes(

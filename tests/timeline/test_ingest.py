@@ -183,16 +183,20 @@ def test_spans_sorted_in_smaller_pieces_store_the_same_files(
 
 
 def test_finish_hands_on_the_counters_then_the_flows_one_at_a_time(
-    gc_trace: Callable[[str], Path], tmp_path: Path
+    gc_trace: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A spilling builder keeps its flows and counters on disk during the pass and, given a
     # sink, makes each table only to hand it on: the counters are let go of before the flows
     # are made, and the Timeline holds neither.
     import weakref
 
+    from goblueprint.timeline import builder as builder_mod
     from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.timeline.source import run_pass
 
+    # The loop's output buffers move their rows out when full: small ones fill on any trace
+    # (a fresh gc trace may have fewer flows than the default 64 Ki rows).
+    monkeypatch.setattr(builder_mod, "_ROWS", 256)
     in_memory = TimelineBuilder()
     b = TimelineBuilder(spill=tmp_path)
     result = run_pass(gc_trace("1.27"), [in_memory, b])
