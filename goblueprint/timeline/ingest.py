@@ -38,6 +38,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -271,12 +272,11 @@ def _ingest_to(
     An existing OUT is replaced only if it is an entry (it has a manifest); anything else is
     the user's and stays untouched.
     """
-    import time
-
     from goblueprint.errors import PathError
 
-    if not force and _check(out, key) is not None:
-        return _sound(out, key)
+    found = None if force else _check(out, key)
+    if found is not None:  # checked whole just now: not hashed a second time
+        return found
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST).is_file())):
         hint = "it is not ingested tables: give a new or empty directory"
         raise PathError(out, errno.EEXIST, write=True, hint=hint)
@@ -371,8 +371,6 @@ def _read_stamps(target: Path) -> dict[str, list[int]]:
 
 def _write_stamps(target: Path, stamps: dict[str, list[int]]) -> None:
     """Record the stamps of files just proven whole, those settled enough to be trusted later."""
-    import time
-
     now = time.time_ns()
     settled = {rel: st for rel, st in stamps.items() if st[2] < now - _SETTLED_NS}
     if not settled:
