@@ -17,9 +17,11 @@ ACTIONS = ("compare", "ab", "predict")
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.description = __doc__
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("target", metavar="WORKLOAD|compare|ab|predict",
+    # Optional so that `simulate --list-policies` needs no workload (the policies are the model's).
+    parser.add_argument("target", metavar="WORKLOAD|compare|ab|predict", nargs="?",
                         help="a workload file (.toml/.json), a trace to replay (.trace), or an action")  # fmt: skip
     parser.add_argument("rest", nargs=argparse.REMAINDER, help="the action's options (ACTION --help)")
+    parser.add_argument("--list-policies", action="store_true", help="list the policies and exit")
 
 
 def _sub(name: str) -> argparse.ArgumentParser:
@@ -29,6 +31,12 @@ def _sub(name: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from goblueprint.errors import UsageError
+
+    if args.list_policies:
+        return _list_policies()
+    if args.target is None:
+        raise UsageError("simulate: expected a WORKLOAD, a .trace or an action (compare, ab, predict)")
     if args.target in ACTIONS:
         import importlib
 
@@ -56,6 +64,14 @@ def _prepare_run(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list-policies", action="store_true", help="list the policies and exit")
 
 
+def _list_policies() -> int:
+    from goblueprint.model import policies
+
+    for name, (what, points) in policies.REGISTRY.items():
+        print(f"{name:<14} {', '.join(points) or 'all points'}: {what}")
+    return 0
+
+
 def _run(target: str, args: argparse.Namespace) -> int:
     import json
     import sys
@@ -66,9 +82,7 @@ def _run(target: str, args: argparse.Namespace) -> int:
     from goblueprint.model import api, measure, policies, workload
 
     if args.list_policies:
-        for name, (what, points) in policies.REGISTRY.items():
-            print(f"{name:<14} {', '.join(points) or 'all points'}: {what}")
-        return 0
+        return _list_policies()
     check_procs(args.procs)
     policy = policies.resolve(args.policy)
     if target.endswith(".trace"):

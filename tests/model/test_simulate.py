@@ -124,5 +124,12 @@ def test_ab_reports_each_metric_with_an_interval(capsys: pytest.CaptureFixture[s
 
 
 def test_list_policies(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _cli(capsys, "simulate", str(EXAMPLE), "--list-policies")
-    assert code == 0 and set(policies.REGISTRY) == {line.split()[0] for line in out.splitlines()}
+    # With or without a workload: docs/model.md tells the user to run `simulate --list-policies`.
+    for argv in ((str(EXAMPLE), "--list-policies"), ("--list-policies",)):
+        code, out, _ = _cli(capsys, "simulate", *argv)
+        assert code == 0 and set(policies.REGISTRY) == {line.split()[0] for line in out.splitlines()}
+
+
+def test_simulate_without_a_target_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _cli(capsys, "simulate")
+    assert code != 0 and "expected a WORKLOAD" in err and "Traceback" not in err
