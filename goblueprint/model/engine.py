@@ -74,6 +74,17 @@ LG, LP, LM, LSTW = int(LaneKind.G), int(LaneKind.P), int(LaneKind.M), int(LaneKi
 PS_IDLE, PS_RUN, PS_SYSCALL, PS_STOP, PS_DEAD = range(5)
 # G status
 GS_RUNNABLE, GS_RUNNING, GS_WAITING, GS_SYSCALL, GS_DEAD = range(5)
+
+
+def _release(version: str) -> tuple[int, int]:
+    """(major, minor) of "1.22.10"; an empty or unreadable version is the newest."""
+    parts = version.removeprefix("go").split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return (1 << 30, 0)
+
+
 T_START = 1_000_000  # simulated clock origin (non-zero so "0" is never mistaken for "none")
 SPINNING = -2  # find_runnable: no G yet, a steal round is under way (the M holds its P and spins)
 GRAB_WAIT = -3  # steal_once: the M sleeps in runqgrab before taking a running victim's runnext
@@ -106,6 +117,10 @@ class Sim:
         # And its thread wake-ups where it measured them (model.wakeups), unless costs are given.
         self.wake_ns = prog.wake_ns if costs is None else {}
         self.pol = policy
+        # goschedImpl keeps a G preempted for a stop-the-world on its P's runnext from Go 1.26
+        # (`if preempted && sched.gcwaiting.Load()`); 1.22-1.25 put it on the global queue like
+        # any other. Constants without a release (a test's own) follow the bundled source.
+        self.stw_runnext = _release(consts.go_version) >= (1, 26)
         self.procs = procs  # GOMAXPROCS now (procresize changes it); Ps from it up to nalloc are dead
         nalloc = max([procs, *prog.resize.values()])
         self.rng = random.Random(seed)
@@ -1133,7 +1148,7 @@ class Sim:
         """goschedImpl (Gosched, gopreempt_m): the running G stops where it is, to the global queue.
 
         Preempted FOR_STW (gcwaiting: stopTheWorld's preemptall), it stays on its P's runnext
-        "so it can keep running immediately after the STW". Then wakep, as goschedImpl ends
+        "so it can keep running immediately after the STW" (Go 1.26 on; before, the global queue). Then wakep, as goschedImpl ends
         (with an idle P and no spinning M another M comes for what waits; none during a stop).
         OWN: the G's own YIELD op (a point of its program, where a replay may know the wake-up).
         """
@@ -1146,7 +1161,7 @@ class Sim:
         self.rec.state(LP, p, self.now, P_RUN, m=self.pm[p])
         self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
         self.gflow[g] = self.rec.flow(F_REQUEUE, g, g, p, self.now, self.rec.sid(why))
-        if for_stw:
+        if for_stw and self.stw_runnext:
             self.pol.enqueue(self, p, g, True)
         else:
             self.globrunqput(g)

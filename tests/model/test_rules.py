@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from dataclasses import replace
 
 import pytest
 
@@ -739,9 +740,7 @@ def test_an_m_giving_its_p_up_polls_the_network_and_runs_what_became_ready(const
     sim.check_invariants()
 
 
-def test_gs_a_stop_the_world_preempts_stay_on_their_ps_runnext(consts: Constants) -> None:
-    # goschedImpl with gcwaiting: runqput(pp, gp, true), "so it can keep running immediately
-    # after the STW" on its own P; through the global queue they would swap Ps.
+def _stw_preempting_two(consts: Constants) -> Sim:
     prog = Program()
     prog.add_template("main.main", [(P.CPU, 10_000, 0), (P.STW, 0, 0), (P.CPU, 100_000, 0)])
     for i in (1, 2):
@@ -750,11 +749,39 @@ def test_gs_a_stop_the_world_preempts_stay_on_their_ps_runnext(consts: Constants
     prog.stw = [(0, 50_000, "stop-the-world (GC)")]
     sim = Sim(prog, consts, policies.resolve([]), 3, seed=1)
     sim.run()
+    return sim
+
+
+def test_gs_a_stop_the_world_preempts_stay_on_their_ps_runnext(consts: Constants) -> None:
+    # goschedImpl with gcwaiting: runqput(pp, gp, true), "so it can keep running immediately
+    # after the STW" on its own P; through the global queue they would swap Ps.
+    sim = _stw_preempting_two(consts)
     tl = sim.rec.timeline(engine.T_START, sim.end, 3)
     runs = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == 0))
     stopped = tl.flows.filter(tl.flows["kind"] == int(FlowKind.REQUEUE))
     assert stopped.height == 2
     assert all(runs.filter(runs["lane_id"] == g)["p"].n_unique() == 1 for g in stopped["g"].to_list())
+
+
+@pytest.mark.parametrize(
+    ("version", "global_queue"), [("1.22.10", True), ("1.25.5", True), ("1.26.0", False)]
+)
+def test_before_go_1_26_a_stop_the_world_preempts_to_the_global_queue(
+    consts: Constants, version: str, global_queue: bool
+) -> None:
+    # Go 1.22-1.25's goschedImpl has no gcwaiting case: globrunqput for every preempted G.
+    # After the stop both Ps find their local queues empty and take from the global queue
+    # (the 1.26 rule runs each G from its own P's runnext), and here the two Gs swap Ps.
+    sim = _stw_preempting_two(replace(consts, go_version=version))
+    dec = sim.rec.decisions()
+    took = dec.filter((dec["point"] == "next_g") & (dec["reason"] == "local queue empty")).height
+    assert took == (2 if global_queue else 0)
+    tl = sim.rec.timeline(engine.T_START, sim.end, 3)
+    runs = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == 0))
+    stopped = tl.flows.filter(tl.flows["kind"] == int(FlowKind.REQUEUE))["g"].to_list()
+    assert [runs.filter(runs["lane_id"] == g)["p"].n_unique() for g in stopped] == [
+        2 if global_queue else 1
+    ] * 2
 
 
 def test_gosched_if_busy_yields_only_while_no_p_is_idle(consts: Constants) -> None:
