@@ -47,6 +47,14 @@ CASES = [
     ),
     ("steal", {"steal_tries": "1"}, ("steals",)),
 ]
+# The Ps each program sets (runtime.GOMAXPROCS in tests/lab/goprogs/*/main.go). The model gives
+# every M a CPU of its own; with fewer CPUs than Ps the real threads take turns, and the steal
+# program's steals then follow the machine: at 4 Ps on 2 shared CPUs the lab's mean change for
+# steal_tries=1 was positive in 7 of 9 sessions and significant only when positive (+82, +142),
+# the model's -11 to +12; on a copy at 2 Ps the lab gave +16, -28, -68 (significant), the model
+# +35, -4, -3 (README.md, "Predictions against the lab"). So a metric is held only where the
+# machine has a CPU per P.
+PROGRAM_PROCS = {"cpubound": 2, "steal": 4}
 
 
 @pytest.mark.parametrize(("prog", "knob", "checked"), CASES, ids=[next(iter(k)) for _, k, _ in CASES])
@@ -63,6 +71,9 @@ def test_prediction_agrees_with_lab_ab(
         print(
             f"{next(iter(knob))} {name}: model {v['diff']:.4g} lab {m['diff']:.4g} [{m['ci'][0]:.4g}, {m['ci'][1]:.4g}]"
         )
+    if (os.cpu_count() or 1) < PROGRAM_PROCS[prog]:
+        print(f"{prog}: {PROGRAM_PROCS[prog]} Ps on {os.cpu_count()} CPUs: {', '.join(checked)} not held")
+        checked = ()
     for name in checked:
         low, high = lab["metrics"][name]["ci"]
         diff = got["metrics"][name]["diff"]
