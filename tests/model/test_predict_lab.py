@@ -26,7 +26,7 @@ from goblueprint.timeline.analysis import analyse
 
 # Not fully stable: on a loaded machine the baseline run's trace changes from session to
 # session; the model's p50 change for sysmon_max_sleep_us has come out with the wrong sign on
-# some, and of six sessions on 2026-12-04 one failed (the steal program's steals, now held
+# some, and of seven sessions on 2026-12-04 one failed (the steal program's steals, now held
 # only with a CPU per P, and forcePreemptNS's sysmon rate against a lab interval of
 # [-41.6, -0.5] wake-ups/s; README.md). It also builds runtimes and runs the lab (30-100 s),
 # so it runs only when asked for.
@@ -53,7 +53,7 @@ CASES = [
 # The Ps each program sets (runtime.GOMAXPROCS in tests/lab/goprogs/*/main.go). The model gives
 # every M a CPU of its own; with fewer CPUs than Ps the real threads take turns, and the steal
 # program's steals then follow the machine: at 4 Ps on 2 shared CPUs the lab's mean change for
-# steal_tries=1 was positive in 8 of 10 sessions and significant only when positive (+82, +142),
+# steal_tries=1 was positive in 8 of 11 sessions and significant in three (+82, +142, -109),
 # the model's -25 to +12; on a copy at 2 Ps the lab gave +16, -28, -68 (significant), the model
 # +35, -4, -3 (README.md, "Predictions against the lab"). So a metric is held only where the
 # machine has a CPU per P.
