@@ -17,7 +17,7 @@ import pytest
 
 from goblueprint.model import api, engine, measure, policies, replay, wakeups
 from goblueprint.model import program as P
-from goblueprint.model.constants import Constants, Costs
+from goblueprint.model.constants import Constants, Costs, from_source
 from goblueprint.timeline.analysis import analyse
 from goblueprint.timeline.model import FlowKind, LaneKind, State
 
@@ -222,6 +222,8 @@ def test_compare_command_json(
     for side in ("real", "sim"):
         assert set(measure.COMPARED) <= set(got[side])
         assert 0 <= got[side]["p_utilization"] <= 1
+    # The release whose rules replayed it is stated (the model's default is the bundled one).
+    assert got["go"]["model"] == from_source().go_version and got["go"]["trace_format"].startswith("1.")
 
 
 def test_a_trace_that_breaks_part_way_is_not_replayed(
