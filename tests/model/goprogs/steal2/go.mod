@@ -1,0 +1,3 @@
+module goblueprint.test/steal2
+
+go 1.22
