@@ -413,7 +413,7 @@ def tables_pass(
     show_capture: bool = False,
     views: bool = False,
     write_to: Path | None = None,
-    timeline_to: Path | None = None,
+    timeline_stored: bool = False,
     stays_to: Path | None = None,
 ) -> TablesPass:
     """``trace_tables``, with the Timeline they come from, the pass's result (error, version),
@@ -423,24 +423,23 @@ def tables_pass(
     WRITE_TO (a directory) writes the tables there as ``<name>.parquet`` instead of returning
     them, held in memory one at a time: the events table (a row group per generation) waits
     on disk beside them chunk by chunk during the pass, it is several times the trace's size.
-    TIMELINE_TO (a directory, with WRITE_TO) writes the Timeline's largest tables there as
-    ``<name>.parquet``: its spans as the intervals table is written, a lane kind at a time
-    (they too wait on disk during the pass), its counters and flows beside the metrics and
-    flows tables made of them; the Timeline returned has none of the three (its other
-    tables are whole).  STAYS_TO (a file, with WRITE_TO and VIEWS) writes the stays there
+    TIMELINE_STORED (with WRITE_TO) leaves the Timeline's largest tables to the SQL tables
+    written of them (``timeline.stored``): its spans, which wait on disk during the pass, as
+    the intervals table, a lane kind at a time, its counters and flows as the metrics and
+    flows tables; the Timeline returned has none of the three (its other tables are whole).  STAYS_TO (a file, with WRITE_TO and VIEWS) writes the stays there
     as soon as they are made, before the events are written: the profiles returned read
     them back from it (a scan), the pass does not hold them through the rest of its work."""
     if write_to is None:
-        if timeline_to is not None or stays_to is not None:
-            raise ValueError("tables_pass: timeline_to and stays_to are for a pass that writes its tables")
+        if timeline_stored or stays_to is not None:
+            raise ValueError(
+                "tables_pass: timeline_stored and stays_to are for a pass that writes its tables"
+            )
         return _tables_pass(
             source, progress, show_capture, views, EventRows() if events else None, None, None, None
         )
     with tempfile.TemporaryDirectory(prefix=".pass-", dir=write_to) as spill:
         rows = EventRows(Path(spill)) if events else None
-        spans = (
-            (Path(spill), timeline_to, write_to / "intervals.parquet") if timeline_to is not None else None
-        )
+        spans = (Path(spill), write_to / "intervals.parquet") if timeline_stored else None
         return _tables_pass(source, progress, show_capture, views, rows, write_to, spans, stays_to)
 
 
@@ -451,8 +450,8 @@ def _tables_pass(
     views: bool,
     rows: EventRows | None,
     write_to: Path | None,
-    # Where the builder spills, the directory of the Timeline's tables, the intervals' file.
-    spans: tuple[Path, Path, Path] | None,
+    # Where the builder spills, the intervals' file.
+    spans: tuple[Path, Path] | None,
     stays_to: Path | None,
 ) -> TablesPass:
     from goblueprint.timeline.builder import TimelineBuilder
@@ -505,8 +504,8 @@ def _tables_pass(
     if spans is None or write_to is None:
         tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
     else:
-        tables_to = _TablesWriter(write_to, spans[1], result.marks, show_capture)
-        with _SpansWriter(spans[1] / "spans.parquet", spans[2], result.marks, show_capture) as sink:
+        tables_to = _TablesWriter(write_to, result.marks, show_capture)
+        with _SpansWriter(spans[1], result.marks, show_capture) as sink:
             finished = builder.finish(result.last_time, spans_to=sink, tables_to=tables_to)
             tl = result.marks.timeline(finished, show=show_capture)
         written["intervals"] = sink.rows
@@ -545,67 +544,61 @@ def _tables_pass(
 
 class _TablesWriter:
     """The sink of the other large tables of a spilling builder's finish(): its counters and
-    flows (flows without capture's goroutines, MARKS unless SHOW), each written to TIMELINE
-    as it is and to DIRECTORY as the SQL table made of it (metrics, flows), both at once, and
+    flows (flows without capture's goroutines, MARKS unless SHOW), each written to DIRECTORY
+    as the SQL table made of it (metrics, flows; also the Timeline's, see timeline.stored) and
     let go of before finish() makes the next."""
 
     MADE = ("metrics", "flows")  # the SQL tables it writes
 
-    def __init__(self, directory: Path, timeline: Path, marks: Any, show: bool) -> None:
-        self.directory, self.timeline, self.marks, self.show = directory, timeline, marks, show
+    def __init__(self, directory: Path, marks: Any, show: bool) -> None:
+        self.directory, self.marks, self.show = directory, marks, show
         self.rows: dict[str, int] = {}
 
     def __call__(self, name: str, table: pl.DataFrame, strings: list[str]) -> None:
+        from goblueprint.timeline import stored
+
         if name == "flows":  # capture's flows left out as marks.timeline leaves them out
             table = self.marks.timeline(Timeline(strings=strings, flows=table), show=self.show).flows
-        tl = Timeline(strings=strings, **{name: table})
-        del table
-        sql = {"counters": "metrics", "flows": "flows"}[name]
-        with WriteBehind(threads=2) as behind:
-            behind.submit(getattr(tl, name).write_parquet, self.timeline / f"{name}.parquet")
-            made = timeline_table_makers(tl)[sql]()
-            behind.submit(partial(made.write_parquet, self.directory / f"{sql}.parquet", statistics=True))
-            self.rows[sql] = made.height
+        sql = stored.SQL_TABLE[name]
+        stored.write_table(self.directory / f"{sql}.parquet", name, table, strings)
+        self.rows[sql] = table.height
 
 
 class _SpansWriter:
     """The sink of a spilling builder's finish(): each lane kind's spans, without capture's
-    lanes (MARKS, unless SHOW), written to SPANS (the Timeline's table) and, with their
-    names, to INTERVALS (the SQL table); row groups of a lane kind at most."""
+    lanes (MARKS, unless SHOW), written with their names to INTERVALS (the SQL table, also
+    the Timeline's spans: timeline.stored); row groups of a lane kind at most."""
 
-    def __init__(self, spans: Path, intervals: Path, marks: Any, show: bool) -> None:
-        import pyarrow.parquet as pq
+    def __init__(self, intervals: Path, marks: Any, show: bool) -> None:
+        from goblueprint.timeline import stored
 
         self.marks, self.show = marks, show
-        empty = Timeline()
-        self._writers = []
-        for path, frame in ((spans, empty.spans), (intervals, empty.with_names("spans"))):
-            # As polars' write_parquet stores them (its files are within 2%): zstd level 3,
-            # statistics, a dictionary for every column but the times, unique nearly per row.
-            schema = frame.to_arrow().schema
-            coded = [name for name in schema.names if name not in ("start", "end")]
-            options = {"compression": "zstd", "compression_level": 3, "use_dictionary": coded}
-            self._writers.append(pq.ParquetWriter(path, schema, write_statistics=True, **options))
-        # Each file encoded on a thread of its own while the next piece is sorted and named.
-        self._behind = [WriteBehind() for _ in self._writers]
+        self._writer = stored.writer(intervals, "spans")
+        # Encoded on a thread of its own while the next piece is sorted and named.
+        self._behind = WriteBehind()
+        self._texts: tuple[int, Any] = (-1, None)  # the strings as Arrow, made once
         self._rest: pl.DataFrame | None = None  # rows of a row group still to come
         self.rows = 0
 
     def __call__(self, spans: pl.DataFrame, strings: list[str], cut: bool = True) -> None:
         """SPANS, the next rows of the table; CUT: the row group in the making ends with them
         (else the rows short of a whole group wait for the next call's)."""
+        import pyarrow as pa
+
+        from goblueprint.timeline import stored
+
         spans = self.marks.spans(spans, show=self.show)
         if self._rest is not None:
             spans = pl.concat([self._rest, spans], rechunk=False)
             self._rest = None
+        if self._texts[0] != len(strings):
+            self._texts = (len(strings), pa.array(strings, pa.string()))
         whole = spans.height if cut else spans.height - spans.height % _SPAN_ROW_GROUP
-        # A row group at a time: the names and Arrow's copy of them are made for it alone.
         for lo in range(0, whole, _SPAN_ROW_GROUP):
-            group = Timeline(strings=strings, spans=spans.slice(lo, min(_SPAN_ROW_GROUP, whole - lo)))
-            for writer, behind, frame in zip(
-                self._writers, self._behind, (group.spans, group.with_names("spans")), strict=True
-            ):
-                behind.submit(writer.write_table, frame.to_arrow())
+            group = stored.named_arrow(
+                "spans", spans.slice(lo, min(_SPAN_ROW_GROUP, whole - lo)), self._texts[1]
+            )
+            self._behind.submit(self._writer.write_table, group)
         if whole < spans.height:
             self._rest = spans.slice(whole)
         self.rows += whole
@@ -617,18 +610,16 @@ class _SpansWriter:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         try:
-            for behind in self._behind:
-                behind.__exit__(kind, exc, tb)
+            self._behind.__exit__(kind, exc, tb)
             if self._rest is not None and exc is None:  # every lane kind's last piece cuts
                 raise ValueError("spans writer: rows left over with no piece ending their row group")
         finally:
-            for writer in self._writers:
-                if self.rows == 0 and exc is None:
-                    writer.write_table(writer.schema.empty_table())
-                writer.close()
+            if self.rows == 0 and exc is None:
+                self._writer.write_table(self._writer.schema.empty_table())
+            self._writer.close()
 
 
-_SPAN_ROW_GROUP = 1 << 18  # as polars writes a table
+_SPAN_ROW_GROUP = 1 << 18  # as polars writes a table (stored.ROW_GROUP)
 
 
 class _Frames:

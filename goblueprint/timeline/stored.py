@@ -1,0 +1,136 @@
+"""The Timeline's three large tables stored once, as the SQL tables that name their strings.
+
+An ingest keeps the spans, flows and counters of a trace only as the SQL tables
+``intervals``, ``flows`` and ``metrics`` (``Timeline.with_names`` of them: the same rows, string
+ids as text, plus lane kind and state names).  Storing the Timeline's form beside them doubled
+the largest files and about a second of the ingest's encoding for no data of their own.
+
+Writing: ``named_arrow`` makes a piece of the SQL table from the Timeline's columns with every
+text column an Arrow dictionary array whose indices are the ids (no string copied per row, none
+hashed by the Parquet writer: it writes the dictionary and the indices as they are); the
+files are written without Arrow's schema, so every reader (polars, DuckDB, pyarrow) sees the
+plain string columns of ``with_names``.
+
+Reading: ``as_timeline`` turns a scan of such a file back into the Timeline's table: text
+columns cast to an Enum of the Timeline's strings (unique, in id order), whose physical value
+is the id, in polars' own reader (no Arrow library loaded, a view's memory stays its own).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from goblueprint.timeline.model import SCHEMAS, STATE_NAMES, LaneKind, empty_frame
+
+if TYPE_CHECKING:  # imported where written only: a view that reads does without Arrow's library
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+# Timeline table -> the SQL table stored for it.
+SQL_TABLE = {"spans": "intervals", "flows": "flows", "counters": "metrics"}
+# Timeline table -> its string-id columns (as with_names resolves them).
+_TEXT = {"spans": ("label",), "flows": ("label",), "counters": ("name",)}
+# Columns only the SQL table has (names of codes the Timeline keeps as codes).
+_NAMES_OF = {"spans": {"lane_kind": "lane_kind_name", "state": "state_name"}, "flows": {}, "counters": {}}
+# Columns in time order or nearly (a lane's spans by start, flows by from_time, counters by
+# time): delta-coded, unique nearly per row, a dictionary would not pay; every other column
+# has few values and gets one.  Delta halves the spans' file against plain zstd, and reads faster.
+TIME_COLUMNS = {"spans": ("start", "end"), "flows": ("from_time", "to_time"), "counters": ("time",)}
+# Rows of a row group (as polars' write_parquet cuts a table).
+ROW_GROUP = 1 << 18
+
+
+@cache
+def _code_names(column: str) -> tuple[np.ndarray, pa.Array]:
+    """The names of the codes 0..255 of COLUMN (lane_kind, state), as with_names gives them:
+    each code's index into the distinct names, and those names (a dictionary with a name twice,
+    "running" of a G, a P and an M, would make the Parquet writer fall back to plain text)."""
+    import pyarrow as pa
+
+    if column == "lane_kind":
+        names = [LaneKind(c).name if c < len(LaneKind) else "" for c in range(256)]
+    else:
+        names = [STATE_NAMES.get(c, str(c)) for c in range(256)]
+    distinct = list(dict.fromkeys(names))
+    index = {name: i for i, name in enumerate(distinct)}
+    return np.array([index[name] for name in names], np.int32), pa.array(distinct, pa.string())
+
+
+def _coded(ids: np.ndarray, dictionary: pa.Array) -> pa.DictionaryArray:
+    import pyarrow as pa
+
+    return pa.DictionaryArray.from_arrays(pa.array(ids.astype(np.int32, copy=False)), dictionary)
+
+
+def named_arrow(table: str, df: pl.DataFrame, strings: pa.Array) -> pa.Table:
+    """``Timeline.with_names(TABLE)`` of DF (rows of the Timeline's TABLE), as Arrow with its text
+    columns dictionary arrays; STRINGS: the Timeline's strings as an Arrow string array (unique,
+    as a Timeline's are: a dictionary with a value twice is written as plain text)."""
+    import pyarrow as pa
+
+    cols: dict[str, pa.Array] = {}
+    for name in df.columns:
+        values = df[name]
+        if name in _TEXT[table]:
+            cols[name] = _coded(values.to_numpy(), strings)
+            continue
+        cols[name] = values.to_arrow()
+        named = _NAMES_OF[table].get(name)
+        if named is not None:
+            lut, names = _code_names(name)
+            cols[named] = _coded(lut[values.to_numpy()], names)
+    return pa.table(cols)
+
+
+def sql_schema(table: str) -> pa.Schema:
+    """The Arrow schema named_arrow gives for TABLE (dictionary text columns)."""
+    import pyarrow as pa
+
+    return named_arrow(table, empty_frame(table), pa.array([""], pa.string())).schema
+
+
+def writer(path: Any, table: str) -> pq.ParquetWriter:
+    """A Parquet writer of the SQL table of the Timeline's TABLE, for named_arrow's pieces:
+    zstd level 3 and statistics as polars writes them, times delta-coded, a dictionary for
+    every other column, no Arrow schema stored (readers see plain text columns)."""
+    import pyarrow.parquet as pq
+
+    times = TIME_COLUMNS[table]
+    schema = sql_schema(table)
+    return pq.ParquetWriter(
+        path,
+        schema,
+        compression="zstd",
+        compression_level=3,
+        write_statistics=True,
+        use_dictionary=[n for n in schema.names if n not in times],
+        column_encoding=dict.fromkeys(times, "DELTA_BINARY_PACKED"),
+        store_schema=False,
+    )
+
+
+def write_table(path: Any, table: str, df: pl.DataFrame, strings: list[str]) -> None:
+    """Write DF, the Timeline's whole TABLE, as its SQL table to PATH (row groups of ROW_GROUP)."""
+    import pyarrow as pa
+
+    texts = pa.array(strings, pa.string())
+    with writer(path, table) as w:
+        for lo in range(0, df.height, ROW_GROUP):
+            w.write_table(named_arrow(table, df.slice(lo, ROW_GROUP), texts))
+        if not df.height:
+            w.write_table(w.schema.empty_table())
+
+
+def as_timeline(table: str, scan: pl.LazyFrame, strings: list[str]) -> pl.LazyFrame:
+    """SCAN (of the SQL table stored for the Timeline's TABLE) as the Timeline's TABLE: its
+    columns, the text ones as ids of STRINGS (the Timeline's, unique)."""
+    schema = SCHEMAS[table]
+    texts = pl.Enum(strings)
+    return scan.select(
+        pl.col(name).cast(texts).to_physical().cast(dtype) if name in _TEXT[table] else pl.col(name)
+        for name, dtype in schema.items()
+    )
