@@ -44,26 +44,32 @@ TIME_COLUMNS = {"spans": ("start", "end"), "flows": ("from_time", "to_time"), "c
 ROW_GROUP = 1 << 18
 
 
-@cache
-def _code_names(column: str) -> tuple[np.ndarray, pa.Array]:
-    """The names of the codes 0..255 of COLUMN (lane_kind, state), as with_names gives them:
-    each code's index into the distinct names, and those names (a dictionary with a name twice,
-    "running" of a G, a P and an M, would make the Parquet writer fall back to plain text)."""
+def distinct_names(names: list[str]) -> tuple[np.ndarray, pa.Array]:
+    """NAMES (of codes 0..n-1) as a dictionary for coded(): each code's index into the distinct
+    names, and those names (a dictionary with a name twice, as "running" of a G, a P and an M,
+    makes the Parquet writer fall back to plain text)."""
     import pyarrow as pa
 
-    if column == "lane_kind":
-        names = [LaneKind(c).name if c < len(LaneKind) else "" for c in range(256)]
-    else:
-        names = [STATE_NAMES.get(c, str(c)) for c in range(256)]
     distinct = list(dict.fromkeys(names))
     index = {name: i for i, name in enumerate(distinct)}
     return np.array([index[name] for name in names], np.int32), pa.array(distinct, pa.string())
 
 
-def _coded(ids: np.ndarray, dictionary: pa.Array) -> pa.DictionaryArray:
+@cache
+def _code_names(column: str) -> tuple[np.ndarray, pa.Array]:
+    """The names of the codes 0..255 of COLUMN (lane_kind, state), as with_names gives them."""
+    if column == "lane_kind":
+        return distinct_names([LaneKind(c).name if c < len(LaneKind) else "" for c in range(256)])
+    return distinct_names([STATE_NAMES.get(c, str(c)) for c in range(256)])
+
+
+def coded(ids: np.ndarray, dictionary: pa.Array, valid: np.ndarray | None = None) -> pa.DictionaryArray:
+    """The text column of IDS into DICTIONARY (unique), null where not VALID: the Parquet writer
+    writes the dictionary and the ids as they are, no string copied or hashed per row."""
     import pyarrow as pa
 
-    return pa.DictionaryArray.from_arrays(pa.array(ids.astype(np.int32, copy=False)), dictionary)
+    mask = None if valid is None or valid.all() else ~valid
+    return pa.DictionaryArray.from_arrays(pa.array(ids.astype(np.int32, copy=False), mask=mask), dictionary)
 
 
 def named_arrow(table: str, df: pl.DataFrame, strings: pa.Array) -> pa.Table:
@@ -76,13 +82,13 @@ def named_arrow(table: str, df: pl.DataFrame, strings: pa.Array) -> pa.Table:
     for name in df.columns:
         values = df[name]
         if name in _TEXT[table]:
-            cols[name] = _coded(values.to_numpy(), strings)
+            cols[name] = coded(values.to_numpy(), strings)
             continue
         cols[name] = values.to_arrow()
         named = _NAMES_OF[table].get(name)
         if named is not None:
             lut, names = _code_names(name)
-            cols[named] = _coded(lut[values.to_numpy()], names)
+            cols[named] = coded(lut[values.to_numpy()], names)
     return pa.table(cols)
 
 
