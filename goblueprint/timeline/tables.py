@@ -257,8 +257,8 @@ def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path, strings: lis
     sync = _KIND_NAMES.index("SYNC")
     with (
         _events_writer(path) as writer,
-        WriteBehind() as behind,
-    ):  # a group encoded while the next one's rows are made
+        WriteBehind() as behind,  # a group encoded while the next one's rows are made
+    ):
 
         def write() -> None:
             nonlocal rows, held
@@ -491,9 +491,10 @@ def tables_pass(
     TIMELINE_STORED (with WRITE_TO) leaves the Timeline's largest tables to the SQL tables
     written of them (``timeline.stored``): its spans, which wait on disk during the pass, as
     the intervals table, a lane kind at a time, its counters and flows as the metrics and
-    flows tables; the Timeline returned has none of the three (its other tables are whole).  STAYS_TO (a file, with WRITE_TO and VIEWS) writes the stays there
-    as soon as they are made, before the events are written: the profiles returned read
-    them back from it (a scan), the pass does not hold them through the rest of its work."""
+    flows tables; the Timeline returned has none of the three (its other tables are whole).
+    STAYS_TO (a file, with WRITE_TO and VIEWS) writes the stays there as soon as they are
+    made, before the events are written: the profiles returned read them back from it (a
+    scan), the pass does not hold them through the rest of its work."""
     if write_to is None:
         if timeline_stored or stays_to is not None:
             raise ValueError(
@@ -649,8 +650,6 @@ class _SpansWriter:
     def __call__(self, spans: pl.DataFrame, strings: list[str], cut: bool = True) -> None:
         """SPANS, the next rows of the table; CUT: the row group in the making ends with them
         (else the rows short of a whole group wait for the next call's)."""
-        import pyarrow as pa
-
         from goblueprint.timeline import stored
 
         spans = self.marks.spans(spans, show=self.show)
