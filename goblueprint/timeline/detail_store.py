@@ -32,7 +32,7 @@ from goblueprint.errors import GoblueprintError
 from goblueprint.timeline.detail import Levels, merge_overlaps, plan_levels, runs
 from goblueprint.timeline.ingest import Ingested
 from goblueprint.timeline.model import Timeline, empty_frame
-from goblueprint.timeline.stored import as_timeline
+from goblueprint.timeline.stored import Texts, as_timeline
 
 STORE_FORMAT = 2  # bump when the stored levels change meaning (2: runs per lane and level stored)
 CHUNK_SPANS = 1_000_000  # spans read at once while building the levels
@@ -61,13 +61,13 @@ class DetailStore:
     levels: Levels
     origin: int
     duration: int
-    # The Timeline's strings if SPANS_FILE is the SQL table stored for the spans (an ingested
-    # trace's intervals: timeline.stored), None if it is the Timeline's spans as they are.
-    strings: list[str] | None = field(default=None, compare=False)
+    # What maps text to the Timeline's string ids if SPANS_FILE is the SQL table stored for the
+    # spans (an ingested trace's intervals: timeline.stored), None if it is the Timeline's spans.
+    texts: Texts | None = field(default=None, compare=False)
 
     def _spans(self) -> pl.LazyFrame:
         scan = pl.scan_parquet(self.spans_file)
-        return scan if self.strings is None else as_timeline("spans", scan, self.strings)
+        return scan if self.texts is None else as_timeline("spans", scan, self.texts)
 
     def level_file(self, level: int) -> Path:
         return self.path / f"level_{level}.parquet"
@@ -185,7 +185,7 @@ def open_store(found: Ingested) -> DetailStore:
         levels=levels,
         origin=origin,
         duration=duration,
-        strings=found.strings(),
+        texts=found.texts(),
     )
 
 
@@ -288,11 +288,12 @@ def ingested_tables(found: Ingested) -> PageTables:
     """The page tables of an ingested trace (its store built on first use)."""
     store = open_store(found)
     light = found.timeline(tables=("lanes", "stack_frames"))
+    texts = found.texts(light.strings)
     return PageTables(
         light=light,
         store=store,
-        counters=found.timeline_scan("counters", light.strings),
-        flows=found.timeline_scan("flows", light.strings),
+        counters=found.timeline_scan("counters", texts),
+        flows=found.timeline_scan("flows", texts),
         instants=found.timeline_scan("instants"),
     )
 

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from goblueprint.timeline.batches import TimelineScans
     from goblueprint.timeline.mmu import Series
     from goblueprint.timeline.pprof import StayTables
+    from goblueprint.timeline.stored import Texts
     from goblueprint.timeline.summary import Summary
 
 MANIFEST = "manifest.json"
@@ -152,15 +153,22 @@ class Ingested:
             return self.path / f"{SQL_TABLE[table]}.parquet"
         return self.path / TIMELINE_DIR / f"{table}.parquet"
 
-    def timeline_scan(self, table: str, strings: list[str] | None = None) -> pl.LazyFrame:
-        """A scan of the Timeline's TABLE as the Timeline holds it (STRINGS: the Timeline's,
-        read if not given)."""
+    def texts(self, strings: list[str] | None = None) -> Texts:
+        """What maps the stored text of the Timeline's tables back to its string ids
+        (timeline.stored.as_timeline); STRINGS: the Timeline's, read if not given."""
+        from goblueprint.timeline.stored import Texts
+
+        return Texts(self.strings() if strings is None else strings, self.manifest["timeline"]["texts"])
+
+    def timeline_scan(self, table: str, texts: Texts | None = None) -> pl.LazyFrame:
+        """A scan of the Timeline's TABLE as the Timeline holds it (TEXTS: self.texts(),
+        made if not given)."""
         from goblueprint.timeline.stored import SQL_TABLE, as_timeline
 
         scan = pl.scan_parquet(self.timeline_file(table))
         if table not in SQL_TABLE:
             return scan
-        return as_timeline(table, scan, self.strings() if strings is None else strings)
+        return as_timeline(table, scan, self.texts() if texts is None else texts)
 
     def profiles(self) -> StayTables:
         """What ``trace pprof`` is made from, read back as the pass made it; the stays as a scan
@@ -203,14 +211,14 @@ class Ingested:
         from goblueprint.timeline.batches import TimelineScans
 
         meta = self.manifest["timeline"]
-        strings = self.strings()
+        texts = self.texts()
         return TimelineScans(
             start_ns=meta["start_ns"],
             end_ns=meta["end_ns"],
-            strings=strings,
+            strings=texts.strings,
             go_version=meta["go_version"],
-            spans=self.timeline_scan("spans", strings),
-            flows=self.timeline_scan("flows", strings),
+            spans=self.timeline_scan("spans", texts),
+            flows=self.timeline_scan("flows", texts),
         )
 
     def timeline(
@@ -223,7 +231,8 @@ class Ingested:
         unread), TABLES names the tables to read (the others come back empty).
         """
         meta = self.manifest["timeline"]
-        strings = self.strings()
+        texts = self.texts()
+        strings = texts.strings
         wanted = set(_TIMELINE_FRAMES if tables is None else tables)
         kinds = None if lanes is None else sorted(int(k) for k in lanes)
         frames = {}
@@ -231,7 +240,7 @@ class Ingested:
             if name not in wanted:
                 frames[name] = empty_frame(name)
                 continue
-            frame = self.timeline_scan(name, strings)
+            frame = self.timeline_scan(name, texts)
             if kinds is not None and name in ("spans", "lanes"):
                 frame = frame.filter(pl.col("lane_kind").is_in(kinds))
             frames[name] = frame.collect()
@@ -427,7 +436,8 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
     stays = vdir / f"{STAYS}.parquet"
     with reader:
         made = tables_pass(reader, progress, views=True, write_to=out, timeline_stored=True, stays_to=stays)
-    _, tl, result, summary, profiles, utilization, heights = made
+    tl, result, summary, profiles, utilization = made[1:6]
+    heights, texts = made.written, made.texts
     del made
     files = {f"{name}.parquet": out / f"{name}.parquet" for name in heights}
     pl.DataFrame({"s": tl.strings}, schema={"s": pl.String}).write_parquet(tdir / "strings.parquet")
@@ -460,7 +470,12 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
         if error is None
         else {"message": error.message, "offset": error.offset, "generation": error.generation, "m": error.m},
         "tables": dict(sorted(heights.items())),
-        "timeline": {"start_ns": tl.start_ns, "end_ns": tl.end_ns, "go_version": tl.go_version},
+        "timeline": {
+            "start_ns": tl.start_ns,
+            "end_ns": tl.end_ns,
+            "go_version": tl.go_version,
+            "texts": texts,
+        },
         "profiles": {"trace_end": profiles.trace_end, "valid_events": profiles.valid_events},
         "summary": {"start_time": summary.start_time, "end_time": summary.end_time},
         "utilization": {"flags": DEFAULT_FLAGS, "series": len(utilization)},

@@ -252,6 +252,7 @@ class IngestedSource:
         try:
             self.strings = pl.read_parquet(d / "strings.parquet")["s"].to_list()
             self.lanes = pl.read_parquet(d / "lanes.parquet")
+            self.texts = found.texts(self.strings)
             for table in _STREAMED:
                 self.files[table] = open(found.timeline_file(table), "rb")
                 self.rows[table] = self._scan(table).select(pl.len()).collect().item()
@@ -269,7 +270,7 @@ class IngestedSource:
         f.seek(0)
         scan = pl.scan_parquet(f)
         # Spans, flows and counters are stored as their SQL tables (timeline.stored).
-        return as_timeline(table, scan, self.strings) if table in SQL_TABLE else scan
+        return as_timeline(table, scan, self.texts) if table in SQL_TABLE else scan
 
     def _batches(self, table: str, columns: tuple[str, ...]) -> Iterator[pl.DataFrame]:
         """The table's COLUMNS, BATCH_ROWS rows at a time.  Polars' own reader, a slice at a time

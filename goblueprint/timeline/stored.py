@@ -12,8 +12,9 @@ files are written without Arrow's schema, so every reader (polars, DuckDB, pyarr
 plain string columns of ``with_names``.
 
 Reading: ``as_timeline`` turns a scan of such a file back into the Timeline's table: text
-columns cast to an Enum of the Timeline's strings (unique, in id order), whose physical value
-is the id, in polars' own reader (no Arrow library loaded, a view's memory stays its own).
+columns cast to an Enum of the strings the table names (``Used``, recorded in the manifest),
+whose physical value indexes their ids, in polars' own reader (no Arrow library loaded, a
+view's memory stays its own).
 """
 
 from __future__ import annotations
@@ -119,11 +120,14 @@ def writer(path: Any, table: str) -> pq.ParquetWriter:
     )
 
 
-def write_table(path: Any, table: str, df: pl.DataFrame, strings: list[str]) -> None:
-    """Write DF, the Timeline's whole TABLE, as its SQL table to PATH (row groups of ROW_GROUP)."""
+def write_table(path: Any, table: str, df: pl.DataFrame, strings: list[str], used: Used) -> None:
+    """Write DF, the Timeline's whole TABLE, as its SQL table to PATH (row groups of ROW_GROUP);
+    the strings it names are added to USED."""
     import pyarrow as pa
 
     texts = pa.array(strings, pa.string())
+    for column in _TEXT[table]:
+        used.add(table, df[column].to_numpy(), strings)
     with writer(path, table) as w:
         for lo in range(0, df.height, ROW_GROUP):
             w.write_table(named_arrow(table, df.slice(lo, ROW_GROUP), texts))
@@ -131,12 +135,55 @@ def write_table(path: Any, table: str, df: pl.DataFrame, strings: list[str]) -> 
             w.write_table(w.schema.empty_table())
 
 
-def as_timeline(table: str, scan: pl.LazyFrame, strings: list[str]) -> pl.LazyFrame:
+class Used:
+    """Which of the Timeline's strings each stored table's text column names, gathered as the
+    tables are written (a table names few: block reasons, metric names...), so that a reader
+    casts to an Enum of those only: a cast builds a map of its Enum's every category, and the
+    Timeline's strings can be tens of thousands (every function and file of the stacks)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, np.ndarray] = {}
+
+    def add(self, table: str, ids: np.ndarray, strings: list[str]) -> None:
+        seen = self._seen.get(table)
+        if seen is None or len(seen) < len(strings):
+            grown = np.zeros(len(strings), bool)
+            if seen is not None:
+                grown[: len(seen)] = seen
+            self._seen[table] = seen = grown
+        seen[ids] = True
+
+    def ids(self) -> dict[str, list[int]]:
+        """Table -> the ids its text column names, ascending (the manifest's record)."""
+        return {table: np.flatnonzero(seen).tolist() for table, seen in sorted(self._seen.items())}
+
+
+class Texts:
+    """The Timeline's STRINGS and, per table, the ids its text column names (USED, from
+    Used.ids(); a table not in it may name any): what as_timeline maps text back to ids with,
+    made once and reused by every scan (a view reads a table in many batches)."""
+
+    def __init__(self, strings: list[str], used: dict[str, list[int]] | None = None) -> None:
+        self.strings = strings
+        self._used = used or {}
+        self._exprs: dict[str, pl.Expr] = {}
+
+    def expr(self, table: str, column: str) -> pl.Expr:
+        """COLUMN of TABLE (text) as the Timeline's string ids (UInt32)."""
+        key = f"{table}.{column}"
+        if key not in self._exprs:
+            ids = self._used.get(table)
+            if ids is None:
+                self._exprs[key] = pl.col(column).cast(pl.Enum(self.strings)).to_physical().cast(pl.UInt32)
+            else:
+                phys = pl.col(column).cast(pl.Enum([self.strings[i] for i in ids])).to_physical()
+                self._exprs[key] = pl.lit(pl.Series(ids, dtype=pl.UInt32)).gather(phys).alias(column)
+        return self._exprs[key]
+
+
+def as_timeline(table: str, scan: pl.LazyFrame, texts: Texts) -> pl.LazyFrame:
     """SCAN (of the SQL table stored for the Timeline's TABLE) as the Timeline's TABLE: its
-    columns, the text ones as ids of STRINGS (the Timeline's, unique)."""
-    schema = SCHEMAS[table]
-    texts = pl.Enum(strings)
+    columns, the text ones as ids of the Timeline's strings (TEXTS)."""
     return scan.select(
-        pl.col(name).cast(texts).to_physical().cast(dtype) if name in _TEXT[table] else pl.col(name)
-        for name, dtype in schema.items()
+        texts.expr(table, name) if name in _TEXT[table] else pl.col(name) for name in SCHEMAS[table]
     )

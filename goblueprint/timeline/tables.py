@@ -469,6 +469,9 @@ class TablesPass(NamedTuple):
     profiles: Any  # pprof.StayTables of every profile type, if views asked for them
     utilization: Any  # list[mmu.Series] of mmu.DEFAULT_FLAGS, if views asked for them
     written: dict[str, int] | None = None  # the tables written to WRITE_TO, if given: their rows
+    # With TIMELINE_STORED: the ids of the strings each of the Timeline's tables stored as SQL
+    # tables names (stored.Used.ids), for its readers.
+    texts: dict[str, list[int]] | None = None
 
 
 def tables_pass(
@@ -521,6 +524,7 @@ def _tables_pass(
     spans: tuple[Path, Path] | None,
     stays_to: Path | None,
 ) -> TablesPass:
+    from goblueprint.timeline import stored
     from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.timeline.mmu import DEFAULT_FLAGS, UtilCollector
     from goblueprint.timeline.pprof import PROFILE_TYPES, StayCollector, StayTables
@@ -557,6 +561,7 @@ def _tables_pass(
     # WRITE_TO, the events are made and written on a thread of their own while finish() sorts
     # and writes the spans: each is mostly numpy, polars and Parquet encoding, which let go
     # of the GIL, so the two overlap on two cores (~1.5 s of a 30 MB trace's ingest).
+    used = stored.Used()  # the strings the tables stored for the Timeline's name
     with WriteBehind() as stays_behind, ThreadPoolExecutor(1, thread_name_prefix="events") as beside:
         if stays_to is not None and stays_table is not None:
             # statistics: a pprof type's row groups read alone
@@ -577,8 +582,8 @@ def _tables_pass(
         if spans is None or write_to is None:
             tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
         else:
-            tables_to = _TablesWriter(write_to, result.marks, show_capture)
-            with _SpansWriter(spans[1], result.marks, show_capture) as sink:
+            tables_to = _TablesWriter(write_to, result.marks, show_capture, used)
+            with _SpansWriter(spans[1], result.marks, show_capture, used) as sink:
                 finished = builder.finish(result.last_time, spans_to=sink, tables_to=tables_to)
                 tl = result.marks.timeline(finished, show=show_capture)
             written["intervals"] = sink.rows
@@ -614,6 +619,7 @@ def _tables_pass(
         stay_tables,
         utilization,
         dict(sorted(written.items())) if write_to is not None else None,
+        used.ids() if spans is not None and write_to is not None else None,
     )
 
 
@@ -625,8 +631,8 @@ class _TablesWriter:
 
     MADE = ("metrics", "flows")  # the SQL tables it writes
 
-    def __init__(self, directory: Path, marks: Any, show: bool) -> None:
-        self.directory, self.marks, self.show = directory, marks, show
+    def __init__(self, directory: Path, marks: Any, show: bool, used: Any) -> None:
+        self.directory, self.marks, self.show, self.used = directory, marks, show, used
         self.rows: dict[str, int] = {}
 
     def __call__(self, name: str, table: pl.DataFrame, strings: list[str]) -> None:
@@ -635,7 +641,7 @@ class _TablesWriter:
         if name == "flows":  # capture's flows left out as marks.timeline leaves them out
             table = self.marks.timeline(Timeline(strings=strings, flows=table), show=self.show).flows
         sql = stored.SQL_TABLE[name]
-        stored.write_table(self.directory / f"{sql}.parquet", name, table, strings)
+        stored.write_table(self.directory / f"{sql}.parquet", name, table, strings, self.used)
         self.rows[sql] = table.height
 
 
@@ -644,10 +650,10 @@ class _SpansWriter:
     lanes (MARKS, unless SHOW), written with their names to INTERVALS (the SQL table, also
     the Timeline's spans: timeline.stored); row groups of a lane kind at most."""
 
-    def __init__(self, intervals: Path, marks: Any, show: bool) -> None:
+    def __init__(self, intervals: Path, marks: Any, show: bool, used: Any) -> None:
         from goblueprint.timeline import stored
 
-        self.marks, self.show = marks, show
+        self.marks, self.show, self.used = marks, show, used
         self._writer = stored.writer(intervals, "spans")
         # Encoded on a thread of its own while the next piece is sorted and named.
         self._behind = WriteBehind()
@@ -666,6 +672,7 @@ class _SpansWriter:
             self._rest = None
         if self._texts[0] != len(strings):
             self._texts = (len(strings), pa.array(strings, pa.string()))
+        self.used.add("spans", spans["label"].to_numpy(), strings)
         whole = spans.height if cut else spans.height - spans.height % _SPAN_ROW_GROUP
         for lo in range(0, whole, _SPAN_ROW_GROUP):
             group = stored.named_arrow(

@@ -56,7 +56,8 @@ def _timeline(rows: int = 3000) -> Timeline:
 def test_stored_file_is_the_named_table_and_gives_the_timeline_table_back(table: str, tmp_path: Path) -> None:
     tl = _timeline()
     path = tmp_path / f"{table}.parquet"
-    stored.write_table(path, table, getattr(tl, table), tl.strings)
+    used = stored.Used()
+    stored.write_table(path, table, getattr(tl, table), tl.strings, used)
     named = tl.with_names(table)
     # Every reader sees with_names' table: plain text columns, no dictionary type leaking out.
     assert_frame_equal(pl.read_parquet(path), named, check_exact=True)
@@ -75,18 +76,43 @@ def test_stored_file_is_the_named_table_and_gives_the_timeline_table_back(table:
                 assert "DELTA_BINARY_PACKED" in column.encodings
             elif column.physical_type == "BYTE_ARRAY":
                 assert "RLE_DICTIONARY" in column.encodings, column.path_in_schema
-    back = stored.as_timeline(table, pl.scan_parquet(path), tl.strings).collect()
-    assert_frame_equal(back, getattr(tl, table), check_exact=True)
+    # Mapped back through the strings the table names (as an ingest records them) or any.
+    text = {"spans": "label", "flows": "label", "counters": "name"}[table]
+    assert used.ids() == {table: sorted(set(getattr(tl, table)[text].to_list()))}
+    for texts in (stored.Texts(tl.strings, used.ids()), stored.Texts(tl.strings)):
+        back = stored.as_timeline(table, pl.scan_parquet(path), texts).collect()
+        assert_frame_equal(back, getattr(tl, table), check_exact=True)
 
 
 def test_row_groups_and_empty_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tl = _timeline()
     monkeypatch.setattr(stored, "ROW_GROUP", 1000)
     path = tmp_path / "spans.parquet"
-    stored.write_table(path, "spans", tl.spans, tl.strings)
+    used = stored.Used()
+    stored.write_table(path, "spans", tl.spans, tl.strings, used)
     assert pq.ParquetFile(path).metadata.num_row_groups == 3
-    assert_frame_equal(stored.as_timeline("spans", pl.scan_parquet(path), tl.strings).collect(), tl.spans)
+    texts = stored.Texts(tl.strings, used.ids())
+    assert_frame_equal(stored.as_timeline("spans", pl.scan_parquet(path), texts).collect(), tl.spans)
+    # A batch read as a slice of the scan, as the views read it.
+    batch = stored.as_timeline("spans", pl.scan_parquet(path), texts).slice(1500, 700).collect()
+    assert_frame_equal(batch, tl.spans.slice(1500, 700), check_exact=True)
     empty = Timeline(strings=[""])
-    stored.write_table(path, "flows", empty.flows, empty.strings)
+    stored.write_table(path, "flows", empty.flows, empty.strings, used)
     assert_frame_equal(pl.read_parquet(path), empty.with_names("flows"), check_exact=True)
-    assert_frame_equal(stored.as_timeline("flows", pl.scan_parquet(path), [""]).collect(), empty.flows)
+    back = stored.as_timeline("flows", pl.scan_parquet(path), stored.Texts([""], used.ids())).collect()
+    assert_frame_equal(back, empty.flows)
+
+
+def test_text_mapped_through_the_strings_a_table_names(tmp_path: Path) -> None:
+    # The Timeline's strings can be tens of thousands (every function and file of its stacks)
+    # where a table names a few: the ids come back right through those few, each at its id.
+    many = ["", *(f"pkg.func{i}" for i in range(20_000))]
+    tl = _timeline()
+    labels = pl.Series("label", np.array([0, 19_999, 7, 12_345], np.uint32)[np.arange(tl.spans.height) % 4])
+    spans = tl.spans.with_columns(labels)
+    path = tmp_path / "spans.parquet"
+    used = stored.Used()
+    stored.write_table(path, "spans", spans, many, used)
+    assert used.ids() == {"spans": [0, 7, 12_345, 19_999]}
+    back = stored.as_timeline("spans", pl.scan_parquet(path), stored.Texts(many, used.ids())).collect()
+    assert_frame_equal(back, spans, check_exact=True)
