@@ -169,16 +169,28 @@ class Texts:
         self._exprs: dict[str, pl.Expr] = {}
 
     def expr(self, table: str, column: str) -> pl.Expr:
-        """COLUMN of TABLE (text) as the Timeline's string ids (UInt32)."""
+        """COLUMN of TABLE (text) as the Timeline's string ids (UInt32), an expression of each
+        row alone (a scan's slice is still read alone, the views' batches)."""
         key = f"{table}.{column}"
         if key not in self._exprs:
             ids = self._used.get(table)
-            if ids is None:
-                self._exprs[key] = pl.col(column).cast(pl.Enum(self.strings)).to_physical().cast(pl.UInt32)
-            else:
+            # An Enum of the strings up to the last id named: its codes are the ids.  The ids a
+            # table names come first in the Timeline's strings (the stacks' functions and files
+            # follow them), so this is a few hundred strings, not the stacks' thousands.
+            upto = len(self.strings) if ids is None else (ids[-1] + 1 if ids else 1)
+            if ids is None or upto <= _PREFIX + 4 * len(ids):
+                texts = pl.Enum(self.strings[:upto])
+                self._exprs[key] = pl.col(column).cast(texts).to_physical().cast(pl.UInt32)
+            else:  # the ids far apart: an Enum of them alone, its codes mapped to the ids
                 phys = pl.col(column).cast(pl.Enum([self.strings[i] for i in ids])).to_physical()
-                self._exprs[key] = pl.lit(pl.Series(ids, dtype=pl.UInt32)).gather(phys).alias(column)
+                codes = list(range(len(ids)))
+                self._exprs[key] = phys.replace_strict(codes, ids, return_dtype=pl.UInt32).alias(column)
         return self._exprs[key]
+
+
+# Strings an Enum of the ids' prefix may hold beyond four per id named (a cast's map of them
+# costs little next to a batch's rows).
+_PREFIX = 1024
 
 
 def as_timeline(table: str, scan: pl.LazyFrame, texts: Texts) -> pl.LazyFrame:
