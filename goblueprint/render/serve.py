@@ -38,7 +38,7 @@ from goblueprint.render.lanes import Lane, arrange_counted, sorted_spans, state_
 from goblueprint.render.levels import lane_keys
 from goblueprint.render.timeline_html import build_page, span_fields
 from goblueprint.timeline.detail_store import EXACT_LIMIT, DetailStore, ingested_tables
-from goblueprint.timeline.ingest import TIMELINE_DIR, Ingested
+from goblueprint.timeline.ingest import Ingested
 from goblueprint.timeline.model import LaneKind, Timeline
 
 MAX_TILE_LANES = 256  # lanes of one tile request, at most
@@ -61,7 +61,7 @@ class ServedTrace:
     lanes: list[Lane]
     keys: pl.DataFrame  # lane_kind, lane_id, lane (display index)
     page: bytes
-    flows_file: Path  # the ingested flows table
+    flows_file: Path  # the ingested flows table (its SQL form: the columns flows() reads are the same)
     goroutines_file: Path  # the ingested goroutines table (Go's goroutine summary)
 
 
@@ -76,7 +76,7 @@ def prepare(found: Ingested, title: str) -> ServedTrace:
         lanes=lanes,
         keys=lane_keys(lanes),
         page=page,
-        flows_file=found.path / TIMELINE_DIR / "flows.parquet",
+        flows_file=found.timeline_file("flows"),
         goroutines_file=found.path / "goroutines.parquet",
     )
 

@@ -165,11 +165,13 @@ class CaptureMarks:
         return spans.filter(~self._on_hidden_lane())
 
     def events(self, df: pl.DataFrame, *, show: bool = False) -> pl.DataFrame:
-        """The SQL events table without the events of capture's goroutines."""
+        """The SQL events table, coded as EventRows makes it (resource_kind a code),
+        without the events of capture's goroutines."""
         if show or not self.goroutines:
             return df
         hidden = sorted(self.goroutines)
-        about_hidden = (pl.col("resource_kind") == "GOROUTINE") & pl.col("resource_id").is_in(hidden)
+        about_goroutine = pl.col("resource_kind") == R_GOROUTINE
+        about_hidden = about_goroutine & pl.col("resource_id").is_in(hidden)
         return df.filter(~(pl.col("g").is_in(hidden).fill_null(False) | about_hidden.fill_null(False)))
 
     def stays(self, stays: pl.DataFrame, stacks: Sequence[Any], *, show: bool = False) -> pl.DataFrame:

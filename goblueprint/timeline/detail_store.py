@@ -23,15 +23,16 @@ import json
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
 
 from goblueprint.errors import GoblueprintError
 from goblueprint.timeline.detail import Levels, merge_overlaps, plan_levels, runs
-from goblueprint.timeline.ingest import TIMELINE_DIR, Ingested
+from goblueprint.timeline.ingest import Ingested
 from goblueprint.timeline.model import Timeline, empty_frame
+from goblueprint.timeline.stored import Texts, as_timeline
 
 STORE_FORMAT = 2  # bump when the stored levels change meaning (2: runs per lane and level stored)
 CHUNK_SPANS = 1_000_000  # spans read at once while building the levels
@@ -60,6 +61,13 @@ class DetailStore:
     levels: Levels
     origin: int
     duration: int
+    # What maps text to the Timeline's string ids if SPANS_FILE is the SQL table stored for the
+    # spans (an ingested trace's intervals: timeline.stored), None if it is the Timeline's spans.
+    texts: Texts | None = field(default=None, compare=False)
+
+    def _spans(self) -> pl.LazyFrame:
+        scan = pl.scan_parquet(self.spans_file)
+        return scan if self.texts is None else as_timeline("spans", scan, self.texts)
 
     def level_file(self, level: int) -> Path:
         return self.path / f"level_{level}.parquet"
@@ -84,7 +92,7 @@ class DetailStore:
     def lane_spans(self, lanes: pl.DataFrame, columns: Sequence[str] = SPAN_COLUMNS) -> pl.DataFrame:
         """All spans of LANES (lane_kind, lane_id), the spans table's COLUMNS (those a view
         reads: every column costs its rows' bytes as read)."""
-        return pl.scan_parquet(self.spans_file).select(columns).filter(_lanes_filter(lanes)).collect()
+        return self._spans().select(columns).filter(_lanes_filter(lanes)).collect()
 
     def runs(self, lanes: pl.DataFrame, level: int, t_from: int, t_to: int) -> pl.DataFrame:
         """LEVEL's runs of LANES (lane_kind, lane_id) that overlap [T_FROM, T_TO) ns since the
@@ -102,7 +110,7 @@ class DetailStore:
         """Spans of LANES overlapping [T_FROM, T_TO): (lane_kind, lane_id, n), lanes with none absent."""
         a, b = self.origin + t_from, self.origin + t_to
         return (
-            pl.scan_parquet(self.spans_file)
+            self._spans()
             .select("lane_kind", "lane_id", "start", "end")
             .filter(_lanes_filter(lanes) & (pl.col("start") < b) & (pl.col("end") > a))
             .group_by(["lane_kind", "lane_id"])
@@ -114,7 +122,7 @@ class DetailStore:
         """The exact spans of LANES overlapping [T_FROM, T_TO), the spans table's columns, in its order."""
         a, b = self.origin + t_from, self.origin + t_to
         return (
-            pl.scan_parquet(self.spans_file)
+            self._spans()
             .select(SPAN_COLUMNS)
             .filter(_lanes_filter(lanes) & (pl.col("start") < b) & (pl.col("end") > a))
             .collect()
@@ -158,7 +166,8 @@ def open_store(found: Ingested) -> DetailStore:
             return False
         return done == levels.to_json()
 
-    spans = found.path / TIMELINE_DIR / "spans.parquet"
+    # The intervals table: its lanes, times and states are the spans' (timeline.stored).
+    spans = found.timeline_file("spans")
     publish(
         target,
         lambda tmp: build(spans, origin, levels, tmp),
@@ -170,7 +179,14 @@ def open_store(found: Ingested) -> DetailStore:
     )
     if not sound():
         raise GoblueprintError(f"the levels of detail in {target} are incomplete")
-    return DetailStore(path=target, spans_file=spans, levels=levels, origin=origin, duration=duration)
+    return DetailStore(
+        path=target,
+        spans_file=spans,
+        levels=levels,
+        origin=origin,
+        duration=duration,
+        texts=found.texts(),
+    )
 
 
 @contextmanager
@@ -271,14 +287,14 @@ class PageTables:
 def ingested_tables(found: Ingested) -> PageTables:
     """The page tables of an ingested trace (its store built on first use)."""
     store = open_store(found)
-    d = found.path / TIMELINE_DIR
     light = found.timeline(tables=("lanes", "stack_frames"))
+    texts = found.texts(light.strings)
     return PageTables(
         light=light,
         store=store,
-        counters=pl.scan_parquet(d / "counters.parquet"),
-        flows=pl.scan_parquet(d / "flows.parquet"),
-        instants=pl.scan_parquet(d / "instants.parquet"),
+        counters=found.timeline_scan("counters", texts),
+        flows=found.timeline_scan("flows", texts),
+        instants=found.timeline_scan("instants"),
     )
 
 

@@ -6,8 +6,10 @@ The first analysis of a trace makes one pass and stores what every view reads:
   metrics, flows, stacks, lanes, states), ``events`` with a row group per
   generation (a large one cut in groups of ``tables._EVENT_GROUP`` rows), so DuckDB
   reads them where they lie;
-* the ``Timeline`` itself (its frames and strings under ``timeline/``), so the
-  timeline page and the Perfetto/Chrome exports start without a pass;
+* the ``Timeline`` itself (its strings and small frames under ``timeline/``; its spans,
+  flows and counters are the SQL tables intervals, flows and metrics, read back as the
+  Timeline's by ``timeline.stored``), so the timeline page and the Perfetto/Chrome exports
+  start without a pass;
 * under ``views/``, what pprof and metrics read: the stays of every pprof type
   (which goroutine sat runnable, blocked or in a syscall, when, from which stack),
   so ``trace pprof`` of any type is a group-by over them; Go's goroutine summary
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
     from goblueprint.timeline.batches import TimelineScans
     from goblueprint.timeline.mmu import Series
     from goblueprint.timeline.pprof import StayTables
+    from goblueprint.timeline.stored import Texts
     from goblueprint.timeline.summary import Summary
 
 MANIFEST = "manifest.json"
@@ -69,8 +72,9 @@ VIEWS_DIR = "views"
 STAYS = "profile_stays"
 UTILIZATION = "utilization"
 _TIMELINE_FRAMES = ("spans", "flows", "counters", "instants", "lanes", "stack_frames")
-# The Timeline's largest tables, written by the pass as it goes (tables_pass's TIMELINE_TO).
-_WRITTEN_BY_PASS = ("spans", "flows", "counters")
+# How the files of an entry are laid out, checked with the code: the Timeline's largest tables
+# stored once, as SQL tables (timeline.stored); an entry of another layout is made again.
+LAYOUT = 2
 _READ_BLOCK = 1 << 20
 # Traces from this size on take seconds to ingest: say so on stderr, terminal or not.
 ANNOUNCE_BYTES = STAGE_LINE_BYTES
@@ -136,6 +140,36 @@ class Ingested:
     def frames(self, names: tuple[str, ...] | None = None) -> dict[str, pl.DataFrame]:
         return {n: pl.read_parquet(p) for n, p in self.table_files().items() if names is None or n in names}
 
+    def strings(self) -> list[str]:
+        """The Timeline's strings (its string ids index them)."""
+        return pl.read_parquet(self.path / TIMELINE_DIR / "strings.parquet")["s"].to_list()
+
+    def timeline_file(self, table: str) -> Path:
+        """The file holding the Timeline's TABLE: for spans, flows and counters the SQL table
+        stored for it, to read through ``timeline.stored.as_timeline`` (or ``timeline_scan``)."""
+        from goblueprint.timeline.stored import SQL_TABLE
+
+        if table in SQL_TABLE:
+            return self.path / f"{SQL_TABLE[table]}.parquet"
+        return self.path / TIMELINE_DIR / f"{table}.parquet"
+
+    def texts(self, strings: list[str] | None = None) -> Texts:
+        """What maps the stored text of the Timeline's tables back to its string ids
+        (timeline.stored.as_timeline); STRINGS: the Timeline's, read if not given."""
+        from goblueprint.timeline.stored import Texts
+
+        return Texts(self.strings() if strings is None else strings, self.manifest["timeline"]["texts"])
+
+    def timeline_scan(self, table: str, texts: Texts | None = None) -> pl.LazyFrame:
+        """A scan of the Timeline's TABLE as the Timeline holds it (TEXTS: self.texts(),
+        made if not given)."""
+        from goblueprint.timeline.stored import SQL_TABLE, as_timeline
+
+        scan = pl.scan_parquet(self.timeline_file(table))
+        if table not in SQL_TABLE:
+            return scan
+        return as_timeline(table, scan, self.texts() if texts is None else texts)
+
     def profiles(self) -> StayTables:
         """What ``trace pprof`` is made from, read back as the pass made it; the stays as a scan
         of their file, which a profile reads a batch at a time (the file is in type order, so
@@ -176,15 +210,15 @@ class Ingested:
         reads a batch at a time (timeline.batches) instead of holding them."""
         from goblueprint.timeline.batches import TimelineScans
 
-        d = self.path / TIMELINE_DIR
         meta = self.manifest["timeline"]
+        texts = self.texts()
         return TimelineScans(
             start_ns=meta["start_ns"],
             end_ns=meta["end_ns"],
-            strings=pl.read_parquet(d / "strings.parquet")["s"].to_list(),
+            strings=texts.strings,
             go_version=meta["go_version"],
-            spans=pl.scan_parquet(d / "spans.parquet"),
-            flows=pl.scan_parquet(d / "flows.parquet"),
+            spans=self.timeline_scan("spans", texts),
+            flows=self.timeline_scan("flows", texts),
         )
 
     def timeline(
@@ -196,9 +230,9 @@ class Ingested:
         kinds (the spans are sorted by lane kind, so the Parquet statistics skip the rest
         unread), TABLES names the tables to read (the others come back empty).
         """
-        d = self.path / TIMELINE_DIR
         meta = self.manifest["timeline"]
-        strings = pl.read_parquet(d / "strings.parquet")["s"].to_list()
+        texts = self.texts()
+        strings = texts.strings
         wanted = set(_TIMELINE_FRAMES if tables is None else tables)
         kinds = None if lanes is None else sorted(int(k) for k in lanes)
         frames = {}
@@ -206,7 +240,7 @@ class Ingested:
             if name not in wanted:
                 frames[name] = empty_frame(name)
                 continue
-            frame = pl.scan_parquet(d / f"{name}.parquet")
+            frame = self.timeline_scan(name, texts)
             if kinds is not None and name in ("spans", "lanes"):
                 frame = frame.filter(pl.col("lane_kind").is_in(kinds))
             frames[name] = frame.collect()
@@ -312,7 +346,11 @@ def _check(target: Path, key: str, *, hashes: bool = True) -> Ingested | None:
         return None
     if not isinstance(manifest, dict):
         return None
-    if manifest.get("content") != key or manifest.get("code") != code_fingerprint():
+    if (
+        manifest.get("content") != key
+        or manifest.get("code") != code_fingerprint()
+        or manifest.get("layout") != LAYOUT
+    ):
         return None
     files = manifest.get("files")
     if not isinstance(files, dict) or not files:
@@ -385,6 +423,7 @@ def _write_stamps(target: Path, stamps: dict[str, list[int]]) -> None:
 
 
 def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | None) -> None:
+    from goblueprint.timeline.stored import SQL_TABLE
     from goblueprint.timeline.tables import tables_pass
     from goblueprint.trace.reader import open_trace
 
@@ -396,8 +435,9 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
     vdir.mkdir()
     stays = vdir / f"{STAYS}.parquet"
     with reader:
-        made = tables_pass(reader, progress, views=True, write_to=out, timeline_to=tdir, stays_to=stays)
-    _, tl, result, summary, profiles, utilization, heights = made
+        made = tables_pass(reader, progress, views=True, write_to=out, timeline_stored=True, stays_to=stays)
+    tl, result, summary, profiles, utilization = made[1:6]
+    heights, texts = made.written, made.texts
     del made
     files = {f"{name}.parquet": out / f"{name}.parquet" for name in heights}
     pl.DataFrame({"s": tl.strings}, schema={"s": pl.String}).write_parquet(tdir / "strings.parquet")
@@ -405,9 +445,10 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
     files[f"{VIEWS_DIR}/{STAYS}.parquet"] = stays
     with WriteBehind(threads=2) as behind:  # frames held anyway: two written at once
         for name in _TIMELINE_FRAMES:
+            if name in SQL_TABLE:  # stored as the SQL table, written by the pass
+                continue
             path = tdir / f"{name}.parquet"
-            if name not in _WRITTEN_BY_PASS:  # not held in the Timeline
-                behind.submit(getattr(tl, name).write_parquet, path)
+            behind.submit(getattr(tl, name).write_parquet, path)
             files[f"{TIMELINE_DIR}/{name}.parquet"] = path
         view_frames = {
             UTILIZATION: lambda: utilization_frame(utilization),
@@ -421,6 +462,7 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
     manifest = {
         "content": key,
         "code": code_fingerprint(),
+        "layout": LAYOUT,
         "trace": {"name": src.name, "bytes": src.stat().st_size},
         "go_version": result.go_version,
         "events_read": reader.events_read,
@@ -428,7 +470,12 @@ def _write(src: Path, key: str, out: Path, progress: Callable[[int], None] | Non
         if error is None
         else {"message": error.message, "offset": error.offset, "generation": error.generation, "m": error.m},
         "tables": dict(sorted(heights.items())),
-        "timeline": {"start_ns": tl.start_ns, "end_ns": tl.end_ns, "go_version": tl.go_version},
+        "timeline": {
+            "start_ns": tl.start_ns,
+            "end_ns": tl.end_ns,
+            "go_version": tl.go_version,
+            "texts": texts,
+        },
         "profiles": {"trace_end": profiles.trace_end, "valid_events": profiles.valid_events},
         "summary": {"start_time": summary.start_time, "end_time": summary.end_time},
         "utilization": {"flags": DEFAULT_FLAGS, "series": len(utilization)},

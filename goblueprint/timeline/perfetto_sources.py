@@ -22,6 +22,7 @@ import polars as pl
 
 from goblueprint.errors import GoblueprintError, PathError
 from goblueprint.timeline.model import NONE, SCHEMAS, InstantKind, Timeline
+from goblueprint.timeline.stored import SQL_TABLE, as_timeline
 
 if TYPE_CHECKING:
     from goblueprint.timeline.ingest import Ingested
@@ -251,8 +252,9 @@ class IngestedSource:
         try:
             self.strings = pl.read_parquet(d / "strings.parquet")["s"].to_list()
             self.lanes = pl.read_parquet(d / "lanes.parquet")
+            self.texts = found.texts(self.strings)
             for table in _STREAMED:
-                self.files[table] = open(d / f"{table}.parquet", "rb")
+                self.files[table] = open(found.timeline_file(table), "rb")
                 self.rows[table] = self._scan(table).select(pl.len()).collect().item()
         except OSError as exc:
             self.close()
@@ -266,7 +268,9 @@ class IngestedSource:
     def _scan(self, table: str) -> pl.LazyFrame:
         f = self.files[table]
         f.seek(0)
-        return pl.scan_parquet(f)
+        scan = pl.scan_parquet(f)
+        # Spans, flows and counters are stored as their SQL tables (timeline.stored).
+        return as_timeline(table, scan, self.texts) if table in SQL_TABLE else scan
 
     def _batches(self, table: str, columns: tuple[str, ...]) -> Iterator[pl.DataFrame]:
         """The table's COLUMNS, BATCH_ROWS rows at a time.  Polars' own reader, a slice at a time

@@ -25,7 +25,7 @@ import itertools
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple
@@ -97,11 +97,6 @@ def _masked(values: np.ndarray, valid: np.ndarray) -> pl.Series:
     return pl.from_arrow(pa.array(values, mask=invalid if invalid.any() else None))  # type: ignore[return-value]
 
 
-def _names(names: pl.Series, ids: np.ndarray, valid: np.ndarray) -> pl.Series:
-    """NAMES gathered at IDS, null where not VALID."""
-    return names.gather(_masked(np.where(valid, ids, 0).astype(np.int64), valid))
-
-
 class EventRows:
     """Columnar consumer that turns every event into a row of the ``events`` table.
 
@@ -168,10 +163,9 @@ class EventRows:
         self.chunks.append(self._frame(c))
 
     def _frame(self, c: dict[str, np.ndarray]) -> pl.DataFrame:
-        """The rows of the kept columns C, the next in the table, with their names resolved."""
-        if len(self._names) != len(self.strings):  # ids only grow: new strings only extend it
-            self._names = pl.Series("s", self.strings, dtype=pl.String)
-        names = self._names
+        """The rows of the kept columns C, the next in the table, coded (_CODED_SCHEMA): text
+        columns are codes and string ids, named only when written (events_arrow) or asked
+        for (named)."""
         n = len(c["kind"])
         kind = c["kind"]
         has_resource, has_states, has_name = _HAS_RESOURCE[kind], _HAS_STATES[kind], _HAS_NAME[kind]
@@ -179,37 +173,52 @@ class EventRows:
         rk = c["resource_kind"]
         state_base = np.where(rk == _R_PROC, _N_GO_STATES, 0)
         task = c["task"]
+
+        def code(ids: np.ndarray, valid: np.ndarray, dtype: type) -> pl.Series:
+            return _masked(np.where(valid, ids, 0).astype(dtype), valid)
+
         frame = pl.DataFrame(
             {
                 "seq": np.arange(self.seq, self.seq + n, dtype=np.int64),
                 "time": c["time"],
-                "kind": _KIND_SERIES.gather(kind.astype(np.int64)),
+                "kind": kind,
                 "g": c["goroutine"],
                 "p": c["proc"],
                 "m": c["thread"],
                 "stack": c["stack"].astype(np.uint32),
-                "resource_kind": _names(_RESOURCE_SERIES, rk, has_resource),
+                "resource_kind": code(rk, has_resource, np.uint8),
                 "resource_id": _masked(c["resource_id"], has_resource),
-                "old_state": _names(_STATE_SERIES, c["old_state"] + state_base, has_states),
-                "new_state": _names(_STATE_SERIES, c["new_state"] + state_base, has_states),
-                "reason": _names(names, c["reason"], has_states),
-                "name": _names(names, c["name"], has_name),
+                "old_state": code(c["old_state"] + state_base, has_states, np.uint8),
+                "new_state": code(c["new_state"] + state_base, has_states, np.uint8),
+                "reason": code(c["reason"], has_states, np.uint32),
+                "name": code(c["name"], has_name, np.uint32),
                 "value": _masked(c["value"].astype(np.float64), _HAS_VALUE[kind]),
                 # Task ids are uint64; NoTask and other huge ids become -1 in an Int64 column.
                 "task": _masked(np.where(task > _MAX_I64, -1, task.astype(np.int64)), has_task),
-                "message": _names(names, c["message"], _HAS_MESSAGE[kind]),
+                "message": code(c["message"], _HAS_MESSAGE[kind], np.uint32),
             },
-            schema=_EVENTS_SCHEMA,
+            schema=_CODED_SCHEMA,
         )
         self.seq += n
         return frame
+
+    def named(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """A coded FRAME of rows (frames()) as the events table: its codes and ids named."""
+        if len(self._names) != len(self.strings):  # ids only grow: new strings only extend it
+            self._names = pl.Series("s", self.strings, dtype=pl.String)
+        texts = {"kind": _KIND_SERIES, "resource_kind": _RESOURCE_SERIES, "old_state": _STATE_SERIES,
+                 "new_state": _STATE_SERIES, "reason": self._names, "name": self._names, "message": self._names}  # fmt: skip
+        return frame.with_columns(
+            names.gather(frame[column].cast(pl.Int64)).alias(column) for column, names in texts.items()
+        )
 
     def stack_ids(self) -> np.ndarray:
         """The pass Interner's stack ids the rows name, each once (sorted)."""
         return self._stacks.values()
 
     def frames(self) -> Iterator[pl.DataFrame]:
-        """The table's chunks in row order, each let go of once given (the spill removed at the end)."""
+        """The table's chunks in row order, coded (named() names them), each let go of once
+        given (the spill removed at the end)."""
         self._flush()
         while self.chunks:
             yield self.chunks.pop(0)
@@ -224,16 +233,17 @@ class EventRows:
             spill.remove()
 
     def frame(self) -> pl.DataFrame:
-        chunks = list(self.frames())
+        chunks = [self.named(chunk) for chunk in self.frames()]
         if not chunks:
             return pl.DataFrame(schema=_EVENTS_SCHEMA)
         return pl.concat(chunks)
 
 
-def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
-    """Write the events table, given as CHUNKS in row order, to PATH with a row group per
-    generation (each starts at a Sync event), for DuckDB to skip by, a generation of more than
-    _EVENT_GROUP rows cut in row groups of that many; returns the rows written.
+def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path, strings: list[str]) -> int:
+    """Write the events table, given as coded CHUNKS (EventRows.frames()) in row order, their
+    string ids into STRINGS, to PATH with a row group per generation (each starts at a Sync
+    event), for DuckDB to skip by, a generation of more than _EVENT_GROUP rows cut in row
+    groups of that many; returns the rows written.
 
     A row group is held only while it is made and written, once: each chunk's part of it is
     made Arrow as it comes (the polars rows let go of) and the parts are written as they are,
@@ -241,12 +251,12 @@ def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
     at most two groups of _EVENT_GROUP rows whatever the generations' sizes (a generation of
     a trace with few, large ones is hundreds of MB as Arrow), never the table.
     """
-    import pyarrow.parquet as pq
-
     rows = held = 0
     group: list[pa.Table] = []
+    texts = pa.array(strings, pa.string())
+    sync = _KIND_NAMES.index("SYNC")
     with (
-        pq.ParquetWriter(path, _EVENTS_ARROW_SCHEMA, write_statistics=True) as writer,
+        _events_writer(path) as writer,
         WriteBehind() as behind,  # a group encoded while the next one's rows are made
     ):
 
@@ -260,13 +270,13 @@ def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
                 held = 0
 
         for chunk in chunks:
-            starts = np.flatnonzero((chunk["kind"] == "SYNC").to_numpy()).tolist()
+            starts = np.flatnonzero(chunk["kind"].to_numpy() == sync).tolist()
             for lo, hi in itertools.pairwise(sorted({0, *starts, chunk.height})):
                 if lo in starts:
                     write()  # a Sync: the generation before it is complete
                 while lo < hi:
                     take = min(hi - lo, _EVENT_GROUP - held)
-                    group.append(chunk.slice(lo, take).to_arrow())
+                    group.append(events_arrow(chunk.slice(lo, take), texts))
                     held += take
                     lo += take
                     if held == _EVENT_GROUP:
@@ -275,8 +285,49 @@ def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path) -> int:
         write()
         behind.wait()
         if rows == 0:
-            writer.write_table(_EVENTS_ARROW_SCHEMA.empty_table())
+            writer.write_table(writer.schema.empty_table())
     return rows
+
+
+def events_arrow(frame: pl.DataFrame, texts: Any) -> Any:
+    """A coded FRAME of events (EventRows.frames()) as the events table in Arrow, its text
+    columns dictionary arrays of the codes (TEXTS: the pass strings, an Arrow string array;
+    the same object for every part of a row group, so the writer keeps one dictionary)."""
+    from goblueprint.timeline.stored import coded
+
+    codes = _event_codes()
+    cols: dict[str, Any] = {}
+    for name in EventRows.COLUMNS:
+        values = frame[name]
+        if name not in codes:
+            cols[name] = values.to_arrow()
+            continue
+        valid = values.is_not_null().to_numpy()
+        ids = values.fill_null(0).to_numpy()
+        lut = codes[name]
+        cols[name] = coded(ids, texts, valid) if lut is None else coded(lut[0][ids], lut[1], valid)
+    return pa.table(cols)
+
+
+def _events_writer(path: Path) -> Any:
+    """The events table's Parquet writer: as polars writes (zstd level 3, statistics), a
+    dictionary for every column but the sequence and the time (delta-coded: they grow), no
+    Arrow schema stored (readers see the plain text columns of _EVENTS_SCHEMA).  A fourth of
+    polars' own file, whose text columns it hashes row by row."""
+    import pyarrow.parquet as pq
+
+    times = ("seq", "time")
+    schema = events_arrow(pl.DataFrame(schema=_CODED_SCHEMA), pa.array([""], pa.string())).schema
+    return pq.ParquetWriter(
+        path,
+        schema,
+        compression="zstd",
+        compression_level=3,
+        write_statistics=True,
+        use_dictionary=[n for n in schema.names if n not in times],
+        column_encoding=dict.fromkeys(times, "DELTA_BINARY_PACKED"),
+        store_schema=False,
+    )
 
 
 _KIND_SERIES = pl.Series("kind", _KIND_NAMES, dtype=pl.String)
@@ -289,8 +340,22 @@ _EVENTS_SCHEMA = {
     "new_state": pl.String, "reason": pl.String, "name": pl.String, "value": pl.Float64,
     "task": pl.Int64, "message": pl.String,
 }  # fmt: skip
-# As the Parquet file stores it (polars' String is Arrow's large_string there).
-_EVENTS_ARROW_SCHEMA = pl.DataFrame(schema=_EVENTS_SCHEMA).to_arrow().schema
+# The events as EventRows makes them: text columns as codes (kind, resource_kind, the
+# states: _KIND_NAMES, _RESOURCE_NAMES, _STATE_NAMES) or pass string ids (reason, name, message).
+_CODED_SCHEMA = {
+    **_EVENTS_SCHEMA, "kind": pl.UInt8, "resource_kind": pl.UInt8, "old_state": pl.UInt8, "new_state": pl.UInt8,
+    "reason": pl.UInt32, "name": pl.UInt32, "message": pl.UInt32,
+}  # fmt: skip
+
+
+@cache
+def _event_codes() -> dict[str, Any]:
+    """Each coded column's names (stored.distinct_names of them), None for pass string ids."""
+    from goblueprint.timeline.stored import distinct_names
+
+    states = distinct_names(_STATE_NAMES)
+    return {"kind": distinct_names(_KIND_NAMES), "resource_kind": distinct_names(_RESOURCE_NAMES),
+            "old_state": states, "new_state": states, "reason": None, "name": None, "message": None}  # fmt: skip
 
 
 def goroutines_frame(summary: Summary) -> pl.DataFrame:
@@ -403,6 +468,9 @@ class TablesPass(NamedTuple):
     profiles: Any  # pprof.StayTables of every profile type, if views asked for them
     utilization: Any  # list[mmu.Series] of mmu.DEFAULT_FLAGS, if views asked for them
     written: dict[str, int] | None = None  # the tables written to WRITE_TO, if given: their rows
+    # With TIMELINE_STORED: the ids of the strings each of the Timeline's tables stored as SQL
+    # tables names (stored.Used.ids), for its readers.
+    texts: dict[str, list[int]] | None = None
 
 
 def tables_pass(
@@ -413,7 +481,7 @@ def tables_pass(
     show_capture: bool = False,
     views: bool = False,
     write_to: Path | None = None,
-    timeline_to: Path | None = None,
+    timeline_stored: bool = False,
     stays_to: Path | None = None,
 ) -> TablesPass:
     """``trace_tables``, with the Timeline they come from, the pass's result (error, version),
@@ -423,24 +491,24 @@ def tables_pass(
     WRITE_TO (a directory) writes the tables there as ``<name>.parquet`` instead of returning
     them, held in memory one at a time: the events table (a row group per generation) waits
     on disk beside them chunk by chunk during the pass, it is several times the trace's size.
-    TIMELINE_TO (a directory, with WRITE_TO) writes the Timeline's largest tables there as
-    ``<name>.parquet``: its spans as the intervals table is written, a lane kind at a time
-    (they too wait on disk during the pass), its counters and flows beside the metrics and
-    flows tables made of them; the Timeline returned has none of the three (its other
-    tables are whole).  STAYS_TO (a file, with WRITE_TO and VIEWS) writes the stays there
-    as soon as they are made, before the events are written: the profiles returned read
-    them back from it (a scan), the pass does not hold them through the rest of its work."""
+    TIMELINE_STORED (with WRITE_TO) leaves the Timeline's largest tables to the SQL tables
+    written of them (``timeline.stored``): its spans, which wait on disk during the pass, as
+    the intervals table, a lane kind at a time, its counters and flows as the metrics and
+    flows tables; the Timeline returned has none of the three (its other tables are whole).
+    STAYS_TO (a file, with WRITE_TO and VIEWS) writes the stays there as soon as they are
+    made, before the events are written: the profiles returned read them back from it (a
+    scan), the pass does not hold them through the rest of its work."""
     if write_to is None:
-        if timeline_to is not None or stays_to is not None:
-            raise ValueError("tables_pass: timeline_to and stays_to are for a pass that writes its tables")
+        if timeline_stored or stays_to is not None:
+            raise ValueError(
+                "tables_pass: timeline_stored and stays_to are for a pass that writes its tables"
+            )
         return _tables_pass(
             source, progress, show_capture, views, EventRows() if events else None, None, None, None
         )
     with tempfile.TemporaryDirectory(prefix=".pass-", dir=write_to) as spill:
         rows = EventRows(Path(spill)) if events else None
-        spans = (
-            (Path(spill), timeline_to, write_to / "intervals.parquet") if timeline_to is not None else None
-        )
+        spans = (Path(spill), write_to / "intervals.parquet") if timeline_stored else None
         return _tables_pass(source, progress, show_capture, views, rows, write_to, spans, stays_to)
 
 
@@ -451,10 +519,11 @@ def _tables_pass(
     views: bool,
     rows: EventRows | None,
     write_to: Path | None,
-    # Where the builder spills, the directory of the Timeline's tables, the intervals' file.
-    spans: tuple[Path, Path, Path] | None,
+    # Where the builder spills, the intervals' file.
+    spans: tuple[Path, Path] | None,
     stays_to: Path | None,
 ) -> TablesPass:
+    from goblueprint.timeline import stored
     from goblueprint.timeline.builder import TimelineBuilder
     from goblueprint.timeline.mmu import DEFAULT_FLAGS, UtilCollector
     from goblueprint.timeline.pprof import PROFILE_TYPES, StayCollector, StayTables
@@ -495,18 +564,22 @@ def _tables_pass(
             stays_lazy, stays_table = pl.scan_parquet(stays_to), None
         if rows is not None:
             # Chunk by chunk, as the rows are independent: the same table as from the whole.
+            # (Made and written on a thread beside finish() below, the ingest of the 30.9 MB
+            # trace took ~0.5 s less wall time and ~100 MB more peak RSS: not worth it.)
             events = (
                 result.marks.events(with_timeline_stacks(c, lut), show=show_capture) for c in rows.frames()
             )
             if write_to is not None:
-                written["events"] = write_by_generation(events, write_to / "events.parquet")
+                written["events"] = write_by_generation(events, write_to / "events.parquet", rows.strings)
             else:
-                out["events"] = pl.concat(list(events)) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
+                named = [rows.named(chunk) for chunk in events]
+                out["events"] = pl.concat(named) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
+    used = stored.Used()  # the strings the tables stored for the Timeline's name
     if spans is None or write_to is None:
         tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
     else:
-        tables_to = _TablesWriter(write_to, spans[1], result.marks, show_capture)
-        with _SpansWriter(spans[1] / "spans.parquet", spans[2], result.marks, show_capture) as sink:
+        tables_to = _TablesWriter(write_to, result.marks, show_capture, used)
+        with _SpansWriter(spans[1], result.marks, show_capture, used) as sink:
             finished = builder.finish(result.last_time, spans_to=sink, tables_to=tables_to)
             tl = result.marks.timeline(finished, show=show_capture)
         written["intervals"] = sink.rows
@@ -540,72 +613,66 @@ def _tables_pass(
         stay_tables,
         utilization,
         dict(sorted(written.items())) if write_to is not None else None,
+        used.ids() if spans is not None and write_to is not None else None,
     )
 
 
 class _TablesWriter:
     """The sink of the other large tables of a spilling builder's finish(): its counters and
-    flows (flows without capture's goroutines, MARKS unless SHOW), each written to TIMELINE
-    as it is and to DIRECTORY as the SQL table made of it (metrics, flows), both at once, and
+    flows (flows without capture's goroutines, MARKS unless SHOW), each written to DIRECTORY
+    as the SQL table made of it (metrics, flows; also the Timeline's, see timeline.stored) and
     let go of before finish() makes the next."""
 
     MADE = ("metrics", "flows")  # the SQL tables it writes
 
-    def __init__(self, directory: Path, timeline: Path, marks: Any, show: bool) -> None:
-        self.directory, self.timeline, self.marks, self.show = directory, timeline, marks, show
+    def __init__(self, directory: Path, marks: Any, show: bool, used: Any) -> None:
+        self.directory, self.marks, self.show, self.used = directory, marks, show, used
         self.rows: dict[str, int] = {}
 
     def __call__(self, name: str, table: pl.DataFrame, strings: list[str]) -> None:
+        from goblueprint.timeline import stored
+
         if name == "flows":  # capture's flows left out as marks.timeline leaves them out
             table = self.marks.timeline(Timeline(strings=strings, flows=table), show=self.show).flows
-        tl = Timeline(strings=strings, **{name: table})
-        del table
-        sql = {"counters": "metrics", "flows": "flows"}[name]
-        with WriteBehind(threads=2) as behind:
-            behind.submit(getattr(tl, name).write_parquet, self.timeline / f"{name}.parquet")
-            made = timeline_table_makers(tl)[sql]()
-            behind.submit(partial(made.write_parquet, self.directory / f"{sql}.parquet", statistics=True))
-            self.rows[sql] = made.height
+        sql = stored.SQL_TABLE[name]
+        stored.write_table(self.directory / f"{sql}.parquet", name, table, strings, self.used)
+        self.rows[sql] = table.height
 
 
 class _SpansWriter:
     """The sink of a spilling builder's finish(): each lane kind's spans, without capture's
-    lanes (MARKS, unless SHOW), written to SPANS (the Timeline's table) and, with their
-    names, to INTERVALS (the SQL table); row groups of a lane kind at most."""
+    lanes (MARKS, unless SHOW), written with their names to INTERVALS (the SQL table, also
+    the Timeline's spans: timeline.stored); row groups of a lane kind at most."""
 
-    def __init__(self, spans: Path, intervals: Path, marks: Any, show: bool) -> None:
-        import pyarrow.parquet as pq
+    def __init__(self, intervals: Path, marks: Any, show: bool, used: Any) -> None:
+        from goblueprint.timeline import stored
 
-        self.marks, self.show = marks, show
-        empty = Timeline()
-        self._writers = []
-        for path, frame in ((spans, empty.spans), (intervals, empty.with_names("spans"))):
-            # As polars' write_parquet stores them (its files are within 2%): zstd level 3,
-            # statistics, a dictionary for every column but the times, unique nearly per row.
-            schema = frame.to_arrow().schema
-            coded = [name for name in schema.names if name not in ("start", "end")]
-            options = {"compression": "zstd", "compression_level": 3, "use_dictionary": coded}
-            self._writers.append(pq.ParquetWriter(path, schema, write_statistics=True, **options))
-        # Each file encoded on a thread of its own while the next piece is sorted and named.
-        self._behind = [WriteBehind() for _ in self._writers]
+        self.marks, self.show, self.used = marks, show, used
+        self._writer = stored.writer(intervals, "spans")
+        # Encoded on a thread of its own while the next piece is sorted and named.
+        self._behind = WriteBehind()
+        self._texts: tuple[int, Any] = (-1, None)  # the strings as Arrow, made once
         self._rest: pl.DataFrame | None = None  # rows of a row group still to come
         self.rows = 0
 
     def __call__(self, spans: pl.DataFrame, strings: list[str], cut: bool = True) -> None:
         """SPANS, the next rows of the table; CUT: the row group in the making ends with them
         (else the rows short of a whole group wait for the next call's)."""
+        from goblueprint.timeline import stored
+
         spans = self.marks.spans(spans, show=self.show)
         if self._rest is not None:
             spans = pl.concat([self._rest, spans], rechunk=False)
             self._rest = None
+        if self._texts[0] != len(strings):
+            self._texts = (len(strings), pa.array(strings, pa.string()))
+        self.used.add("spans", spans["label"].to_numpy(), strings)
         whole = spans.height if cut else spans.height - spans.height % _SPAN_ROW_GROUP
-        # A row group at a time: the names and Arrow's copy of them are made for it alone.
         for lo in range(0, whole, _SPAN_ROW_GROUP):
-            group = Timeline(strings=strings, spans=spans.slice(lo, min(_SPAN_ROW_GROUP, whole - lo)))
-            for writer, behind, frame in zip(
-                self._writers, self._behind, (group.spans, group.with_names("spans")), strict=True
-            ):
-                behind.submit(writer.write_table, frame.to_arrow())
+            group = stored.named_arrow(
+                "spans", spans.slice(lo, min(_SPAN_ROW_GROUP, whole - lo)), self._texts[1]
+            )
+            self._behind.submit(self._writer.write_table, group)
         if whole < spans.height:
             self._rest = spans.slice(whole)
         self.rows += whole
@@ -617,18 +684,16 @@ class _SpansWriter:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         try:
-            for behind in self._behind:
-                behind.__exit__(kind, exc, tb)
+            self._behind.__exit__(kind, exc, tb)
             if self._rest is not None and exc is None:  # every lane kind's last piece cuts
                 raise ValueError("spans writer: rows left over with no piece ending their row group")
         finally:
-            for writer in self._writers:
-                if self.rows == 0 and exc is None:
-                    writer.write_table(writer.schema.empty_table())
-                writer.close()
+            if self.rows == 0 and exc is None:
+                self._writer.write_table(self._writer.schema.empty_table())
+            self._writer.close()
 
 
-_SPAN_ROW_GROUP = 1 << 18  # as polars writes a table
+_SPAN_ROW_GROUP = 1 << 18  # as polars writes a table (stored.ROW_GROUP)
 
 
 class _Frames:

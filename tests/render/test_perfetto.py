@@ -373,7 +373,7 @@ def test_streamed_in_small_batches_and_pieces_shows_the_same(golden_ingested, mo
     from goblueprint.timeline import export_perfetto as ep
     from goblueprint.timeline import perfetto_sources as ps
 
-    spans = pl.read_parquet(golden_ingested.path / "timeline" / "spans.parquet")
+    spans = golden_ingested.timeline_scan("spans").collect()
     lane_sizes = spans.group_by("lane_kind", "lane_id").len()["len"]
     batch, window = 64, 16
     assert lane_sizes.max() > 4 * batch and spans.height > 4 * lane_sizes.max()
@@ -418,8 +418,8 @@ def test_streamed_refuses_unsorted_spans(golden_ingested, tmp_path):
 
     d = tmp_path / "ingested"
     shutil.copytree(golden_ingested.path, d)
-    spans = pl.read_parquet(d / "timeline" / "spans.parquet")
-    spans.reverse().write_parquet(d / "timeline" / "spans.parquet")
+    spans = pl.read_parquet(d / "intervals.parquet")  # the Timeline's spans (timeline.stored)
+    spans.reverse().write_parquet(d / "intervals.parquet")
     with pytest.raises(GoblueprintError, match="not sorted by lane"):
         write_perfetto_ingested(Ingested(d, golden_ingested.manifest), io.BytesIO())
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from polars.testing import assert_frame_equal
@@ -39,7 +40,7 @@ def count_passes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 def test_stored_tables_and_timeline_equal_one_pass(trace: Path, cache: Path) -> None:
     found = ingest(trace)
-    tables, tl, result, _, profiles, _, _ = tables_pass(trace, views=True)
+    tables, tl, result, _, profiles = tables_pass(trace, views=True)[:5]
     stored = found.frames()
     assert sorted(stored) == sorted(tables)
     for name, df in tables.items():
@@ -90,6 +91,22 @@ def test_events_have_a_row_group_per_generation(gc_trace: Callable[[str], Path],
         row += meta.row_group(i).num_rows
     assert syncs[0] == 0 and len(syncs) >= 2
     assert starts == syncs
+
+
+def test_stored_text_is_dictionaries_of_plain_strings(trace: Path, cache: Path) -> None:
+    # The large tables' text is written from ids as dictionaries (no fallback to plain text,
+    # nothing hashed per row), and read as plain strings by any reader: no dictionary type
+    # leaks out of the files a user exports.
+    found = ingest(trace)
+    for name in ("events", "intervals", "flows", "metrics"):
+        path = found.table_files()[name]
+        assert not any(pa.types.is_dictionary(f.type) for f in pq.read_schema(path)), name
+        meta = pq.ParquetFile(path).metadata
+        for j in range(meta.num_columns):
+            column = meta.row_group(0).column(j)
+            if column.physical_type == "BYTE_ARRAY":
+                assert "RLE_DICTIONARY" in column.encodings, (name, column.path_in_schema)
+    assert not (found.path / "timeline" / "spans.parquet").exists()  # stored once: as intervals
 
 
 def test_a_large_generation_is_cut_in_bounded_row_groups(
@@ -298,6 +315,7 @@ def test_metrics_read_the_stored_summary_and_utilization(
         "remove the manifest",
         "garbage manifest",
         "other code",
+        "other layout",
     ],
 )
 def test_damaged_or_stale_entries_are_made_again(
@@ -318,6 +336,10 @@ def test_damaged_or_stale_entries_are_made_again(
         (good.path / MANIFEST).unlink()
     elif damage == "garbage manifest":
         (good.path / MANIFEST).write_text("{not json")
+    elif damage == "other layout":  # the same code, files laid out otherwise (say, before LAYOUT 2)
+        manifest = json.loads((good.path / MANIFEST).read_text())
+        manifest["layout"] = ingest_mod.LAYOUT - 1
+        (good.path / MANIFEST).write_text(json.dumps(manifest))
     else:
         monkeypatch.setattr(ingest_mod, "code_fingerprint", lambda: "0" * 32)
     passes = count_passes(monkeypatch)

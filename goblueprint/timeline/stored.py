@@ -1,0 +1,201 @@
+"""The Timeline's three large tables stored once, as the SQL tables that name their strings.
+
+An ingest keeps the spans, flows and counters of a trace only as the SQL tables
+``intervals``, ``flows`` and ``metrics`` (``Timeline.with_names`` of them: the same rows, string
+ids as text, plus lane kind and state names).  Storing the Timeline's form beside them doubled
+the largest files and about a second of the ingest's encoding for no data of their own.
+
+Writing: ``named_arrow`` makes a piece of the SQL table from the Timeline's columns with every
+text column an Arrow dictionary array whose indices are the ids (no string copied per row, none
+hashed by the Parquet writer: it writes the dictionary and the indices as they are); the
+files are written without Arrow's schema, so every reader (polars, DuckDB, pyarrow) sees the
+plain string columns of ``with_names``.
+
+Reading: ``as_timeline`` turns a scan of such a file back into the Timeline's table: text
+columns cast to an Enum of the strings the table names (``Used``, recorded in the manifest),
+whose physical value indexes their ids, in polars' own reader (no Arrow library loaded, a
+view's memory stays its own).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from goblueprint.timeline.model import SCHEMAS, STATE_NAMES, LaneKind, empty_frame
+
+if TYPE_CHECKING:  # imported where written only: a view that reads does without Arrow's library
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+# Timeline table -> the SQL table stored for it.
+SQL_TABLE = {"spans": "intervals", "flows": "flows", "counters": "metrics"}
+# Timeline table -> its string-id columns (as with_names resolves them).
+_TEXT = {"spans": ("label",), "flows": ("label",), "counters": ("name",)}
+# Columns only the SQL table has (names of codes the Timeline keeps as codes).
+_NAMES_OF = {"spans": {"lane_kind": "lane_kind_name", "state": "state_name"}, "flows": {}, "counters": {}}
+# Columns in time order or nearly (a lane's spans by start, flows by from_time, counters by
+# time): delta-coded, unique nearly per row, a dictionary would not pay; every other column
+# has few values and gets one.  Delta halves the spans' file against plain zstd, and reads faster.
+TIME_COLUMNS = {"spans": ("start", "end"), "flows": ("from_time", "to_time"), "counters": ("time",)}
+# Rows of a row group (as polars' write_parquet cuts a table).
+ROW_GROUP = 1 << 18
+
+
+def distinct_names(names: list[str]) -> tuple[np.ndarray, pa.Array]:
+    """NAMES (of codes 0..n-1) as a dictionary for coded(): each code's index into the distinct
+    names, and those names (a dictionary with a name twice, as "running" of a G, a P and an M,
+    makes the Parquet writer fall back to plain text)."""
+    import pyarrow as pa
+
+    distinct = list(dict.fromkeys(names))
+    index = {name: i for i, name in enumerate(distinct)}
+    return np.array([index[name] for name in names], np.int32), pa.array(distinct, pa.string())
+
+
+@cache
+def _code_names(column: str) -> tuple[np.ndarray, pa.Array]:
+    """The names of the codes 0..255 of COLUMN (lane_kind, state), as with_names gives them."""
+    if column == "lane_kind":
+        return distinct_names([LaneKind(c).name if c < len(LaneKind) else "" for c in range(256)])
+    return distinct_names([STATE_NAMES.get(c, str(c)) for c in range(256)])
+
+
+def coded(ids: np.ndarray, dictionary: pa.Array, valid: np.ndarray | None = None) -> pa.DictionaryArray:
+    """The text column of IDS into DICTIONARY (unique), null where not VALID: the Parquet writer
+    writes the dictionary and the ids as they are, no string copied or hashed per row."""
+    import pyarrow as pa
+
+    mask = None if valid is None or valid.all() else ~valid
+    return pa.DictionaryArray.from_arrays(pa.array(ids.astype(np.int32, copy=False), mask=mask), dictionary)
+
+
+def named_arrow(table: str, df: pl.DataFrame, strings: pa.Array) -> pa.Table:
+    """``Timeline.with_names(TABLE)`` of DF (rows of the Timeline's TABLE), as Arrow with its text
+    columns dictionary arrays; STRINGS: the Timeline's strings as an Arrow string array (unique,
+    as a Timeline's are: a dictionary with a value twice is written as plain text)."""
+    import pyarrow as pa
+
+    cols: dict[str, pa.Array] = {}
+    for name in df.columns:
+        values = df[name]
+        if name in _TEXT[table]:
+            cols[name] = coded(values.to_numpy(), strings)
+            continue
+        cols[name] = values.to_arrow()
+        named = _NAMES_OF[table].get(name)
+        if named is not None:
+            lut, names = _code_names(name)
+            cols[named] = coded(lut[values.to_numpy()], names)
+    return pa.table(cols)
+
+
+def sql_schema(table: str) -> pa.Schema:
+    """The Arrow schema named_arrow gives for TABLE (dictionary text columns)."""
+    import pyarrow as pa
+
+    return named_arrow(table, empty_frame(table), pa.array([""], pa.string())).schema
+
+
+def writer(path: Any, table: str) -> pq.ParquetWriter:
+    """A Parquet writer of the SQL table of the Timeline's TABLE, for named_arrow's pieces:
+    zstd level 3 and statistics as polars writes them, times delta-coded, a dictionary for
+    every other column, no Arrow schema stored (readers see plain text columns)."""
+    import pyarrow.parquet as pq
+
+    times = TIME_COLUMNS[table]
+    schema = sql_schema(table)
+    return pq.ParquetWriter(
+        path,
+        schema,
+        compression="zstd",
+        compression_level=3,
+        write_statistics=True,
+        use_dictionary=[n for n in schema.names if n not in times],
+        column_encoding=dict.fromkeys(times, "DELTA_BINARY_PACKED"),
+        store_schema=False,
+    )
+
+
+def write_table(path: Any, table: str, df: pl.DataFrame, strings: list[str], used: Used) -> None:
+    """Write DF, the Timeline's whole TABLE, as its SQL table to PATH (row groups of ROW_GROUP);
+    the strings it names are added to USED."""
+    import pyarrow as pa
+
+    texts = pa.array(strings, pa.string())
+    for column in _TEXT[table]:
+        used.add(table, df[column].to_numpy(), strings)
+    with writer(path, table) as w:
+        for lo in range(0, df.height, ROW_GROUP):
+            w.write_table(named_arrow(table, df.slice(lo, ROW_GROUP), texts))
+        if not df.height:
+            w.write_table(w.schema.empty_table())
+
+
+class Used:
+    """Which of the Timeline's strings each stored table's text column names, gathered as the
+    tables are written (a table names few: block reasons, metric names...), so that a reader
+    casts to an Enum of those only: a cast builds a map of its Enum's every category, and the
+    Timeline's strings can be tens of thousands (every function and file of the stacks)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, np.ndarray] = {}
+
+    def add(self, table: str, ids: np.ndarray, strings: list[str]) -> None:
+        seen = self._seen.get(table)
+        if seen is None or len(seen) < len(strings):
+            grown = np.zeros(len(strings), bool)
+            if seen is not None:
+                grown[: len(seen)] = seen
+            self._seen[table] = seen = grown
+        seen[ids] = True
+
+    def ids(self) -> dict[str, list[int]]:
+        """Table -> the ids its text column names, ascending (the manifest's record)."""
+        return {table: np.flatnonzero(seen).tolist() for table, seen in sorted(self._seen.items())}
+
+
+class Texts:
+    """The Timeline's STRINGS and, per table, the ids its text column names (USED, from
+    Used.ids(); a table not in it may name any): what as_timeline maps text back to ids with,
+    made once and reused by every scan (a view reads a table in many batches)."""
+
+    def __init__(self, strings: list[str], used: dict[str, list[int]] | None = None) -> None:
+        self.strings = strings
+        self._used = used or {}
+        self._exprs: dict[str, pl.Expr] = {}
+
+    def expr(self, table: str, column: str) -> pl.Expr:
+        """COLUMN of TABLE (text) as the Timeline's string ids (UInt32), an expression of each
+        row alone (a scan's slice is still read alone, the views' batches)."""
+        key = f"{table}.{column}"
+        if key not in self._exprs:
+            ids = self._used.get(table)
+            # An Enum of the strings up to the last id named: its codes are the ids.  The ids a
+            # table names come first in the Timeline's strings (the stacks' functions and files
+            # follow them), so this is a few hundred strings, not the stacks' thousands.
+            upto = len(self.strings) if ids is None else (ids[-1] + 1 if ids else 1)
+            if ids is None or upto <= _PREFIX + 4 * len(ids):
+                texts = pl.Enum(self.strings[:upto])
+                self._exprs[key] = pl.col(column).cast(texts).to_physical().cast(pl.UInt32)
+            else:  # the ids far apart: an Enum of them alone, its codes mapped to the ids
+                phys = pl.col(column).cast(pl.Enum([self.strings[i] for i in ids])).to_physical()
+                codes = list(range(len(ids)))
+                self._exprs[key] = phys.replace_strict(codes, ids, return_dtype=pl.UInt32).alias(column)
+        return self._exprs[key]
+
+
+# Strings an Enum of the ids' prefix may hold beyond four per id named (a cast's map of them
+# costs little next to a batch's rows).
+_PREFIX = 1024
+
+
+def as_timeline(table: str, scan: pl.LazyFrame, texts: Texts) -> pl.LazyFrame:
+    """SCAN (of the SQL table stored for the Timeline's TABLE) as the Timeline's TABLE: its
+    columns, the text ones as ids of the Timeline's strings (TEXTS)."""
+    return scan.select(
+        texts.expr(table, name) if name in _TEXT[table] else pl.col(name) for name in SCHEMAS[table]
+    )
