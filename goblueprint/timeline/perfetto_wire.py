@@ -3,8 +3,8 @@
 A trace of tens of millions of slices cannot afford one protobuf object (or one Python
 call) per event, so the hot packets, TrackEvents on a sequence that carries its track
 and clock in TracePacketDefaults, are laid out for a whole block of events at once by a
-compiled loop (``perfetto_kernel.encode_track_events``): one pass sizes every packet from
-its fields' varint sizes, a second writes them into one byte buffer.  Everything else
+compiled loop (``perfetto_kernel.encode_track_events``): one pass writes every packet, sized
+from its fields' varint sizes, into one byte buffer.  Everything else
 (descriptors, interned names, clock snapshots) is rare and goes through Perfetto's own
 Python protos.
 
