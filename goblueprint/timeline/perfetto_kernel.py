@@ -10,7 +10,8 @@ after a stable sort of a group that is not, one merge of the four is the whole
 order: no sort of all the events, no Python per event.
 
 ``encode_track_events`` writes TrackEvent packets (``perfetto_wire``'s layout) for a
-block of a sequence's events in one pass.
+block of a sequence's events in one pass; ``window_packets`` does both for a window of a
+track, in one call that releases the GIL (the export runs it on its worker threads).
 
 There is no Python twin of these loops.
 """
@@ -251,14 +252,26 @@ def encode_track_events(seq, delta, kind, iid, value, flow_out, fin_ev, fin_id):
     """Trace.packet records of TrackEvents on sequence SEQ, as ``perfetto_wire.track_events``
     describes them; VALUE: the doubles' 64 bits (int64), empty when the events have none.
 
-    One pass into a buffer sized for the widest packets, then cut to size: a pass that only
-    sized the packets cost as much as the one that writes them."""
+    One pass into a buffer sized for the widest packet this block can have, from its largest
+    delta and iid (a pass that sized each packet cost as much as the one that writes them).
+    """
     n = delta.shape[0]
     m = fin_ev.shape[0]
     has_value = value.shape[0] > 0
     head = 1 + _vsize(seq) + 2  # sequence id and flags
-    # The widest packet: 5-byte lengths, 10-byte varints, every optional field; 10 bytes a flow that ends.
-    buf = np.empty(n * (head + 56) + 10 * m, np.uint8)
+    top_delta = 0
+    top_iid = 0
+    outs = 0
+    for i in range(n):
+        top_delta = max(top_delta, delta[i])
+        top_iid = max(top_iid, iid[i])
+        outs += flow_out[i] > 0
+    # Every optional field but the flows, then 10 bytes a flow (out or ending); the lengths' varints
+    # sized for a packet that holds all the block's flows.
+    body = 2 + 1 + _vsize(top_iid) + 10 * has_value
+    flows = 10 * (outs + m)
+    packet = 1 + _vsize(top_delta) + head + 1 + _vsize(body + flows) + body
+    buf = np.empty(n * (1 + _vsize(packet + flows) + packet) + flows, np.uint8)
     at = 0
     j = 0
     for i in range(n):
@@ -297,4 +310,19 @@ def encode_track_events(seq, delta, kind, iid, value, flow_out, fin_ev, fin_id):
             at = _fixed64(buf, at, 0xF9, 0x02, flow_out[i])  # flow_ids = 47
         for k in range(j0, j):
             at = _fixed64(buf, at, 0x81, 0x03, fin_id[k])  # terminating_flow_ids = 48
-    return buf[:at].copy()
+    return buf[:at]
+
+
+@njit(cache=True, nogil=True)
+def window_packets(
+    seq, prev, s, e, title, xts, xname, xflow_out, xflow_in, sink_row, sink_id
+):  # pragma: no cover - compiled
+    """The packets of a window of a track's sequence: ``track_order`` of its rows and instants,
+    then ``encode_track_events``, the first timestamp a delta from PREV (the sequence's clock,
+    at its previous event)."""
+    delta, kind, iid, flow_out, fin_ev, fin_id = track_order(
+        s, e, title, xts, xname, xflow_out, xflow_in, sink_row, sink_id
+    )
+    if delta.shape[0]:
+        delta[0] -= prev
+    return encode_track_events(seq, delta, kind, iid, np.zeros(0, np.int64), flow_out, fin_ev, fin_id)
