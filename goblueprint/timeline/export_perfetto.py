@@ -236,6 +236,10 @@ class _Export:
         self.lut[track.gids] = track.iids
         return self.lut[gids]
 
+    def distinct(self, a: np.ndarray) -> np.ndarray:
+        """The distinct values of A, in no particular order: hashed, not sorted."""
+        return self.kernels.dense_codes(_i64(a))[1]
+
     def write(self, *packets) -> None:
         self.w.write(self.pb.Trace(packet=packets).SerializeToString(), len(packets))
 
@@ -447,14 +451,13 @@ class _Export:
         # key_titles names a P's or M's slices after the G lanes they run: pass only those.
         kinds = spans["lane_kind"].to_numpy()
         pm = (kinds == int(LaneKind.P)) | (kinds == int(LaneKind.M))
-        runs = _distinct(spans["g"].to_numpy()[pm]).tolist()
+        runs = self.distinct(spans["g"].to_numpy()[pm]).tolist()
         on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
         # span_titles' keys, grouped by hashing: its sort and binary search per row cost more
         # than the rest of the export's work on a row.
-        key = pl.Series(title_keys(spans))
-        uniq = key.unique(maintain_order=True)
-        ids = self.text_ids(key_titles(self.stub, uniq.to_numpy(), on))
-        return spans.with_columns(title=key.replace_strict(uniq, ids, return_dtype=pl.Int64))
+        code, keys = self.kernels.dense_codes(_i64(title_keys(spans)))
+        ids = self.text_ids(key_titles(self.stub, keys, on))
+        return spans.with_columns(title=pl.Series(ids[code], dtype=pl.Int64))
 
     def window(self, st: _LaneState, spans: pl.DataFrame, until: int | None) -> None:
         """A lane's rows of one piece, with what its tracks show beside them until UNTIL (the next
@@ -508,7 +511,7 @@ class _Export:
         lane = st.lane
         e = spans["end"].to_numpy() - self.origin
         titles = spans["title"].to_numpy()
-        distinct = _distinct(titles)
+        distinct = self.distinct(titles)
         # Each piece starts where no span is open: its layers are its own.
         layer = layers(s, e)
         sink_rows, sink_ids = sinks
@@ -535,7 +538,7 @@ class _Export:
                 s[rows],
                 e[rows],
                 mine,
-                _distinct(mine),
+                self.distinct(mine),
                 extra if depth == 0 else none,
                 here[on],
                 sink_ids[on],
@@ -578,7 +581,7 @@ class _Export:
             seq_of[sid] = desc.uuid
         last = dict.fromkeys(names, 0)  # each sequence's clock: the time of its last sample
         for batch in src.counter_batches():
-            for sid, times, values in _by_name(batch):
+            for sid, times, values in _by_name(self.kernels, batch):
                 t = times - self.origin
                 delta = np.diff(t, prepend=last[sid])
                 if len(delta) and delta.min() < 0:
@@ -615,24 +618,17 @@ def _samples(k, seq: int, delta: np.ndarray, values: np.ndarray) -> np.ndarray:
     )
 
 
-def _distinct(a: np.ndarray) -> np.ndarray:
-    """The distinct values of A, in no particular order: hashed, not sorted."""
-    return pl.Series(a).unique(maintain_order=True).to_numpy()
-
-
 def _i64(a: np.ndarray) -> np.ndarray:
     """A writable contiguous int64 array (the compiled loops' argument type)."""
     return np.require(a, dtype=np.int64, requirements=("C", "W"))
 
 
-def _by_name(batch: pl.DataFrame) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-    """The batch's samples of each counter name (string id, times, values), in batch order."""
-    ids = batch["name"].to_numpy()
-    order = np.argsort(ids, kind="stable")
-    ids = ids[order]
-    times = batch["time"].to_numpy()[order]
-    values = batch["value"].to_numpy()[order]
-    edges = np.concatenate(([0], np.flatnonzero(ids[1:] != ids[:-1]) + 1, [len(ids)]))
-    for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
-        if lo < hi:
-            yield int(ids[lo]), times[lo:hi], values[lo:hi]
+def _by_name(k, batch: pl.DataFrame) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """The batch's samples of each counter name (string id, times, values), in batch order, by
+    name: a mask per name (the names are few), not a sort of the batch."""
+    code, ids = k.dense_codes(_i64(batch["name"].to_numpy()))
+    times = batch["time"].to_numpy()
+    values = batch["value"].to_numpy()
+    for c in np.argsort(ids).tolist():
+        mine = code == c
+        yield int(ids[c]), times[mine], values[mine]

@@ -326,3 +326,46 @@ def window_packets(
     if delta.shape[0]:
         delta[0] -= prev
     return encode_track_events(seq, delta, kind, iid, np.zeros(0, np.int64), flow_out, fin_ev, fin_id)
+
+
+@njit(cache=True, nogil=True)
+def dense_codes(keys):  # pragma: no cover - compiled
+    """Each of KEYS as the index of its value among the distinct values, numbered in order of
+    first appearance, and those values: by hashing (a table that grows with the distinct
+    values, which are few), without sorting KEYS."""
+    n = keys.shape[0]
+    codes = np.empty(n, np.int64)
+    uniq = np.empty(16, np.int64)
+    count = 0
+    cap = 64
+    shift = 58  # 64 - log2(cap): the product's top bits are the slot (Fibonacci hashing)
+    table = np.full(cap, -1, np.int64)  # a slot: the code of the value there, -1 when free
+    for i in range(n):
+        k = keys[i]
+        if i and k == keys[i - 1]:  # runs of one value are common: no lookup
+            codes[i] = codes[i - 1]
+            continue
+        slot = ((k * -7046029254386353131) >> shift) & (cap - 1)
+        while table[slot] >= 0 and uniq[table[slot]] != k:
+            slot = (slot + 1) & (cap - 1)
+        if table[slot] < 0:
+            if count == uniq.shape[0]:
+                grown = np.empty(2 * count, np.int64)
+                grown[:count] = uniq
+                uniq = grown
+            uniq[count] = k
+            table[slot] = count
+            count += 1
+            if 2 * count > cap:  # keep it at most half full: rehash into twice the slots
+                cap *= 2
+                shift -= 1
+                table = np.full(cap, -1, np.int64)
+                for c in range(count):
+                    s = ((uniq[c] * -7046029254386353131) >> shift) & (cap - 1)
+                    while table[s] >= 0:
+                        s = (s + 1) & (cap - 1)
+                    table[s] = c
+            codes[i] = count - 1
+        else:
+            codes[i] = table[slot]
+    return codes, uniq[:count].copy()

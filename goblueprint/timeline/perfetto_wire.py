@@ -15,8 +15,8 @@ ui.perfetto.dev inflate them while reading).  The track events of a chunk are en
 the chunk deflated, on ``_WORKERS`` worker threads (the compiled loops and zlib release the
 GIL) while the main thread reads and prepares the next rows: handed over as work to do
 (``defer``) with an estimate of their size, so where chunks are cut depends only on the
-input, never on timing.  Chunks are written in order; at most ``_AHEAD`` wait, so memory
-stays bounded by a few chunks.
+input, never on timing.  The workers write the chunks too, in order; at most ``_AHEAD``
+are under way, so memory stays bounded by a few chunks.
 
 Deflate level 3, not zlib's default 6: on a 30.5 MB Go trace (698 MB of packets before
 compression) level 6 took 5.1 s of CPU for a 28.2 MB file, level 3 2.0 s for 36.0 MB
@@ -38,7 +38,7 @@ CHUNK = 1 << 19  # uncompressed bytes per compressed_packets: deflate's gain has
 # (a 30.9 MB trace's file: 42.12 MB in chunks of 1 MiB, 42.14 MB in these)
 _LEVEL = 3  # see the module doc
 _WORKERS = 2
-_AHEAD = 2  # chunks deflating or deflated but not yet written
+_AHEAD = 2  # chunks submitted but not yet written
 
 # TracePacket fields (perfetto/trace/trace_packet.proto); perfetto_kernel writes the TrackEvents'.
 _TRACE_PACKET = 0x0A  # Trace.packet = 1, length-delimited
@@ -110,7 +110,8 @@ class PacketWriter:
         self.pending: list[Records | Encode] = []
         self.size = 0
         self.packets = 0  # packets written, counted before compression
-        self.deflating: deque[Future[bytes]] = deque()
+        self.deflating: deque[Future[None]] = deque()
+        self.last: Future[None] | None = None  # the chunk submitted last
         self.pool: ThreadPoolExecutor | None = None
 
     def write(self, records: bytes | np.ndarray, count: int) -> None:
@@ -138,13 +139,20 @@ class PacketWriter:
         self.size = 0
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="deflate")
-        self.deflating.append(self.pool.submit(_deflate, pieces))
+        self.last = self.pool.submit(self._chunk, pieces, self.last)
+        self.deflating.append(self.last)
         while len(self.deflating) > _AHEAD:
-            self._put(self.deflating.popleft().result())
+            self.deflating.popleft().result()
 
-    def _put(self, data: bytes) -> None:
+    def _chunk(self, pieces: list[Records | Encode], before: Future[None] | None) -> None:
+        """Encode and deflate a chunk, then write it once the chunk before it is written (the
+        workers take chunks in order, so that one is never waiting behind this one).  The
+        writes are the workers': each gives up the GIL, and the main thread, taking it back
+        from the workers, would wait."""
+        data = _deflate(pieces)
+        if before is not None:
+            before.result()  # raises if it failed: nothing is written after a missing chunk
         inner = bytes(_COMPRESSED) + _varint_bytes(len(data))
-        # One write: each gives up the GIL, and taking it back from the workers can take a while.
         self.out.write(b"".join((bytes([_TRACE_PACKET]), _varint_bytes(len(inner) + len(data)), inner, data)))
 
     def flush(self) -> None:
@@ -152,7 +160,7 @@ class PacketWriter:
         try:
             self._submit()
             while self.deflating:
-                self._put(self.deflating.popleft().result())
+                self.deflating.popleft().result()
         finally:
             self.close()
 
@@ -161,3 +169,4 @@ class PacketWriter:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
         self.deflating.clear()
+        self.last = None

@@ -97,6 +97,7 @@ def sample_args() -> dict[str, tuple]:
         "track_order": (e, e, e, e, e, e, e, e, e),
         "encode_track_events": (0, e, np.zeros(0, np.uint8), e, e, e, e, e),
         "window_packets": (0, 0, e, e, e, e, e, e, e, e, e),
+        "dense_codes": (e,),
     }  # fmt: skip
 
 
