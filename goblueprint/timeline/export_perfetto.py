@@ -23,7 +23,9 @@ Encoding, chosen so the file stays about the size of the Go trace it comes from:
   times so that back-to-back slices do not nest; tracks follow one another (readers
   sort packets by time across sequences);
 * a track's events are put in order and encoded as packets by compiled loops
-  (``perfetto_kernel``): no Python and no sort per event;
+  (``perfetto_kernel``): no Python and no sort per event.  They run, with deflate, on the
+  writer's worker threads (the loops release the GIL), while the main thread reads and
+  names the next rows; titles and names are grouped by a compiled hash, not sorted;
 * the packets are streamed in deflated ``compressed_packets`` chunks (``perfetto_wire``),
   lane by lane and, within a lane, piece by piece: a lane's rows are cut into pieces of
   about ``WINDOW_ROWS`` where no span is open (``perfetto_sources.pieces``), so no slice
