@@ -73,6 +73,9 @@ _SAMPLE_BYTES = 26
 # Rows of a lane written at once: a lane is cut where no span is open into pieces of at least
 # this many rows (perfetto_sources.pieces), so memory follows the piece, not the lane.
 WINDOW_ROWS = 1 << 14
+# The span columns a piece keeps once titled (the others only make titles): less to copy when
+# pieces are cut and joined.
+_KEPT = ("lane_kind", "lane_id", "start", "end", "state")
 _CLOCK = 64  # the first sequence-scoped clock id; each sequence has its own
 _BOOTTIME = 6  # Perfetto's default trace clock
 COUNTER_TITLES = {
@@ -449,7 +452,7 @@ class _Export:
         """SPANS (of any lanes) with their titles as global name ids: made for a batch at once,
         so the cost of naming follows the rows, not the number of lanes and pieces."""
         if not spans.height:
-            return spans.with_columns(title=pl.lit(0, pl.Int64))
+            return spans.select(*_KEPT, title=pl.lit(0, pl.Int64))
         # key_titles names a P's or M's slices after the G lanes they run: pass only those.
         kinds = spans["lane_kind"].to_numpy()
         pm = (kinds == int(LaneKind.P)) | (kinds == int(LaneKind.M))
@@ -459,7 +462,7 @@ class _Export:
         # than the rest of the export's work on a row.
         code, keys = self.kernels.dense_codes(_i64(title_keys(spans)))
         ids = self.text_ids(key_titles(self.stub, keys, on))
-        return spans.with_columns(title=pl.Series(ids[code], dtype=pl.Int64))
+        return spans.select(*_KEPT, title=pl.Series(ids[code], dtype=pl.Int64))
 
     def window(self, st: _LaneState, spans: pl.DataFrame, until: int | None) -> None:
         """A lane's rows of one piece, with what its tracks show beside them until UNTIL (the next
