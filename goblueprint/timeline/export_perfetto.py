@@ -23,7 +23,9 @@ Encoding, chosen so the file stays about the size of the Go trace it comes from:
   times so that back-to-back slices do not nest; tracks follow one another (readers
   sort packets by time across sequences);
 * a track's events are put in order and encoded as packets by compiled loops
-  (``perfetto_kernel``): no Python and no sort per event;
+  (``perfetto_kernel``): no Python and no sort per event.  They run, with deflate, on the
+  writer's worker threads (the loops release the GIL), while the main thread reads and
+  names the next rows; titles and names are grouped by a compiled hash, not sorted;
 * the packets are streamed in deflated ``compressed_packets`` chunks (``perfetto_wire``),
   lane by lane and, within a lane, piece by piece: a lane's rows are cut into pieces of
   about ``WINDOW_ROWS`` where no span is open (``perfetto_sources.pieces``), so no slice
@@ -49,7 +51,7 @@ import numpy as np
 import polars as pl
 
 from goblueprint.errors import GoblueprintError, PathError
-from goblueprint.render.lanes import GROUPS, Lane, arrange, counter_lanes, layers, span_titles
+from goblueprint.render.lanes import GROUPS, Lane, arrange, counter_lanes, key_titles, layers, title_keys
 from goblueprint.timeline.model import SCHEMAS, LaneKind, State, Timeline
 from goblueprint.timeline.perfetto_flows import FOREVER, FlowStore
 from goblueprint.timeline.perfetto_sources import SPAN_COLUMNS, IngestedSource, Source, TimelineSource
@@ -57,17 +59,23 @@ from goblueprint.timeline.perfetto_wire import (
     SEQ_INCREMENTAL_STATE_CLEARED,
     SEQ_NEEDS_INCREMENTAL_STATE,
     PacketWriter,
-    track_events,
 )
 
 if TYPE_CHECKING:
     from goblueprint.timeline.ingest import Ingested
 
 _COUNTER = 4  # TrackEvent.Type of a counter sample
-_BLOCK = 1 << 16  # events encoded per call: a few hundred KB of packets
+_BLOCK = 1 << 16  # counter samples encoded per call: a few hundred KB of packets
+# About the bytes of a track event, of a counter sample (and 10 more a flow): the estimates that
+# cut chunks (perfetto_wire.PacketWriter.defer).
+_EVENT_BYTES = 16
+_SAMPLE_BYTES = 26
 # Rows of a lane written at once: a lane is cut where no span is open into pieces of at least
 # this many rows (perfetto_sources.pieces), so memory follows the piece, not the lane.
 WINDOW_ROWS = 1 << 14
+# The span columns a piece keeps once titled (the others only make titles): less to copy when
+# pieces are cut and joined.
+_KEPT = ("lane_kind", "lane_id", "start", "end", "state")
 _CLOCK = 64  # the first sequence-scoped clock id; each sequence has its own
 _BOOTTIME = 6  # Perfetto's default trace clock
 COUNTER_TITLES = {
@@ -154,22 +162,14 @@ class _Track:
     def __init__(self, desc) -> None:
         self.desc = desc
         self.opened = False
-        self.gids = np.zeros(0, np.int64)  # global name ids interned, sorted
+        self.gids = np.zeros(0, np.int64)  # global name ids interned
         self.iids = np.zeros(0, np.int64)  # their iids
         self.last = 0  # the time of its last event: the incremental clock
 
     def add(self, gids: np.ndarray, first: int) -> None:
         """GIDS interned as iids FIRST, FIRST + 1, ..."""
-        every = np.concatenate((self.gids, gids))
-        iids = np.concatenate((self.iids, np.arange(first, first + len(gids), dtype=np.int64)))
-        o = np.argsort(every)
-        self.gids, self.iids = every[o], iids[o]
-
-    def iid(self, gids: np.ndarray) -> np.ndarray:
-        """The iid of each of GIDS that the sequence interned (anything for the others)."""
-        if not len(self.gids):
-            return np.zeros(len(gids), np.int64)
-        return self.iids[np.minimum(np.searchsorted(self.gids, gids), len(self.gids) - 1)]
+        self.gids = np.concatenate((self.gids, gids))
+        self.iids = np.concatenate((self.iids, np.arange(first, first + len(gids), dtype=np.int64)))
 
 
 class _LaneState:
@@ -190,18 +190,22 @@ class _Export:
     def __init__(self, src: Source, writer: PacketWriter) -> None:
         from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
+        from goblueprint.trace import kernels
+
         self.pb = pb
+        self.kernels = kernels.get()  # loaded here, not by the first of the worker threads at once
         self.src = src
         self.w = writer
         self.last_id = 0  # track uuids and sequence ids come from one counter
         self.names: list[str] = []
         self.name_index: dict[str, int] = {}
+        self.lut = np.zeros(0, np.int64)  # see iid
         self.layout_seq = 0
         self.lane_keys: dict[
             int, tuple[np.ndarray, np.ndarray]
         ] = {}  # lane kind -> (lane ids, index in lanes)
         self.strings = pl.Series("s", src.strings, dtype=pl.String)
-        self.stub = Timeline(strings=src.strings)  # what span_titles reads of a Timeline
+        self.stub = Timeline(strings=src.strings)  # what key_titles reads of a Timeline
         # Times are written since the trace start; an earlier sample (none in a
         # well-formed trace) moves the origin rather than wrap the unsigned clock.
         self.origin = src.first_time()
@@ -227,6 +231,19 @@ class _Export:
                 self.names.append(t)
             ids[k] = got
         return ids
+
+    def iid(self, track: _Track, gids: np.ndarray) -> np.ndarray:
+        """The iid on TRACK's sequence of each of GIDS (anything for a name it did not intern): a
+        gather from one table that every track shares, set to TRACK's few names first, not a
+        search per row."""
+        if len(self.lut) < len(self.names):
+            self.lut = np.zeros(max(len(self.names), 2 * len(self.lut)), np.int64)
+        self.lut[track.gids] = track.iids
+        return self.lut[gids]
+
+    def distinct(self, a: np.ndarray) -> np.ndarray:
+        """The distinct values of A, in no particular order: hashed, not sorted."""
+        return self.kernels.dense_codes(_i64(a))[1]
 
     def write(self, *packets) -> None:
         self.w.write(self.pb.Trace(packet=packets).SerializeToString(), len(packets))
@@ -282,18 +299,6 @@ class _Export:
         p.first_packet_on_sequence = True
         self.write(p)
 
-    def events(self, seq: int, delta, kind, iid, value, flow_out, fin_ev, fin_id) -> None:
-        """Encode a sequence's events (already in order, times as deltas) in blocks."""
-        bounds = np.searchsorted(fin_ev, np.arange(0, len(delta) + _BLOCK, _BLOCK))
-        for k, lo in enumerate(range(0, len(delta), _BLOCK)):
-            hi = min(lo + _BLOCK, len(delta))
-            a, b = bounds[k], bounds[k + 1]
-            records = track_events(
-                seq, delta[lo:hi], kind[lo:hi], iid[lo:hi], None if value is None else value[lo:hi],
-                flow_out[lo:hi], fin_ev[a:b] - lo, fin_id[a:b],
-            )  # fmt: skip
-            self.w.write(records, hi - lo)
-
     def emit(
         self, track: _Track, s, e, title, titles, extra: dict[str, np.ndarray], sink_rows, sink_ids
     ) -> None:
@@ -306,8 +311,6 @@ class _Export:
         """
         if len(s) == 0 and len(extra["ts"]) == 0:
             return
-        from goblueprint.trace import kernels
-
         # The names used: found among the few distinct ones, so the cost follows the window,
         # not every name of the trace.  A sequence's first window interns its names as iids
         # 1, 2, ... in the order of their texts; later windows intern their new ones after
@@ -324,17 +327,25 @@ class _Export:
             if len(new):
                 self.intern(track.desc.uuid, new, len(track.gids) + 1)
                 track.add(new, len(track.gids) + 1)
-        x_iid = np.where(xname >= 0, track.iid(xname), 0)
-        delta, kind, iid, flow_out, fin_ev, fin_id = kernels.get().track_order(
-            _i64(s), _i64(e), track.iid(title), _i64(extra["ts"]), x_iid,
-            _i64(extra["flow_out"]), _i64(extra["flow_in"]), _i64(sink_rows), _i64(sink_ids),
+        x_iid = np.where(xname >= 0, self.iid(track, xname), 0)
+        xts = extra["ts"]
+        slices = int(np.count_nonzero(s != e))
+        count = len(s) + slices + len(xts)
+        # The events are put in order and encoded on a worker thread; the sequence's clock moves
+        # on to its last event, the latest of every time.
+        prev = track.last
+        track.last = max(int(s.max(initial=0)), int(e.max(initial=0)), int(xts.max(initial=0)))
+        args = (
+            _i64(s), _i64(e), self.iid(track, title), _i64(xts), x_iid, _i64(extra["flow_out"]),
+            _i64(extra["flow_in"]), _i64(sink_rows), _i64(sink_ids),
         )  # fmt: skip
-        if len(delta):
-            # The kernel counts from 0; the sequence's clock is at its previous event.
-            first = int(delta[0])
-            delta[0] = first - track.last
-            track.last = first + int(delta[1:].sum())
-        self.events(track.desc.uuid, delta, kind, iid, None, flow_out, fin_ev, fin_id)
+        seq = track.desc.uuid
+        flows = (
+            int(np.count_nonzero(extra["flow_out"])) + len(sink_ids) + int(np.count_nonzero(extra["flow_in"]))
+        )
+        self.w.defer(
+            lambda: self.kernels.window_packets(seq, prev, *args), count * _EVENT_BYTES + 10 * flows, count
+        )
 
     def by_text(self, gids: np.ndarray) -> np.ndarray:
         """GIDS in the order of their texts."""
@@ -441,14 +452,17 @@ class _Export:
         """SPANS (of any lanes) with their titles as global name ids: made for a batch at once,
         so the cost of naming follows the rows, not the number of lanes and pieces."""
         if not spans.height:
-            return spans.with_columns(title=pl.lit(0, pl.Int64))
-        # span_titles names a P's or M's slices after the G lanes they run: pass only those.
+            return spans.select(*_KEPT, title=pl.lit(0, pl.Int64))
+        # key_titles names a P's or M's slices after the G lanes they run: pass only those.
         kinds = spans["lane_kind"].to_numpy()
         pm = (kinds == int(LaneKind.P)) | (kinds == int(LaneKind.M))
-        runs = np.unique(spans["g"].to_numpy()[pm]).tolist() if pm.any() else []
+        runs = self.distinct(spans["g"].to_numpy()[pm]).tolist()
         on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
-        title_of_span, texts = span_titles(self.stub, spans, on)
-        return spans.with_columns(title=pl.Series(self.text_ids(texts)[title_of_span], dtype=pl.Int64))
+        # span_titles' keys, grouped by hashing: its sort and binary search per row cost more
+        # than the rest of the export's work on a row.
+        code, keys = self.kernels.dense_codes(_i64(title_keys(spans)))
+        ids = self.text_ids(key_titles(self.stub, keys, on))
+        return spans.select(*_KEPT, title=pl.Series(ids[code], dtype=pl.Int64))
 
     def window(self, st: _LaneState, spans: pl.DataFrame, until: int | None) -> None:
         """A lane's rows of one piece, with what its tracks show beside them until UNTIL (the next
@@ -502,7 +516,7 @@ class _Export:
         lane = st.lane
         e = spans["end"].to_numpy() - self.origin
         titles = spans["title"].to_numpy()
-        distinct = np.unique(titles)
+        distinct = self.distinct(titles)
         # Each piece starts where no span is open: its layers are its own.
         layer = layers(s, e)
         sink_rows, sink_ids = sinks
@@ -529,7 +543,7 @@ class _Export:
                 s[rows],
                 e[rows],
                 mine,
-                np.unique(mine),
+                self.distinct(mine),
                 extra if depth == 0 else none,
                 here[on],
                 sink_ids[on],
@@ -572,7 +586,7 @@ class _Export:
             seq_of[sid] = desc.uuid
         last = dict.fromkeys(names, 0)  # each sequence's clock: the time of its last sample
         for batch in src.counter_batches():
-            for sid, times, values in _by_name(batch):
+            for sid, times, values in _by_name(self.kernels, batch):
                 t = times - self.origin
                 delta = np.diff(t, prepend=last[sid])
                 if len(delta) and delta.min() < 0:
@@ -587,9 +601,26 @@ class _Export:
             self.sample(desc.uuid, np.diff(t, prepend=0), np.tile([1.0, 0.0], gc.height))
 
     def sample(self, seq: int, delta: np.ndarray, values: np.ndarray) -> None:
-        n = len(delta)
-        self.events(seq, delta, np.full(n, _COUNTER, np.uint8), np.zeros(n, np.uint64), values,
-                    np.zeros(n, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.uint64))  # fmt: skip
+        """Counter samples (times as deltas), encoded on a worker thread in blocks of _BLOCK."""
+        for lo in range(0, len(delta), _BLOCK):
+            d, v = delta[lo : lo + _BLOCK], values[lo : lo + _BLOCK]
+            self.w.defer(lambda d=d, v=v: _samples(self.kernels, seq, d, v), len(d) * _SAMPLE_BYTES, len(d))
+
+
+def _samples(k, seq: int, delta: np.ndarray, values: np.ndarray) -> np.ndarray:
+    n = len(delta)
+    bits = np.ascontiguousarray(values, dtype="<f8").view(np.int64)
+    none = np.zeros(0, np.int64)
+    return k.encode_track_events(
+        seq,
+        _i64(delta),
+        np.full(n, _COUNTER, np.uint8),
+        np.zeros(n, np.int64),
+        bits,
+        np.zeros(n, np.int64),
+        none,
+        none,
+    )
 
 
 def _i64(a: np.ndarray) -> np.ndarray:
@@ -597,14 +628,12 @@ def _i64(a: np.ndarray) -> np.ndarray:
     return np.require(a, dtype=np.int64, requirements=("C", "W"))
 
 
-def _by_name(batch: pl.DataFrame) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-    """The batch's samples of each counter name (string id, times, values), in batch order."""
-    ids = batch["name"].to_numpy()
-    order = np.argsort(ids, kind="stable")
-    ids = ids[order]
-    times = batch["time"].to_numpy()[order]
-    values = batch["value"].to_numpy()[order]
-    edges = np.concatenate(([0], np.flatnonzero(ids[1:] != ids[:-1]) + 1, [len(ids)]))
-    for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
-        if lo < hi:
-            yield int(ids[lo]), times[lo:hi], values[lo:hi]
+def _by_name(k, batch: pl.DataFrame) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """The batch's samples of each counter name (string id, times, values), in batch order, by
+    name: a mask per name (the names are few), not a sort of the batch."""
+    code, ids = k.dense_codes(_i64(batch["name"].to_numpy()))
+    times = batch["time"].to_numpy()
+    values = batch["value"].to_numpy()
+    for c in np.argsort(ids).tolist():
+        mine = code == c
+        yield int(ids[c]), times[mine], values[mine]

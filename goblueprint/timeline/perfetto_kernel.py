@@ -10,7 +10,8 @@ after a stable sort of a group that is not, one merge of the four is the whole
 order: no sort of all the events, no Python per event.
 
 ``encode_track_events`` writes TrackEvent packets (``perfetto_wire``'s layout) for a
-block of a sequence's events: one pass sizes every packet, a second writes them.
+block of a sequence's events in one pass; ``window_packets`` does both for a window of a
+track, in one call that releases the GIL (the export runs it on its worker threads).
 
 There is no Python twin of these loops.
 """
@@ -246,49 +247,51 @@ def _fixed64(buf, at, t0, t1, v):  # pragma: no cover - compiled
     return at + 10
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _body_size(i, iid, has_value, flow_out, n_in):  # pragma: no cover - compiled
-    body = 2
-    if iid[i] > 0:
-        body += 1 + _vsize(iid[i])
-    if has_value:
-        body += 10
-    if flow_out[i] > 0:
-        body += 10
-    return body + 10 * n_in
-
-
 @njit(cache=True, nogil=True)
 def encode_track_events(seq, delta, kind, iid, value, flow_out, fin_ev, fin_id):  # pragma: no cover
     """Trace.packet records of TrackEvents on sequence SEQ, as ``perfetto_wire.track_events``
-    describes them; VALUE: the doubles' 64 bits (int64), empty when the events have none."""
+    describes them; VALUE: the doubles' 64 bits (int64), empty when the events have none.
+
+    One pass into a buffer sized for the widest packet this block can have, from its largest
+    delta and iid (a pass that sized each packet cost as much as the one that writes them).
+    """
     n = delta.shape[0]
     m = fin_ev.shape[0]
     has_value = value.shape[0] > 0
     head = 1 + _vsize(seq) + 2  # sequence id and flags
-    total = 0
-    j = 0
+    top_delta = 0
+    top_iid = 0
+    outs = 0
     for i in range(n):
-        n_in = 0
-        while j < m and fin_ev[j] == i:
-            n_in += 1
-            j += 1
-        body = _body_size(i, iid, has_value, flow_out, n_in)
-        packet = 1 + _vsize(delta[i]) + head + 1 + _vsize(body) + body
-        total += 1 + _vsize(packet) + packet
-    buf = np.empty(total, np.uint8)
+        top_delta = max(top_delta, delta[i])
+        top_iid = max(top_iid, iid[i])
+        outs += flow_out[i] > 0
+    # Every optional field but the flows, then 10 bytes a flow (out or ending); the lengths' varints
+    # sized for a packet that holds all the block's flows.
+    body = 2 + 1 + _vsize(top_iid) + 10 * has_value
+    flows = 10 * (outs + m)
+    packet = 1 + _vsize(top_delta) + head + 1 + _vsize(body + flows) + body
+    buf = np.empty(n * (1 + _vsize(packet + flows) + packet) + flows, np.uint8)
     at = 0
     j = 0
     for i in range(n):
         j0 = j
         while j < m and fin_ev[j] == i:
             j += 1
-        body = _body_size(i, iid, has_value, flow_out, j - j0)
-        packet = 1 + _vsize(delta[i]) + head + 1 + _vsize(body) + body
+        name = iid[i]
+        body = 2 + 10 * (j - j0)
+        if name > 0:
+            body += 1 + _vsize(name)
+        if has_value:
+            body += 10
+        if flow_out[i] > 0:
+            body += 10
+        d = delta[i]
+        packet = 1 + _vsize(d) + head + 1 + _vsize(body) + body
         buf[at] = _TRACE_PACKET
         at = _varint(buf, at + 1, packet)
         buf[at] = _TIMESTAMP
-        at = _varint(buf, at + 1, delta[i])
+        at = _varint(buf, at + 1, d)
         buf[at] = _SEQUENCE_ID
         at = _varint(buf, at + 1, seq)
         buf[at] = _FLAGS
@@ -298,13 +301,71 @@ def encode_track_events(seq, delta, kind, iid, value, flow_out, fin_ev, fin_id):
         buf[at] = _TYPE
         buf[at + 1] = kind[i]
         at += 2
-        if iid[i] > 0:
+        if name > 0:
             buf[at] = _NAME_IID
-            at = _varint(buf, at + 1, iid[i])
+            at = _varint(buf, at + 1, name)
         if has_value:
             at = _fixed64(buf, at, 0xE1, 0x02, value[i])  # double_counter_value = 44
         if flow_out[i] > 0:
             at = _fixed64(buf, at, 0xF9, 0x02, flow_out[i])  # flow_ids = 47
         for k in range(j0, j):
             at = _fixed64(buf, at, 0x81, 0x03, fin_id[k])  # terminating_flow_ids = 48
-    return buf
+    return buf[:at]
+
+
+@njit(cache=True, nogil=True)
+def window_packets(
+    seq, prev, s, e, title, xts, xname, xflow_out, xflow_in, sink_row, sink_id
+):  # pragma: no cover - compiled
+    """The packets of a window of a track's sequence: ``track_order`` of its rows and instants,
+    then ``encode_track_events``, the first timestamp a delta from PREV (the sequence's clock,
+    at its previous event)."""
+    delta, kind, iid, flow_out, fin_ev, fin_id = track_order(
+        s, e, title, xts, xname, xflow_out, xflow_in, sink_row, sink_id
+    )
+    if delta.shape[0]:
+        delta[0] -= prev
+    return encode_track_events(seq, delta, kind, iid, np.zeros(0, np.int64), flow_out, fin_ev, fin_id)
+
+
+@njit(cache=True, nogil=True)
+def dense_codes(keys):  # pragma: no cover - compiled
+    """Each of KEYS as the index of its value among the distinct values, numbered in order of
+    first appearance, and those values: by hashing (a table that grows with the distinct
+    values, which are few), without sorting KEYS."""
+    n = keys.shape[0]
+    codes = np.empty(n, np.int64)
+    uniq = np.empty(16, np.int64)
+    count = 0
+    cap = 64
+    shift = 58  # 64 - log2(cap): the product's top bits are the slot (Fibonacci hashing)
+    table = np.full(cap, -1, np.int64)  # a slot: the code of the value there, -1 when free
+    for i in range(n):
+        k = keys[i]
+        if i and k == keys[i - 1]:  # runs of one value are common: no lookup
+            codes[i] = codes[i - 1]
+            continue
+        slot = ((k * -7046029254386353131) >> shift) & (cap - 1)
+        while table[slot] >= 0 and uniq[table[slot]] != k:
+            slot = (slot + 1) & (cap - 1)
+        if table[slot] < 0:
+            if count == uniq.shape[0]:
+                grown = np.empty(2 * count, np.int64)
+                grown[:count] = uniq
+                uniq = grown
+            uniq[count] = k
+            table[slot] = count
+            count += 1
+            if 2 * count > cap:  # keep it at most half full: rehash into twice the slots
+                cap *= 2
+                shift -= 1
+                table = np.full(cap, -1, np.int64)
+                for c in range(count):
+                    s = ((uniq[c] * -7046029254386353131) >> shift) & (cap - 1)
+                    while table[s] >= 0:
+                        s = (s + 1) & (cap - 1)
+                    table[s] = c
+            codes[i] = count - 1
+        else:
+            codes[i] = table[slot]
+    return codes, uniq[:count].copy()

@@ -13,6 +13,8 @@ columns the export needs, and the instants (a few per thread) whole."""
 from __future__ import annotations
 
 import itertools
+import queue
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Protocol
@@ -171,6 +173,48 @@ def pieces(frames: Iterator[pl.DataFrame], window_rows: int, where: str, prepare
                 yield from cut(last=False)
     if held:
         yield from cut(last=True)
+
+
+_DONE = object()
+
+
+def read_ahead(frames: Iterator[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """FRAMES as they come, the next one read on a thread of its own meanwhile: reading a
+    Parquet batch (polars releases the GIL) overlaps the export of the one before.  Memory is one
+    more batch: the thread reads a batch only once the one before is taken.  Stopping early
+    (an error downstream) stops the thread and closes FRAMES."""
+    ready: queue.SimpleQueue = queue.SimpleQueue()
+    taken = threading.Semaphore(1)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            while True:
+                taken.acquire()
+                if stop.is_set():
+                    return
+                frame = next(frames, _DONE)
+                ready.put(frame)
+                if frame is _DONE:
+                    return
+        except BaseException as exc:  # handed to the consumer, which raises it
+            ready.put(exc)
+
+    thread = threading.Thread(target=produce, name="read-ahead", daemon=True)
+    thread.start()
+    try:
+        while (item := ready.get()) is not _DONE:
+            if isinstance(item, BaseException):
+                raise item
+            taken.release()
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        taken.release()
+        thread.join()
+        close = getattr(frames, "close", None)
+        if close is not None:
+            close()
 
 
 class TimelineSource:
@@ -333,12 +377,13 @@ class IngestedSource:
         return None if low is None else int(low)
 
     def lane_pieces(self, window_rows: int, prepare: Prepare) -> Iterator[Piece]:
-        return pieces(self._batches("spans", SPAN_COLUMNS), window_rows, str(self.dir), prepare)
+        # The spans are most of what is read: their next batch is read while this one is written.
+        return pieces(read_ahead(self._batches("spans", SPAN_COLUMNS)), window_rows, str(self.dir), prepare)
 
     def flows(self) -> Iterator[pl.DataFrame]:
         # Stored by (from_time, g) with a stable sort (builder): the ids follow the stored order.
         last: tuple[int, int] | None = None
-        for b in self._batches("flows", FLOW_COLUMNS):
+        for b in read_ahead(self._batches("flows", FLOW_COLUMNS)):
             b = b.filter(pl.col("to_time") >= 0)
             if not b.height:
                 continue
@@ -366,4 +411,4 @@ class IngestedSource:
 
     def counter_batches(self) -> Iterator[pl.DataFrame]:
         # Stored in time order (the pass writes samples as it meets them); the export checks it.
-        yield from self._batches("counters", COUNTER_COLUMNS)
+        yield from read_ahead(self._batches("counters", COUNTER_COLUMNS))

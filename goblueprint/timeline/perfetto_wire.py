@@ -3,19 +3,20 @@
 A trace of tens of millions of slices cannot afford one protobuf object (or one Python
 call) per event, so the hot packets, TrackEvents on a sequence that carries its track
 and clock in TracePacketDefaults, are laid out for a whole block of events at once by a
-compiled loop (``perfetto_kernel.encode_track_events``): one pass sizes every packet from
-its fields' varint sizes, a second writes them into one byte buffer.  Everything else
+compiled loop (``perfetto_kernel.encode_track_events``): one pass writes every packet, sized
+from its fields' varint sizes, into one byte buffer.  Everything else
 (descriptors, interned names, clock snapshots) is rare and goes through Perfetto's own
 Python protos.
 
 ``PacketWriter`` streams the packets: it gathers them in chunks of about ``CHUNK`` bytes
 and writes each chunk deflated as one ``TracePacket.compressed_packets``, which is how
 Perfetto's tracing service itself writes a compressed trace (trace processor and
-ui.perfetto.dev inflate them while reading).  Deflate runs on ``_WORKERS`` worker threads
-(zlib releases the GIL) while the next chunks are encoded: with the packets encoded by
-compiled loops, deflating is the larger part of the work, so one thread would hold the
-encoder back.  Chunks are written in order; at most ``_AHEAD`` wait, so memory stays
-bounded by a few chunks.
+ui.perfetto.dev inflate them while reading).  The track events of a chunk are encoded, and
+the chunk deflated, on ``_WORKERS`` worker threads (the compiled loops and zlib release the
+GIL) while the main thread reads and prepares the next rows: handed over as work to do
+(``defer``) with an estimate of their size, so where chunks are cut depends only on the
+input, never on timing.  The workers write the chunks too, in order; at most ``_AHEAD``
+are under way, so memory stays bounded by a few chunks.
 
 Deflate level 3, not zlib's default 6: on a 30.5 MB Go trace (698 MB of packets before
 compression) level 6 took 5.1 s of CPU for a 28.2 MB file, level 3 2.0 s for 36.0 MB
@@ -27,15 +28,17 @@ from __future__ import annotations
 
 import zlib
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO
 
 import numpy as np
 
-CHUNK = 1 << 20  # uncompressed bytes per compressed_packets: deflate's gain has flattened out long before
+CHUNK = 1 << 19  # uncompressed bytes per compressed_packets: deflate's gain has flattened out long before
+# (a 30.9 MB trace's file: 42.12 MB in chunks of 1 MiB, 42.14 MB in these)
 _LEVEL = 3  # see the module doc
 _WORKERS = 2
-_AHEAD = 3  # chunks deflating or deflated but not yet written
+_AHEAD = 2  # chunks submitted but not yet written
 
 # TracePacket fields (perfetto/trace/trace_packet.proto); perfetto_kernel writes the TrackEvents'.
 _TRACE_PACKET = 0x0A  # Trace.packet = 1, length-delimited
@@ -88,12 +91,14 @@ def _varint_bytes(v: int) -> bytes:
             return bytes(out)
 
 
-def _deflate(pieces: list[bytes | np.ndarray]) -> bytes:
-    """One zlib stream of PIECES, fed as they are: no copy of the chunk to join them."""
-    z = zlib.compressobj(_LEVEL)
-    out = [z.compress(p) for p in pieces]
-    out.append(z.flush())
-    return b"".join(out)
+Records = bytes | np.ndarray
+Encode = Callable[[], Records]
+
+
+def _deflate(pieces: list[Records | Encode]) -> bytes:
+    """One zlib stream of PIECES, those still to encode encoded first: joined, so that zlib is
+    called (and the GIL taken back from the main thread) once, not once a piece."""
+    return zlib.compress(b"".join([p() if callable(p) else p for p in pieces]), _LEVEL)
 
 
 class PacketWriter:
@@ -102,10 +107,11 @@ class PacketWriter:
     def __init__(self, out: IO[bytes], chunk: int = CHUNK) -> None:
         self.out = out
         self.chunk = chunk
-        self.pending: list[bytes] = []
+        self.pending: list[Records | Encode] = []
         self.size = 0
         self.packets = 0  # packets written, counted before compression
-        self.deflating: deque[Future[bytes]] = deque()
+        self.deflating: deque[Future[None]] = deque()
+        self.last: Future[None] | None = None  # the chunk submitted last
         self.pool: ThreadPoolExecutor | None = None
 
     def write(self, records: bytes | np.ndarray, count: int) -> None:
@@ -117,6 +123,15 @@ class PacketWriter:
         if self.size >= self.chunk:
             self._submit()
 
+    def defer(self, encode: Encode, estimate: int, count: int) -> None:
+        """Append the ``count`` records that ``encode()`` returns, made on a worker thread;
+        ``estimate``: about their bytes (a function of the input only: it cuts the chunks)."""
+        self.packets += count
+        self.pending.append(encode)
+        self.size += estimate
+        if self.size >= self.chunk:
+            self._submit()
+
     def _submit(self) -> None:
         if not self.pending:
             return
@@ -124,21 +139,28 @@ class PacketWriter:
         self.size = 0
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="deflate")
-        self.deflating.append(self.pool.submit(_deflate, pieces))
+        self.last = self.pool.submit(self._chunk, pieces, self.last)
+        self.deflating.append(self.last)
         while len(self.deflating) > _AHEAD:
-            self._put(self.deflating.popleft().result())
+            self.deflating.popleft().result()
 
-    def _put(self, data: bytes) -> None:
+    def _chunk(self, pieces: list[Records | Encode], before: Future[None] | None) -> None:
+        """Encode and deflate a chunk, then write it once the chunk before it is written (the
+        workers take chunks in order, so that one is never waiting behind this one).  The
+        writes are the workers': each gives up the GIL, and the main thread, taking it back
+        from the workers, would wait."""
+        data = _deflate(pieces)
+        if before is not None:
+            before.result()  # raises if it failed: nothing is written after a missing chunk
         inner = bytes(_COMPRESSED) + _varint_bytes(len(data))
-        self.out.write(bytes([_TRACE_PACKET]) + _varint_bytes(len(inner) + len(data)) + inner)
-        self.out.write(data)
+        self.out.write(b"".join((bytes([_TRACE_PACKET]), _varint_bytes(len(inner) + len(data)), inner, data)))
 
     def flush(self) -> None:
         """Write everything appended so far; the worker thread ends until the next chunk."""
         try:
             self._submit()
             while self.deflating:
-                self._put(self.deflating.popleft().result())
+                self.deflating.popleft().result()
         finally:
             self.close()
 
@@ -147,3 +169,4 @@ class PacketWriter:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
         self.deflating.clear()
+        self.last = None

@@ -60,3 +60,29 @@ def test_writer_chunks_are_deflated_packets_in_order() -> None:
     assert len(outer) > 1 and all(p.HasField("compressed_packets") for p in outer)
     assert b"".join(zlib.decompress(p.compressed_packets) for p in outer) == b"".join(blocks)
     assert writer.packets == sum(50 + k for k in range(20))
+
+
+def test_deferred_records_keep_their_place_and_estimates_cut_the_chunks() -> None:
+    def block(k: int) -> bytes:
+        n = 30 + k
+        return track_events(
+            k + 1, np.arange(n, dtype=np.uint64), np.full(n, 3, np.uint8), np.ones(n, np.uint64), None,
+            np.zeros(n, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.uint64),
+        ).tobytes()  # fmt: skip
+
+    def written(estimate: int) -> list[bytes]:
+        out = io.BytesIO()
+        writer = PacketWriter(out, chunk=1000)
+        for k in range(30):
+            if k % 3:
+                writer.defer(lambda k=k: block(k), estimate, 30 + k)  # encoded on a worker, later
+            else:
+                writer.write(block(k), 30 + k)
+        writer.flush()
+        assert writer.packets == sum(30 + k for k in range(30))
+        return [zlib.decompress(p.compressed_packets) for p in pb.Trace.FromString(out.getvalue()).packet]
+
+    small, large = written(10), written(600)
+    assert b"".join(small) == b"".join(large) == b"".join(block(k) for k in range(30))
+    # Chunks are cut by the estimates, not by the bytes the workers made.
+    assert len(small) < len(large)

@@ -184,3 +184,30 @@ def test_the_build_compiles_this_package_whatever_the_working_directory(tmp_path
         check=True,
     )
     assert Path(probe.stdout.strip()) == Path(goblueprint.__file__)
+
+
+def test_aot_loops_release_the_gil():
+    """A loop declared nogil=True runs in the AOT module while another thread runs Python (the
+    Perfetto export encodes on worker threads).  With a switch interval longer than the test,
+    the GIL changes hands only when someone gives it up: the main thread, back from its sleep,
+    runs before the loops end only if they gave it up."""
+    code = """
+import sys, threading, time
+import numpy as np
+from goblueprint.trace import kernels
+k = kernels.get()
+keys = np.arange(1 << 20, dtype=np.int64)
+k.dense_codes(keys)
+sys.setswitchinterval(1000.0)
+done = []
+def work():
+    for _ in range(40):
+        k.dense_codes(keys)
+    done.append(True)
+t = threading.Thread(target=work)
+t.start()
+time.sleep(0.05)
+print(k.mode, "ended" if done else "running")
+t.join()
+"""
+    assert _py(code).split() == ["aot", "running"]

@@ -36,7 +36,7 @@ NAMES = {
     "stays": ("collect_stays",),
     "util": ("utilization_rows",),
     "detail": ("merge_spans", "bucket_runs"),
-    "perfetto": ("track_order", "encode_track_events"),
+    "perfetto": ("track_order", "encode_track_events", "window_packets", "dense_codes"),
 }
 # Where each NAMES key's functions live.
 MODULES = {

@@ -7,6 +7,10 @@ same Python functions for those signatures into one extension module, written
 to a temporary name and renamed into place so that readers never see half a
 file.  Run by ``kernels.get()`` in a child process (numba stays out of the
 reader's own process).
+
+A loop declared ``nogil=True`` releases the GIL in the module as it does under the
+JIT (numba.pycc would hold it): the Perfetto export encodes packets on worker threads
+while the main thread reads the next rows.
 """
 
 from __future__ import annotations
@@ -92,6 +96,8 @@ def sample_args() -> dict[str, tuple]:
         "bucket_runs": (lane, e, e, st8, 1, 0, lane, e, e, st8, st8, 0),
         "track_order": (e, e, e, e, e, e, e, e, e),
         "encode_track_events": (0, e, np.zeros(0, np.uint8), e, e, e, e, e),
+        "window_packets": (0, 0, e, e, e, e, e, e, e, e, e),
+        "dense_codes": (e,),
     }  # fmt: skip
 
 
@@ -104,6 +110,7 @@ def build(out: Path) -> None:
     samples = sample_args()
     # JIT first: importing numba.pycc changes how numba types integer constants.
     sigs = {}
+    nogil: dict[str, bool] = {}
     for mod, names in NAMES.items():
         for fn in names:
             disp = getattr(mods[mod], fn)
@@ -111,12 +118,14 @@ def build(out: Path) -> None:
             disp(*args)  # compiled as any call would be (numba's literal-value fallbacks included)
             argtypes = tuple(disp.typeof_pyval(a) for a in args)
             sigs[fn] = (disp.py_func, disp.overloads[argtypes].signature)
+            nogil[fn] = bool(disp.targetoptions.get("nogil"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba.pycc announces its deprecation
         from numba.pycc import CC
 
     name = out.name.split(".")[0]
     tmp = Path(tempfile.mkdtemp(prefix="aot-", dir=out.parent))
+    _release_gil({py_func for fn, (py_func, _sig) in sigs.items() if nogil[fn]})
     cc = CC(name)
     cc.output_dir = str(tmp)
     cc.verbose = False
@@ -128,6 +137,22 @@ def build(out: Path) -> None:
     for p in tmp.iterdir():
         p.unlink()
     tmp.rmdir()
+
+
+def _release_gil(funcs: set) -> None:
+    """Compile FUNCS' Python wrappers to release the GIL, as their ``nogil=True`` asks: numba.pycc
+    compiles every export with one set of flags that never does (it has no such option)."""
+    from numba.pycc import compiler
+
+    plain = compiler.compile_extra
+
+    def compile_extra(typingctx, targetctx, func, args, return_type, flags, *rest, **kw):  # type: ignore[no-untyped-def]
+        if func in funcs:
+            flags = flags.copy()
+            flags.release_gil = True
+        return plain(typingctx, targetctx, func, args, return_type, flags, *rest, **kw)
+
+    compiler.compile_extra = compile_extra
 
 
 if __name__ == "__main__":
