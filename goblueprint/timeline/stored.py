@@ -104,10 +104,15 @@ def writer(path: Any, table: str) -> pq.ParquetWriter:
     """A Parquet writer of the SQL table of the Timeline's TABLE, for named_arrow's pieces:
     zstd level 3 and statistics as polars writes them, times delta-coded, a dictionary for
     every other column, no Arrow schema stored (readers see plain text columns)."""
+    return coded_writer(path, sql_schema(table), TIME_COLUMNS[table])
+
+
+def coded_writer(path: Any, schema: pa.Schema, times: tuple[str, ...]) -> pq.ParquetWriter:
+    """The Parquet writer of every stored table written from codes: zstd level 3 and
+    statistics as polars writes them, TIMES delta-coded (they grow), a dictionary for every
+    other column, no Arrow schema stored (readers see plain text columns)."""
     import pyarrow.parquet as pq
 
-    times = TIME_COLUMNS[table]
-    schema = sql_schema(table)
     return pq.ParquetWriter(
         path,
         schema,

@@ -314,20 +314,10 @@ def _events_writer(path: Path) -> Any:
     dictionary for every column but the sequence and the time (delta-coded: they grow), no
     Arrow schema stored (readers see the plain text columns of _EVENTS_SCHEMA).  A fourth of
     polars' own file, whose text columns it hashes row by row."""
-    import pyarrow.parquet as pq
+    from goblueprint.timeline.stored import coded_writer
 
-    times = ("seq", "time")
     schema = events_arrow(pl.DataFrame(schema=_CODED_SCHEMA), pa.array([""], pa.string())).schema
-    return pq.ParquetWriter(
-        path,
-        schema,
-        compression="zstd",
-        compression_level=3,
-        write_statistics=True,
-        use_dictionary=[n for n in schema.names if n not in times],
-        column_encoding=dict.fromkeys(times, "DELTA_BINARY_PACKED"),
-        store_schema=False,
-    )
+    return coded_writer(path, schema, ("seq", "time"))
 
 
 _KIND_SERIES = pl.Series("kind", _KIND_NAMES, dtype=pl.String)
