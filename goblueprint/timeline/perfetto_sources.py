@@ -293,12 +293,14 @@ class IngestedSource:
         # replaces in the cache meanwhile (other code, other tables) stays readable to the end.
         self.files: dict[str, IO[bytes]] = {}
         self.rows: dict[str, int] = {}
+        # Where each table is stored (spans, flows and counters in their SQL tables), for errors.
+        self.paths = {table: found.timeline_file(table) for table in _STREAMED}
         try:
             self.strings = pl.read_parquet(d / "strings.parquet")["s"].to_list()
             self.lanes = pl.read_parquet(d / "lanes.parquet")
             self.texts = found.texts(self.strings)
             for table in _STREAMED:
-                self.files[table] = open(found.timeline_file(table), "rb")
+                self.files[table] = open(self.paths[table], "rb")
                 self.rows[table] = self._scan(table).select(pl.len()).collect().item()
         except OSError as exc:
             self.close()
@@ -326,7 +328,7 @@ class IngestedSource:
                 batch = self._scan(table).select(columns).slice(lo, self.batch_rows).collect()
                 yield batch.cast(schema)  # type: ignore[arg-type]
         except OSError as exc:
-            raise PathError.from_os(self.dir / f"{table}.parquet", exc) from None
+            raise PathError.from_os(self.paths[table], exc) from None
 
     def lane_keys(self) -> pl.DataFrame:
         if self._keys is None:
@@ -373,7 +375,7 @@ class IngestedSource:
         try:
             low = self._scan(table).select(pl.col(column).min()).collect().item()
         except OSError as exc:
-            raise PathError.from_os(self.dir / f"{table}.parquet", exc) from None
+            raise PathError.from_os(self.paths[table], exc) from None
         return None if low is None else int(low)
 
     def lane_pieces(self, window_rows: int, prepare: Prepare) -> Iterator[Piece]:

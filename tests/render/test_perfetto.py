@@ -442,3 +442,26 @@ def test_streamed_survives_its_entry_replaced(golden_ingested, tmp_path):
     _write(src, got)
     write_perfetto(golden_ingested.timeline(), want)
     assert by_sequence(got.getvalue()) == by_sequence(want.getvalue())
+
+
+def test_streamed_read_error_names_the_file_the_table_is_in(golden_ingested):
+    """A read that fails names the file holding the table (spans are stored as intervals)."""
+    import errno
+
+    from goblueprint.errors import PathError
+    from goblueprint.timeline.perfetto_sources import SPAN_COLUMNS, IngestedSource
+
+    class Failing(io.BytesIO):
+        def seek(self, *args: object) -> int:
+            raise OSError(errno.EIO, "Input/output error")
+
+    src = IngestedSource(golden_ingested)
+    try:
+        src.files["spans"].close()
+        src.files["spans"] = Failing()
+        with pytest.raises(PathError) as err:
+            next(src._batches("spans", SPAN_COLUMNS))
+    finally:
+        src.close()
+    assert "intervals.parquet" in str(err.value)
+    assert "timeline/spans.parquet" not in str(err.value)
