@@ -234,8 +234,13 @@ def test_trace_view_page_fetches_and_draws_the_arrows_of_its_window(browser, vie
         t = mid["from_time"] - origin
         done = _state(page, "S.stats.flowTiles")
         _redraw(page, f"S.api.setWindow({t - 20_000}, {t + 20_000})")
+        # The arrows of this window, not of an earlier fetch still in flight when the window
+        # was set (the whole view's, too many to send): its window is about this one's width.
+        lo, hi = t - 20_000, t + 20_000
         page.wait_for_function(
-            f"() => window.__gbp.stats.flowTiles > {done} && !window.__gbp.flowsInflight", timeout=60_000
+            f"() => {{ const S = window.__gbp, W = S.flowsWin; return S.stats.flowTiles > {done} &&"
+            f" !S.flowsInflight && W && W[0] <= {lo} && W[1] >= {hi} && W[1] - W[0] <= {8 * (hi - lo)}; }}",
+            timeout=60_000,
         )
         _redraw(page)
         a, b = _state(page, "S.flowsWin")
