@@ -32,7 +32,8 @@ wake-up costs the same (unless Costs gives samples to draw from), except where a
 trace measured one at the same readying (Program.wake_ns); the machine's costs are
 calibrated, not read, except a replay's steal round (model.spinning), its waker's cost
 (model.wakecost) and those wake-ups (model.wakeups). The machine's CPUs are not modelled:
-a thread the model runs always has one.
+a thread the model runs always has one, except where a replay with a kernel recording
+says the traced thread had none (model.osstalls: STALL ops, Program.stall_after).
 """
 
 from __future__ import annotations

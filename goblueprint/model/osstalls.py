@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from goblueprint.errors import UsageError
 from goblueprint.kernel import join as kjoin
 from goblueprint.kernel.intervals import OFF_CPU, RUNNABLE
 from goblueprint.timeline.model import State, Timeline
@@ -47,6 +48,12 @@ class OsStalls:
 
 
 def from_joined(joined: kjoin.Joined) -> OsStalls:
+    if joined.trace_threads and not joined.matched_threads:
+        # Another run's recording (thread ids are the join): replaying "no stalls" would be a lie.
+        raise UsageError(
+            f"the kernel recording in {joined.kernel.directory} saw none of the trace's "
+            f"{joined.trace_threads} threads: not a recording of this run"
+        )
     pc = joined.pieces
     off = pl.col("kstate").is_in([int(s) for s in OFF_CPU])
     running = pl.col("mstate") == int(State.M_RUNNING)

@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from goblueprint.errors import UsageError
 from goblueprint.kernel.intervals import KState
 from goblueprint.kernel.join import Clock, Joined
 from goblueprint.model import engine, osstalls, policies, replay
@@ -118,6 +119,14 @@ def test_stalls_are_read_under_running_gs_and_after_their_runs_while_the_m_keeps
     assert st.under_g == {5: [(40, 60)]}
     assert st.after_g == {(5, 100): 35}
     assert (st.sched_waits, st.sched_wait_ns) == (3, 55)
+
+
+def test_a_recording_of_another_run_is_refused() -> None:
+    j = _joined([], [(7, 0, 100, int(State.M_RUNNING), 5, 0)])
+    j.matched_threads = 0
+    j.kernel = type("K", (), {"directory": Path("elsewhere")})()  # type: ignore[assignment]
+    with pytest.raises(UsageError, match="none of the trace's 1 threads"):
+        osstalls.from_joined(j)
 
 
 @pytest.fixture(scope="module")
