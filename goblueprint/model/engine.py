@@ -379,8 +379,8 @@ class Sim:
             elif code == ops.YIELD:
                 if a and self.npidle:
                     continue  # goschedIfBusy: a P is idle, so the G goes on (no preempt flag here)
-                self.stop_running(g, p, "runtime.Gosched", own=True)  # goschedImpl: globrunqput, wakep
-                self.sched_at(p, self.k.schedule_ns + self.stalled_after(g))
+                woke = self.stop_running(g, p, "runtime.Gosched", own=True)  # goschedImpl: globrunqput, wakep
+                self.sched_at(p, woke + self.k.schedule_ns + self.stalled_after(g))
                 return
             elif code == ops.SEND:
                 if self.chan_recvq[a]:
@@ -1169,16 +1169,19 @@ class Sim:
         self.preemptions += 1
         self.rec.decision(self.now, p, "preempt", f"G{g}",
                           f"same schedtick {self.schedtick[p]} for ≥ {quantum} ns", "let it run")  # fmt: skip
-        self.stop_running(g, p, "preempted")
-        self.sched_at(p, self.k.schedule_ns)
+        woke = self.stop_running(g, p, "preempted")
+        self.sched_at(p, woke + self.k.schedule_ns)
 
-    def stop_running(self, g: int, p: int, why: str, for_stw: bool = False, own: bool = False) -> None:
+    def stop_running(self, g: int, p: int, why: str, for_stw: bool = False, own: bool = False) -> int:
         """goschedImpl (Gosched, gopreempt_m): the running G stops where it is, to the global queue.
 
         Preempted FOR_STW (gcwaiting: stopTheWorld's preemptall), it stays on its P's runnext
         "so it can keep running immediately after the STW" (Go 1.26 on; before, the global queue). Then wakep, as goschedImpl ends
         (with an idle P and no spinning M another M comes for what waits; none during a stop).
         OWN: the G's own YIELD op (a point of its program, where a replay may know the wake-up).
+        Returns the ns that wakep's futex wake takes the M before it calls schedule() (0 if it
+        woke nobody): goschedImpl wakes the thread with the G already on the global queue, and
+        only then schedules, so meanwhile the woken M (or anyone) may take the G.
         """
         self.gpreempt[g] = False
         if self.in_stall(g):
@@ -1201,7 +1204,8 @@ class Sim:
         else:
             self.globrunqput(g)
         if self.wakep(self.readying(g) if own else None):
-            self.charge(p)  # on the M, after the G stopped: before its next G
+            return self.waker_ns
+        return 0
 
     # ---- stop the world ---------------------------------------------------------------------
 
