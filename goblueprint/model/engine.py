@@ -792,7 +792,7 @@ class Sim:
                 self.charge(p)
         if self.owed[p]:
             # The futex wakes this M made since its last G (timers it ran, netpoll's injectglist,
-            # resetspinning, goschedImpl) take its time before execute.
+            # resetspinning; goschedImpl's is paid before its schedule()) take its time before execute.
             self.rec.decision(self.now, p, "waker_cost", f"G{g} after {self.owed[p]} ns",
                               "this M woke a thread (startm's futex wake)", "run it at once")  # fmt: skip
             self.held[p], self.held_inherit[p] = g, inherit
