@@ -25,8 +25,17 @@ def constants(args: argparse.Namespace) -> Any:
     return from_source(args.go)
 
 
-def load_trace_program(path: str) -> tuple[Any, Any]:
-    """(the real trace's Timeline, the Program replaying it); errors as goblueprint errors."""
+def add_kernel_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kernel", metavar="DIR", help="the trace's `capture --kernel` folder: replay the "
+                        "stretches its threads were off their CPUs holding a P (model.osstalls)")  # fmt: skip
+
+
+def load_trace_program(path: str, kernel: str | None = None) -> tuple[Any, Any]:
+    """(the real trace's Timeline, the Program replaying it); errors as goblueprint errors.
+
+    KERNEL: the folder of a kernel recording of the same run (``capture --kernel``), whose
+    off-CPU stretches of Ms holding Ps the replay takes as OS stalls.
+    """
     from goblueprint.cli._paths import input_file
     from goblueprint.model import replay
     from goblueprint.timeline.analysis import analyse
@@ -37,7 +46,12 @@ def load_trace_program(path: str) -> tuple[Any, Any]:
     if a.result.error is not None:
         # A partial trace would replay as a program that stops part-way: never a silent success.
         raise a.result.error
-    return a.timeline, replay.from_timeline(a.timeline)
+    stalls = None
+    if kernel is not None:
+        from goblueprint.model import osstalls
+
+        stalls = osstalls.load(a.timeline, str(input_file(path)), kernel)
+    return a.timeline, replay.from_timeline(a.timeline, stalls)
 
 
 def check_procs(n: int) -> None:

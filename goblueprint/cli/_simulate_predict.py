@@ -20,6 +20,9 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help='print {"knobs", "metrics": {NAME: {base, predicted, diff}}}'
     )
+    from goblueprint.cli._simulate_common import add_kernel_option
+
+    add_kernel_option(parser)
 
 
 def predict(prog: object, consts: object, settings: dict[str, str], seeds: int, procs: int = 0) -> dict:
@@ -61,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.knob:
         raise UsageError("no --knob given: nothing to predict")
     settings = knobs.parse_settings(args.knob, knobs.read(facts.resolve(go=args.go)))
-    _, prog = load_trace_program(args.trace)
+    _, prog = load_trace_program(args.trace, args.kernel)
     out = predict(prog, from_source(args.go), settings, args.seeds, args.procs)
     if args.json:
         sys.stdout.write(json.dumps(out, sort_keys=True, indent=2) + "\n")

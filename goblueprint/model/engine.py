@@ -32,7 +32,8 @@ wake-up costs the same (unless Costs gives samples to draw from), except where a
 trace measured one at the same readying (Program.wake_ns); the machine's costs are
 calibrated, not read, except a replay's steal round (model.spinning), its waker's cost
 (model.wakecost) and those wake-ups (model.wakeups). The machine's CPUs are not modelled:
-a thread the model runs always has one.
+a thread the model runs always has one, except where a replay with a kernel recording
+says the traced thread had none (model.osstalls: STALL ops, Program.stall_after).
 """
 
 from __future__ import annotations
@@ -179,6 +180,9 @@ class Sim:
         self.gflow = [-1]  # pending flow row, ended when the G next runs
         self.gtoken_wait = [False]
         self.gtimerp = [-1]  # P whose timer heap holds the G's sleep (the P it slept on)
+        # sysmon asked to preempt the G while its thread was off its CPU (a STALL op): the
+        # signal is handled, and the G stops, when the thread runs again (the stall's end).
+        self.gpreempt = [False]
         self.ginst: dict[int, int] = {}  # template -> its G (replay templates run once)
         self.tokens = [0] * len(prog.templates)
         self.chan_buf = [0] * len(prog.channels)
@@ -257,7 +261,11 @@ class Sim:
                 if self.ggen[a] == b:
                     self.grem[a] = -1
                     self.gpc[a] += 1
-                    self.step(a)
+                    if self.gpreempt[a]:
+                        self.gpreempt[a] = False
+                        self.preempt_now(a, self.gp[a], self.pol.quantum(self))
+                    else:
+                        self.step(a)
             elif kind == EV_SYSMON:
                 if a != self.sysmon_epoch or (self.live == 0 and not self.pending_roots()):
                     continue  # woken earlier meanwhile, or nothing left to watch: the program is over
@@ -300,7 +308,7 @@ class Sim:
         g = len(self.gtmpl)
         for col, v in ((self.gtmpl, tmpl), (self.gpc, 0), (self.grem, -1), (self.gstatus, GS_RUNNABLE),
                        (self.gp, -1), (self.gm, -1), (self.grun_start, 0), (self.ggen, 0), (self.gflow, -1),
-                       (self.gtoken_wait, False), (self.gtimerp, -1)):  # fmt: skip
+                       (self.gtoken_wait, False), (self.gtimerp, -1), (self.gpreempt, False)):  # fmt: skip
             col.append(v)
         self.ginst.setdefault(tmpl, g)
         self.live += 1
@@ -326,7 +334,9 @@ class Sim:
                 self.goexit(g)
                 return
             code, a, b = tmpl[pc]
-            if code == ops.CPU:
+            if code == ops.CPU or code == ops.STALL:
+                # A stall runs out like CPU (the G holds its P, running), but makes no progress
+                # and a preemption waits for its end (preemptone).
                 rem = self.grem[g] if self.grem[g] >= 0 else a
                 self.grem[g] = rem
                 self.grun_start[g] = self.now
@@ -369,8 +379,8 @@ class Sim:
             elif code == ops.YIELD:
                 if a and self.npidle:
                     continue  # goschedIfBusy: a P is idle, so the G goes on (no preempt flag here)
-                self.stop_running(g, p, "runtime.Gosched", own=True)  # goschedImpl: globrunqput, wakep
-                self.sched_at(p, self.k.schedule_ns)
+                woke = self.stop_running(g, p, "runtime.Gosched", own=True)  # goschedImpl: globrunqput, wakep
+                self.sched_at(p, woke + self.k.schedule_ns + self.stalled_after(g))
                 return
             elif code == ops.SEND:
                 if self.chan_recvq[a]:
@@ -431,7 +441,14 @@ class Sim:
         self.pg[p] = -1
         self.rec.state(LP, p, self.now, P_RUN, m=self.pm[p])
         self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
-        self.sched_at(p, self.k.schedule_ns)
+        self.sched_at(p, self.k.schedule_ns + self.stalled_after(g))
+
+    def stalled_after(self, g: int) -> int:
+        """How long the traced machine kept G's M off its CPU, holding its P with no G, after the
+        op G has just done (Program.stall_after; 0 where it did not, or without a kernel recording)."""
+        if not self.prog.stall_after:
+            return 0
+        return self.prog.stall_after.get((self.gtmpl[g], self.gpc[g]), 0)
 
     def unblock_label(self, g: int) -> str:
         """The trace's label of G's wake-up: "unblock (REASON)", REASON its wait's (the op just run)."""
@@ -775,7 +792,7 @@ class Sim:
                 self.charge(p)
         if self.owed[p]:
             # The futex wakes this M made since its last G (timers it ran, netpoll's injectglist,
-            # resetspinning, goschedImpl) take its time before execute.
+            # resetspinning; goschedImpl's is paid before its schedule()) take its time before execute.
             self.rec.decision(self.now, p, "waker_cost", f"G{g} after {self.owed[p]} ns",
                               "this M woke a thread (startm's futex wake)", "run it at once")  # fmt: skip
             self.held[p], self.held_inherit[p] = g, inherit
@@ -1138,21 +1155,42 @@ class Sim:
         g = self.pg[p]
         if g < 0 or self.gstatus[g] != GS_RUNNING:
             return
+        if self.in_stall(g):
+            self.gpreempt[g] = True  # preemptM's signal: handled when the thread runs again
+            return
+        self.preempt_now(g, p, quantum)
+
+    def in_stall(self, g: int) -> bool:
+        tmpl = self.prog.templates[self.gtmpl[g]]
+        pc = self.gpc[g]
+        return pc < len(tmpl) and tmpl[pc][0] == ops.STALL and self.grem[g] >= 0
+
+    def preempt_now(self, g: int, p: int, quantum: int) -> None:
         self.preemptions += 1
         self.rec.decision(self.now, p, "preempt", f"G{g}",
                           f"same schedtick {self.schedtick[p]} for ≥ {quantum} ns", "let it run")  # fmt: skip
-        self.stop_running(g, p, "preempted")
-        self.sched_at(p, self.k.schedule_ns)
+        woke = self.stop_running(g, p, "preempted")
+        self.sched_at(p, woke + self.k.schedule_ns)
 
-    def stop_running(self, g: int, p: int, why: str, for_stw: bool = False, own: bool = False) -> None:
+    def stop_running(self, g: int, p: int, why: str, for_stw: bool = False, own: bool = False) -> int:
         """goschedImpl (Gosched, gopreempt_m): the running G stops where it is, to the global queue.
 
         Preempted FOR_STW (gcwaiting: stopTheWorld's preemptall), it stays on its P's runnext
         "so it can keep running immediately after the STW" (Go 1.26 on; before, the global queue). Then wakep, as goschedImpl ends
         (with an idle P and no spinning M another M comes for what waits; none during a stop).
         OWN: the G's own YIELD op (a point of its program, where a replay may know the wake-up).
+        Returns the ns that wakep's futex wake takes the M before it calls schedule() (0 if it
+        woke nobody): goschedImpl wakes the thread with the G already on the global queue, and
+        only then schedules, so meanwhile the woken M (or anyone) may take the G.
         """
-        if self.grem[g] >= 0:
+        self.gpreempt[g] = False
+        if self.in_stall(g):
+            # Stopped for a stop-the-world mid-stall: the real stop waited for the thread to run
+            # again, so its stall was over by the time the G stopped (the traced stop's length
+            # holds that wait); the G goes on after it.
+            self.gpc[g] += 1
+            self.grem[g] = -1
+        elif self.grem[g] >= 0:
             self.grem[g] -= self.now - self.grun_start[g]
         self.ggen[g] += 1
         self.gstatus[g] = GS_RUNNABLE
@@ -1166,7 +1204,8 @@ class Sim:
         else:
             self.globrunqput(g)
         if self.wakep(self.readying(g) if own else None):
-            self.charge(p)  # on the M, after the G stopped: before its next G
+            return self.waker_ns
+        return 0
 
     # ---- stop the world ---------------------------------------------------------------------
 

@@ -20,13 +20,16 @@ An operation is a tuple ``(code, a, b)``:
 * ``STW i``         stop the world for ``stw[i]`` from here (the G goes on running on
                     its P, as the one that calls stopTheWorld does); replay's way to
                     keep a stop at its point of the program, not of the clock
+* ``STALL ns``      the G's thread off its CPU for ns while it runs (model.osstalls, from
+                    a kernel recording): the G holds its P and makes no progress, and
+                    a preemption waits for the thread to run again
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-CPU, BLOCK, WAKE, SPAWN, SLEEP, SYSCALL, NET, SEND, RECV, LOCK, UNLOCK, YIELD, STW = range(13)
+CPU, BLOCK, WAKE, SPAWN, SLEEP, SYSCALL, NET, SEND, RECV, LOCK, UNLOCK, YIELD, STW, STALL = range(14)
 OP_NAMES = (
     "cpu",
     "block",
@@ -41,6 +44,7 @@ OP_NAMES = (
     "unlock",
     "yield",
     "stw",
+    "stall",
 )
 
 Op = tuple[int, int, int]
@@ -70,6 +74,10 @@ class Program:
     # (template, index of the wait op the readying ended, -1 for the G's creation) -> ns from
     # that readying until the woken thread ran. A replay's wakep there waits as long.
     wake_ns: dict[tuple[int, int], int] = field(default_factory=dict)
+    # The traced machine's threads waiting for a CPU while holding a P with no G, each after
+    # the op that ended the run of the G before it on that M (model.osstalls): (template,
+    # index of the op after that one) -> ns the P's next schedule() waits.
+    stall_after: dict[tuple[int, int], int] = field(default_factory=dict)
 
     def label(self, text: str) -> int:
         try:

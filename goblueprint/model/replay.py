@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -22,6 +23,9 @@ from goblueprint.model import program as P
 from goblueprint.model import spinning, wakecost, wakeups
 from goblueprint.model.program import Op, Program
 from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State, Timeline
+
+if TYPE_CHECKING:
+    from goblueprint.model.osstalls import OsStalls
 
 _RUN, _WAIT, _SYS = int(State.G_RUNNING), int(State.G_WAITING), int(State.G_SYSCALL)
 
@@ -87,6 +91,39 @@ def _cpu_appender(out: list[Op]) -> Callable[[int], None]:
     return cpu
 
 
+def _run_splitter(
+    cpu: Callable[[int], None], out: list[Op], stalls: list[tuple[int, int]]
+) -> Callable[[int, int], None]:
+    """Emit a G's running from A to B (trace ns, called in time order) as CPU, and STALL where its
+    thread was off its CPU meanwhile (STALLS, sorted and disjoint: model.osstalls)."""
+    at = 0
+
+    def stall(ns: int) -> None:
+        if ns <= 0:
+            return
+        if out and out[-1][0] == P.STALL:
+            out[-1] = (P.STALL, out[-1][1] + ns, 0)
+        else:
+            out.append((P.STALL, ns, 0))
+
+    def run(a: int, b: int) -> None:
+        nonlocal at
+        while at < len(stalls) and stalls[at][1] <= a:
+            at += 1
+        cursor = a
+        while at < len(stalls) and stalls[at][0] < b:
+            s, e = max(stalls[at][0], cursor), min(stalls[at][1], b)
+            cpu(s - cursor)
+            stall(e - s)
+            cursor = max(cursor, e)
+            if stalls[at][1] > b:
+                break
+            at += 1
+        cpu(b - cursor)
+
+    return run
+
+
 def _stacks_from(tl: Timeline, func: str) -> set[int]:
     """The ids of the stacks whose innermost frame is in FUNC."""
     if func not in tl.strings:
@@ -96,8 +133,13 @@ def _stacks_from(tl: Timeline, func: str) -> set[int]:
     return set(top["stack"].to_list())
 
 
-def from_timeline(tl: Timeline) -> Program:
+def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
+    """The replay of TL; with OS_STALLS (a kernel recording of the same run, model.osstalls), the
+    G's running is cut where its thread was off its CPU, and a P's M that waited for a CPU with
+    no G delays its next schedule() as long."""
     prog = Program()
+    under_g = os_stalls.under_g if os_stalls is not None else {}
+    after_g = os_stalls.after_g if os_stalls is not None else {}
     t0 = tl.start_ns
     gspans = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.G)).sort(["lane_id", "start"])
     gids = np.unique(gspans["lane_id"].to_numpy())
@@ -161,6 +203,12 @@ def from_timeline(tl: Timeline) -> Program:
         (g, t, int(FlowKind.CREATE)): (tmpl[g], -1) for g, (_, t) in created_by.items()
     }
 
+    def stalled_after(g: int, run_end: int, out: list[Op]) -> None:
+        # G's M waited for a CPU holding its P after this run ended: keyed at the op G is now past.
+        ns = after_g.get((g, run_end))
+        if ns:
+            prog.stall_after[(tmpl[g], len(out))] = ns
+
     def lab(sid: int) -> int:
         got = label_ids.get(sid)
         if got is None:
@@ -173,20 +221,23 @@ def from_timeline(tl: Timeline) -> Program:
         ai = 0
         out: list[Op] = []
         cpu = _cpu_appender(out)
+        run = _run_splitter(cpu, out, under_g.get(g, []))
+
         for i in range(lo, hi):
             s, e, st = int(start[i]), int(end[i]), int(state[i])
             if st == _RUN:
                 cursor = s
                 while ai < len(my) and my[ai][0] <= e:
                     t, code, target = my[ai]
-                    cpu(min(max(t, cursor), e) - cursor)
+                    run(cursor, min(max(t, cursor), e))
                     cursor = min(max(t, cursor), e)
                     out.append((code, target, 1 if code == P.SPAWN else 0))
                     ai += 1
-                cpu(e - cursor)
+                run(cursor, e)
                 if (g, e) in yields:
                     out.append((P.YIELD, yields[(g, e)], 0))
                     readied_at[(g, e, int(FlowKind.REQUEUE))] = (tmpl[g], len(out) - 1)
+                    stalled_after(g, e, out)
             elif st == _WAIT:
                 if (g, e) in waker:
                     out.append((P.BLOCK, lab(int(label[i])), 0))
@@ -197,11 +248,14 @@ def from_timeline(tl: Timeline) -> Program:
                 else:
                     continue
                 readied_at[(g, e, int(FlowKind.WAKEUP))] = (tmpl[g], len(out) - 1)
+                stalled_after(g, s, out)
             elif st == _SYS:
                 out.append((P.SYSCALL, e - s, 0))
         while ai < len(my):  # acts timed after the G's last span (clock edges): keep their order
             out.append((my[ai][1], my[ai][2], 1 if my[ai][1] == P.SPAWN else 0))
             ai += 1
+        if int(state[hi - 1]) == _RUN:
+            stalled_after(g, int(end[hi - 1]), out)  # goexit, past the last op
         prog.add_template(names.get(g, "") or f"G{g}", out, bool(system.get(g, False)))
         if g not in created_by:
             prog.roots.append((max(0, int(start[lo]) - t0), tmpl[g]))

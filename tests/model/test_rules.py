@@ -665,6 +665,33 @@ def test_gosched_and_preemption_end_in_wakep(consts: Constants, ops: list) -> No
     assert len(requeued) == 1 and d.filter(d["point"] == "wakep")["time"].to_list() == requeued
 
 
+@pytest.mark.parametrize("waker_ns", [20_000, 2_000])
+def test_goschedimpl_wakes_a_thread_with_the_g_on_the_global_queue_then_schedules(
+    consts: Constants, waker_ns: int
+) -> None:
+    # goschedImpl: globrunqput(gp); wakep(); schedule(). The yielding M's futex wake (the
+    # waker's cost) comes before its schedule(), with the G on the global queue all along:
+    # a woken M that runs first takes it (here after 5 µs, on P1); else the yielding M does,
+    # once its wake is paid. (Holding the G the M picked while it paid kept it from the
+    # woken M, and made every turn of a Gosched loop cost a wake-up.)
+    prog = Program()
+    prog.add_template("main.main", [(P.CPU, 1000, 0), (P.YIELD, 0, 0), (P.CPU, 1000, 0)])
+    prog.roots.append((0, 0))
+    costs = Costs(waker_ns=waker_ns, wake_m_ns=5_000)
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1, costs=costs)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    runs = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == 0)).sort("start")
+    assert runs.height == 2
+    yielded, again = int(runs["end"][0]), int(runs["start"][1])
+    if waker_ns > costs.wake_m_ns:
+        assert int(runs["p"][1]) != int(runs["p"][0])
+        assert again - yielded < waker_ns
+    else:
+        assert int(runs["p"][1]) == int(runs["p"][0])
+        assert again - yielded == waker_ns + costs.schedule_ns
+
+
 def _spinning_p0(consts: Constants, procs: int) -> Sim:
     """P0's M just found nothing local and began to spin (a round costs 1 µs); P1 runs."""
     prog = Program()
