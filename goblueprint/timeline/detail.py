@@ -16,7 +16,8 @@ span is a single row at every level, so the runs of a lane at a level are at mos
 bucket count and at most about three per span.
 
 Where spans of a lane in different states each cover a bucket whole (a region inside a
-running span), the one starting first keeps it — on a tie the longer, then the lower state.
+running span), the one starting first keeps it — on a tie the lower state (a range's length
+is no key: a long lane is summarised a tile of time at a time, before its ranges end).
 
 Tables in and out are columns; the loops per span and bucket are compiled
 (``detail_kernel``: one call per chunk of lanes and level).

@@ -107,8 +107,8 @@ def bucket_runs(
     row, rows out).  The next input row is below the input's length when the output ran short.
 
     A bucket a span covers whole is that span's state at fill FULL (where such ranges of a
-    lane overlap, the one starting first — the longer on a tie, then the lower state — keeps
-    the buckets it has); any other bucket a span touches takes the state covering most of it
+    lane overlap, the one starting first — the lower state on a tie — keeps the buckets it
+    has); any other bucket a span touches takes the state covering most of it
     (ties: the lower state) and the fill of all its spans' cover, capped at the bucket.
     Adjacent buckets of a lane with one state and fill are one run; a lane's runs are in
     bucket order."""
@@ -164,8 +164,9 @@ def bucket_runs(
                 npc += 1
         fb[ngroups] = nf
         pb[ngroups] = npc
-        # Full ranges by start (the longer, then the lower state first on a tie), each clipped
-        # to where the ones before it reach: disjoint.
+        # Full ranges by start (the lower state first on a tie), each clipped to where the ones
+        # before it reach: disjoint.  (Not the longer first: a range's length is not known
+        # until it ends, and the levels of a long lane are made a tile of time at a time.)
         cur = fb[:ngroups].copy()
         g0 = np.empty(nf, np.int64)
         g1 = np.empty(nf, np.int64)
@@ -176,9 +177,8 @@ def bucket_runs(
             pick = -1
             for h in range(ngroups):
                 j = cur[h]
-                if j < fb[h + 1] and (
-                    pick < 0 or f0[j] < f0[cur[pick]] or (f0[j] == f0[cur[pick]] and f1[j] > f1[cur[pick]])
-                ):
+                # Ties on the first bucket: the group met first (the lower state) goes first.
+                if j < fb[h + 1] and (pick < 0 or f0[j] < f0[cur[pick]]):
                     pick = h
             j = cur[pick]
             cur[pick] += 1
@@ -234,3 +234,45 @@ def bucket_runs(
             gi += 1
         a = b
     return a, k
+
+
+@njit(cache=True, nogil=True)
+def merge_tile(
+    start, end, state, t1, open_on, open_start, open_reach, out_start, out_end, out_state
+):  # pragma: no cover
+    """merge_spans over a long lane a tile of time at a time: START, END, STATE are the lane's
+    next spans in start order, all starting before T1 (the tile's end); OPEN_* (256 rows, one
+    per state, carried from tile to tile) the state's merged span still open, with its true
+    start.  Writes to OUT_* (len(START) + 256 rows) the tile's merged spans: those closed
+    here whole, and those still open clipped to T1 (kept open for the next tile: a span
+    starting at T1 may still extend them).  Returns the rows written, or -1 if the spans are
+    not in start order (the tile cannot be cut then)."""
+    n = start.shape[0]
+    k = 0
+    for i in range(n):
+        if i > 0 and start[i] < start[i - 1]:
+            return -1
+        if end[i] <= start[i]:
+            continue
+        s = np.int64(state[i])
+        if open_on[s] and start[i] <= open_reach[s]:
+            if end[i] > open_reach[s]:
+                open_reach[s] = end[i]
+            continue
+        if open_on[s]:
+            out_start[k] = open_start[s]
+            out_end[k] = open_reach[s]
+            out_state[k] = state[i]
+            k += 1
+        open_on[s] = True
+        open_start[s] = start[i]
+        open_reach[s] = end[i]
+    for s in range(256):
+        if open_on[s]:
+            out_start[k] = open_start[s]
+            out_end[k] = min(open_reach[s], t1)
+            out_state[k] = s
+            k += 1
+            if open_reach[s] < t1:  # nothing starting at T1 or later reaches back to it
+                open_on[s] = False
+    return k

@@ -8,7 +8,7 @@ row groups of its lanes and window (predicate pushdown on the row groups' statis
 Exact spans come from the ingested spans table the same way.
 
 Memory is bounded by what one chunk or one tile holds: ``CHUNK_SPANS`` spans while
-building, and for a tile the row groups its lanes touch, at most ``EXACT_LIMIT`` exact
+building (a lane with more is read a tile of time at a time: ``detail_tiles``), and for a tile the row groups its lanes touch, at most ``EXACT_LIMIT`` exact
 spans per lane in the answer.
 
 The HTML page of ``trace timeline`` is made from the same store (``PageTables``): its levels
@@ -30,11 +30,14 @@ import polars as pl
 
 from goblueprint.errors import GoblueprintError
 from goblueprint.timeline.detail import Levels, merge_overlaps, plan_levels, runs
+from goblueprint.timeline.detail_tiles import long_lane_runs
 from goblueprint.timeline.ingest import Ingested
 from goblueprint.timeline.model import Timeline, empty_frame
 from goblueprint.timeline.stored import Texts, as_timeline
 
-STORE_FORMAT = 2  # bump when the stored levels change meaning (2: runs per lane and level stored)
+# Bump when the stored levels change meaning (2: runs per lane and level stored; 3: overlapping
+# full ranges tie by state, not length, and long lanes are made a tile at a time).
+STORE_FORMAT = 3
 CHUNK_SPANS = 1_000_000  # spans read at once while building the levels
 # A tile answers a lane with its exact spans up to this many in its window: the viewer draws
 # them once at most one per two pixels is in view, and asks for twice the view.
@@ -196,8 +199,9 @@ def temporary_store(tl: Timeline) -> Iterator[DetailStore]:
     levels = plan_levels(duration)
     with tempfile.TemporaryDirectory(prefix="goblueprint-detail-") as tmp:
         spans = Path(tmp) / "spans.parquet"
-        # In the ingested table's order (by lane), so a chunk of lanes reads only its row groups.
-        tl.spans.sort(["lane_kind", "lane_id"], maintain_order=True).write_parquet(
+        # In the ingested table's order (by lane, a lane's spans by start), so a chunk of lanes
+        # reads only its row groups and a long lane can be read a tile of time at a time.
+        tl.spans.sort(["lane_kind", "lane_id", "start", "end"], maintain_order=True).write_parquet(
             spans, statistics=True, row_group_size=ROW_GROUP
         )
         out = Path(tmp) / "levels"
@@ -223,7 +227,32 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
     # Runs per lane and level: what a page weighs before it reads any level.
     run_counts: list[pl.DataFrame] = []
     try:
+        row = 0  # the chunk's first row in SPANS (sorted by lane, as counts are)
         for chunk in _chunks(counts):
+            n = int(chunk["n"].sum())
+            row += n
+            if chunk.height == 1 and n > CHUNK_SPANS:
+                kind, lane_id = int(chunk["lane_kind"][0]), int(chunk["lane_id"][0])
+                counted = long_lane_runs(
+                    pl.scan_parquet(spans),
+                    (row - n, row),
+                    (kind, lane_id),
+                    origin,
+                    levels,
+                    lambda k, df: writers[k].write_table(
+                        df.cast(LEVEL_SCHEMA).to_arrow(), row_group_size=ROW_GROUP
+                    ),
+                    ROW_GROUP,
+                )
+                run_counts += [
+                    pl.DataFrame(
+                        {"lane_kind": [kind], "lane_id": [lane_id], "level": [k], "n": [c]},
+                        schema=RUN_COUNTS_SCHEMA,
+                    )
+                    for k, c in enumerate(counted)
+                    if c
+                ]
+                continue
             keys = chunk.with_row_index("lane").select("lane_kind", "lane_id", pl.col("lane").cast(pl.UInt32))
             # The table's order kept (each lane's spans by start): merging them then takes
             # only a counting sort by state.
@@ -245,9 +274,9 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
                 )
                 writer.write_table(level.to_arrow(), row_group_size=ROW_GROUP)
                 run_counts.append(
-                    level.group_by(["lane_kind", "lane_id"], maintain_order=True).agg(
-                        pl.lit(k, pl.UInt8).alias("level"), pl.len().cast(pl.Int64).alias("n")
-                    )
+                    level.group_by(["lane_kind", "lane_id"], maintain_order=True)
+                    .agg(pl.lit(k, pl.UInt8).alias("level"), pl.len().cast(pl.Int64).alias("n"))
+                    .cast(RUN_COUNTS_SCHEMA)
                 )
     finally:
         for writer in writers:
@@ -261,10 +290,16 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
 
 def _chunks(counts: pl.DataFrame) -> list[pl.DataFrame]:
     """Consecutive lanes (in the spans table's order) cut where the running count of spans
-    crosses a multiple of CHUNK_SPANS: a chunk holds under 2 * CHUNK_SPANS spans unless one
-    lane alone has more."""
-    total = counts["n"].cum_sum() - counts["n"]
-    group = (total // CHUNK_SPANS).rle_id()
+    crosses a multiple of CHUNK_SPANS: a chunk holds under 2 * CHUNK_SPANS spans; a lane with
+    more than CHUNK_SPANS is a chunk alone (made a tile of time at a time: detail_tiles)."""
+    n = counts["n"].cast(pl.Int64)
+    long = n > CHUNK_SPANS
+    total = n.cum_sum() - n
+    # A long lane, and the lane after it, each begin a chunk of their own.
+    starts = long | long.shift(1, fill_value=False)
+    group = pl.DataFrame({"part": total // CHUNK_SPANS, "alone": starts.cum_sum()}).select(
+        pl.struct("part", "alone").rle_id()
+    )["part"]
     return [part for _, part in counts.with_columns(group.alias("_c")).group_by("_c", maintain_order=True)]
 
 

@@ -94,6 +94,10 @@ def sample_args() -> dict[str, tuple]:
         ),
         "merge_spans": (lane, e, e, st8, lane, e, e, st8),
         "bucket_runs": (lane, e, e, st8, 1, 0, lane, e, e, st8, st8, 0),
+        # (run once as the JIT compiles it: its per-state arrays and output hold every state)
+        "merge_tile": (
+            e, e, st8, 0, np.zeros(256, np.bool_), *(np.zeros(256, np.int64),) * 4, np.zeros(256, np.uint8),
+        ),
         "track_order": (e, e, e, e, e, e, e, e, e),
         "encode_track_events": (0, e, np.zeros(0, np.uint8), e, e, e, e, e),
         "window_packets": (0, 0, e, e, e, e, e, e, e, e, e),

@@ -1,0 +1,82 @@
+"""Long lanes' levels made a tile of time at a time (timeline.detail_tiles) against the same
+levels made of each lane whole."""
+
+from __future__ import annotations
+
+import lzma
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from goblueprint.timeline import detail_store, detail_tiles
+from goblueprint.timeline.detail import plan_levels, runs
+from goblueprint.timeline.model import build_timeline
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "timeline" / "golden_builder"
+_SPANS = {"lane_kind": pl.UInt8, "lane_id": pl.Int64, "start": pl.Int64, "end": pl.Int64, "state": pl.UInt8}
+
+
+def _levels(spans: pl.DataFrame, origin: int, duration: int, out: Path) -> dict[str, pl.DataFrame]:
+    file = out.with_suffix(".parquet")
+    spans.sort(["lane_kind", "lane_id", "start", "end"], maintain_order=True).write_parquet(file)
+    levels = plan_levels(duration)
+    detail_store.build(file, origin, levels, out)
+    return {p.name: pl.read_parquet(p) for p in sorted(out.glob("*.parquet"))}
+
+
+def _both(spans: pl.DataFrame, origin: int, duration: int, tmp: Path, monkeypatch, chunk: int, tile: int):
+    whole = _levels(spans, origin, duration, tmp / "whole")
+    monkeypatch.setattr(detail_store, "CHUNK_SPANS", chunk)
+    monkeypatch.setattr(detail_tiles, "TILE_ROWS", tile)
+    calls = []
+    real = detail_tiles.long_lane_runs
+
+    def counted(*args, **kw):
+        calls.append(args[2])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(detail_store, "long_lane_runs", counted)
+    tiled = _levels(spans, origin, duration, tmp / "tiled")
+    return whole, tiled, calls
+
+
+def test_long_lanes_of_a_real_trace_tiled_give_the_whole_lanes_levels(tmp_path, monkeypatch):
+    tl = build_timeline(lzma.decompress((GOLDEN / "sched-go1.27.trace.xz").read_bytes()))
+    spans = tl.spans.select(list(_SPANS)).cast(_SPANS)
+    whole, tiled, calls = _both(spans, tl.start_ns, tl.end_ns - tl.start_ns, tmp_path, monkeypatch, 2000, 777)
+    assert len(calls) > 3, "some lanes took the tiled path"
+    assert whole.keys() == tiled.keys()
+    for name in whole:
+        if name != "counts.parquet":
+            assert tiled[name].equals(whole[name]), name
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_overlapping_states_across_tile_edges(tmp_path, monkeypatch, seed):
+    """Lanes of nested, overlapping and touching ranges of three states, long ones crossing
+    many tiles, spans before the origin and of no length: tiled = whole, and the whole is
+    runs() of the lane."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for lane in range(3):
+        for _ in range(3000):
+            s = int(rng.integers(-500, 2_000_000))
+            d = int(rng.choice([0, 1, 50, 3000, 40_000, 900_000]))
+            rows.append((1, lane, s, s + d, int(rng.integers(0, 3))))
+    spans = pl.DataFrame(rows, schema=_SPANS, orient="row")
+    whole, tiled, calls = _both(spans, 0, 2_000_000, tmp_path, monkeypatch, 500, 211)
+    assert len(calls) == 3
+    for name in whole:
+        if name != "counts.parquet":
+            assert tiled[name].equals(whole[name]), name
+    levels = plan_levels(2_000_000)
+    k = levels.count - 1
+    lane1 = spans.filter(pl.col("lane_id") == 1).select(
+        pl.col("lane_id").cast(pl.UInt32).alias("lane"), "start", "end", "state"
+    )
+    want = runs(lane1, levels.width(k)).select("b0", "b1", "state", "fill")
+    got = tiled[f"level_{k}.parquet"].filter(pl.col("lane_id") == 1).select("b0", "b1", "state", "fill")
+    assert got.equals(want)
