@@ -24,7 +24,7 @@ import polars as pl
 
 from goblueprint.errors import GoblueprintError, PathError
 from goblueprint.timeline.model import NONE, SCHEMAS, InstantKind, Timeline
-from goblueprint.timeline.stored import SQL_TABLE, as_timeline
+from goblueprint.timeline.stored import ROW_GROUP, SQL_TABLE, as_timeline
 
 if TYPE_CHECKING:
     from goblueprint.timeline.ingest import Ingested
@@ -301,7 +301,7 @@ class IngestedSource:
             self.texts = found.texts(self.strings)
             for table in _STREAMED:
                 self.files[table] = open(self.paths[table], "rb")
-                self.rows[table] = self._scan(table).select(pl.len()).collect().item()
+                self.rows[table] = self._raw(table).select(pl.len()).collect().item()
         except OSError as exc:
             self.close()
             raise PathError.from_os(exc.filename or d, exc) from None
@@ -311,21 +311,30 @@ class IngestedSource:
             f.close()
         self.files.clear()
 
-    def _scan(self, table: str) -> pl.LazyFrame:
+    def _raw(self, table: str) -> pl.LazyFrame:
+        """The stored file as it is: enough for its row count and its columns that are no text."""
         f = self.files[table]
         f.seek(0)
-        scan = pl.scan_parquet(f)
+        return pl.scan_parquet(f)
+
+    def _scan(self, table: str) -> pl.LazyFrame:
+        scan = self._raw(table)
         # Spans, flows and counters are stored as their SQL tables (timeline.stored).
         return as_timeline(table, scan, self.texts) if table in SQL_TABLE else scan
 
-    def _batches(self, table: str, columns: tuple[str, ...]) -> Iterator[pl.DataFrame]:
-        """The table's COLUMNS, BATCH_ROWS rows at a time.  Polars' own reader, a slice at a time
-        (it reads the row groups the slice needs): Arrow's reader would cost its library's
-        memory (its import alone is a trace's size in RSS on a 30 MB trace) for no gain."""
+    def _batches(
+        self, table: str, columns: tuple[str, ...], rows: int | None = None, raw: bool = False
+    ) -> Iterator[pl.DataFrame]:
+        """The table's COLUMNS, ROWS (BATCH_ROWS) rows at a time.  Polars' own reader, a slice at
+        a time (it reads the row groups the slice needs): Arrow's reader would cost its library's
+        memory (its import alone is a trace's size in RSS on a 30 MB trace) for no gain.  RAW:
+        columns that are no text, read as stored (no cast of the text columns planned)."""
         schema = {c: SCHEMAS[table][c] for c in columns}
+        step = rows or self.batch_rows
         try:
-            for lo in range(0, self.rows[table], self.batch_rows):
-                batch = self._scan(table).select(columns).slice(lo, self.batch_rows).collect()
+            for lo in range(0, self.rows[table], step):
+                scan = self._raw(table) if raw else self._scan(table)
+                batch = scan.select(columns).slice(lo, step).collect()
                 yield batch.cast(schema)  # type: ignore[arg-type]
         except OSError as exc:
             raise PathError.from_os(self.paths[table], exc) from None
@@ -334,7 +343,8 @@ class IngestedSource:
         if self._keys is None:
             kinds: list[np.ndarray] = []
             ids: list[np.ndarray] = []
-            for b in self._batches("spans", ("lane_kind", "lane_id")):
+            # Two narrow columns, no text: read as stored, in slices of a row group (a few MB).
+            for b in self._batches("spans", ("lane_kind", "lane_id"), rows=ROW_GROUP, raw=True):
                 if not b.height:
                     continue
                 k, i = b["lane_kind"].to_numpy(), b["lane_id"].to_numpy()
@@ -373,7 +383,7 @@ class IngestedSource:
         if not self.rows[table]:
             return None
         try:
-            low = self._scan(table).select(pl.col(column).min()).collect().item()
+            low = self._raw(table).select(pl.col(column).min()).collect().item()
         except OSError as exc:
             raise PathError.from_os(self.paths[table], exc) from None
         return None if low is None else int(low)
@@ -406,6 +416,10 @@ class IngestedSource:
         )
 
     def counter_names(self) -> list[int]:
+        # The ingest records the names each table names (what reading it back needs): no pass.
+        used = self.texts.used("counters")
+        if used is not None:
+            return used
         names: set[int] = set()
         for b in self._batches("counters", ("name",)):
             names.update(np.unique(b["name"].to_numpy()).tolist())
