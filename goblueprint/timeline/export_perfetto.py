@@ -54,7 +54,7 @@ from goblueprint.errors import GoblueprintError, PathError
 from goblueprint.render.lanes import GROUPS, Lane, arrange, counter_lanes, key_titles, layers, title_keys
 from goblueprint.timeline.model import SCHEMAS, LaneKind, State, Timeline
 from goblueprint.timeline.perfetto_flows import FOREVER, FlowStore
-from goblueprint.timeline.perfetto_sources import SPAN_COLUMNS, IngestedSource, Source, TimelineSource
+from goblueprint.timeline.perfetto_sources import SPAN_COLUMNS, IngestedSource, Rows, Source, TimelineSource
 from goblueprint.timeline.perfetto_wire import (
     SEQ_INCREMENTAL_STATE_CLEARED,
     SEQ_NEEDS_INCREMENTAL_STATE,
@@ -448,11 +448,13 @@ class _Export:
             self.window(state, piece.spans, piece.until)
             del piece  # before the source assembles the next piece
 
-    def titled(self, spans: pl.DataFrame) -> pl.DataFrame:
+    def titled(self, spans: pl.DataFrame) -> Rows:
         """SPANS (of any lanes) with their titles as global name ids: made for a batch at once,
         so the cost of naming follows the rows, not the number of lanes and pieces."""
+        kept = Rows({c: spans[c].to_numpy() for c in _KEPT})
         if not spans.height:
-            return spans.select(*_KEPT, title=pl.lit(0, pl.Int64))
+            kept["title"] = np.zeros(0, np.int64)
+            return kept
         # key_titles names a P's or M's slices after the G lanes they run: pass only those.
         kinds = spans["lane_kind"].to_numpy()
         pm = (kinds == int(LaneKind.P)) | (kinds == int(LaneKind.M))
@@ -462,9 +464,10 @@ class _Export:
         # than the rest of the export's work on a row.
         code, keys = self.kernels.dense_codes(_i64(title_keys(spans)))
         ids = self.text_ids(key_titles(self.stub, keys, on))
-        return spans.select(*_KEPT, title=pl.Series(ids[code], dtype=pl.Int64))
+        kept["title"] = ids[code]
+        return kept
 
-    def window(self, st: _LaneState, spans: pl.DataFrame, until: int | None) -> None:
+    def window(self, st: _LaneState, spans: Rows, until: int | None) -> None:
         """A lane's rows of one piece, with what its tracks show beside them until UNTIL (the next
         piece's first start; None: the lane's last piece): no slice crosses UNTIL, and every
         event at UNTIL or later is the next piece's."""
@@ -473,7 +476,7 @@ class _Export:
         extra = _Extra()
         out = st.starting.take(limit)
         extra.add(out["ts"], out["name"], flow_out=out["fid"])
-        starts = spans["start"].to_numpy() - self.origin
+        starts = spans["start"] - self.origin
         sinks = self.ending(st, limit, starts, extra)
         mine = st.marks
         now = (mine["ts"] >= st.since) & (mine["ts"] < limit)
@@ -485,9 +488,9 @@ class _Export:
             self.lane_track[(int(lane.kind), lane.lane_id)] = st.tracks[0].desc.uuid
         if until is None and not st.tracks[0].opened:
             self.empty_track(st.tracks[0].desc)
-        cycles = spans["state"].to_numpy() == int(State.GC_CYCLE)
+        cycles = spans["state"] == int(State.GC_CYCLE)
         if cycles.any():
-            self.gc.append(spans.select("start", "end").filter(pl.Series(cycles)))
+            self.gc.append(pl.DataFrame({"start": spans["start"][cycles], "end": spans["end"][cycles]}))
 
     def ending(
         self, st: _LaneState, limit: int, starts: np.ndarray, extra: _Extra
@@ -510,12 +513,12 @@ class _Export:
             extra.add(ts[~hit], np.full(int((~hit).sum()), name, np.int64), flow_in=fid[~hit])
         return row[hit], fid[hit]
 
-    def lane_window(self, st: _LaneState, spans: pl.DataFrame, s: np.ndarray, extra, sinks) -> None:
+    def lane_window(self, st: _LaneState, spans: Rows, s: np.ndarray, extra, sinks) -> None:
         """A piece's rows on the lane's tracks (layer 0 plus one per extra layer), its other
         instants on layer 0; a layer's track is made when it first has rows."""
         lane = st.lane
-        e = spans["end"].to_numpy() - self.origin
-        titles = spans["title"].to_numpy()
+        e = spans["end"] - self.origin
+        titles = spans["title"]
         distinct = self.distinct(titles)
         # Each piece starts where no span is open: its layers are its own.
         layer = layers(s, e)

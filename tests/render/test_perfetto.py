@@ -381,9 +381,10 @@ def test_streamed_in_small_batches_and_pieces_shows_the_same(golden_ingested, mo
     held = []
     batches, lane_order = ps.IngestedSource._batches, ps._lane_order
 
-    def counting_batches(self, table, columns):
-        for b in batches(self, table, columns):
-            largest_batch[table] = max(largest_batch[table], b.height)
+    def counting_batches(self, table, columns, **kw):
+        for b in batches(self, table, columns, **kw):
+            if "rows" not in kw:  # the lane keys' narrow columns are read in larger slices
+                largest_batch[table] = max(largest_batch[table], b.height)
             yield b
 
     def counting_piece(piece):
