@@ -452,18 +452,21 @@ class _Export:
     def titled(self, spans: pl.DataFrame) -> Rows:
         """SPANS (of any lanes) with their titles as global name ids: made for a batch at once,
         so the cost of naming follows the rows, not the number of lanes and pieces."""
-        kept = Rows({c: spans[c].to_numpy() for c in _KEPT})
+        # Each column taken out of polars once (a batch's columns are mostly in two chunks, so
+        # each to_numpy is a copy); title_keys reads them from a DataFrame that wraps the arrays.
+        cols = {c: spans[c].to_numpy() for c in spans.columns}
+        kept = Rows({c: cols[c] for c in _KEPT})
         if not spans.height:
             kept["title"] = np.zeros(0, np.int64)
             return kept
         # key_titles names a P's or M's slices after the G lanes they run: pass only those.
-        kinds = spans["lane_kind"].to_numpy()
+        kinds = cols["lane_kind"]
         pm = (kinds == int(LaneKind.P)) | (kinds == int(LaneKind.M))
-        runs = self.distinct(spans["g"].to_numpy()[pm]).tolist()
+        runs = self.distinct(cols["g"][pm]).tolist()
         on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
         # span_titles' keys, grouped by hashing: its sort and binary search per row cost more
         # than the rest of the export's work on a row.
-        code, keys = self.kernels.dense_codes(_i64(title_keys(spans)))
+        code, keys = self.kernels.dense_codes(_i64(title_keys(pl.DataFrame(cols))))
         ids = self.text_ids(key_titles(self.stub, keys, on))
         kept["title"] = ids[code]
         return kept
