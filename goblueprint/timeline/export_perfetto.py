@@ -54,7 +54,7 @@ from goblueprint.errors import GoblueprintError, PathError
 from goblueprint.render.lanes import GROUPS, Lane, arrange, counter_lanes, key_titles, layers, title_keys
 from goblueprint.timeline.model import SCHEMAS, LaneKind, State, Timeline
 from goblueprint.timeline.perfetto_flows import FOREVER, FlowStore
-from goblueprint.timeline.perfetto_sources import SPAN_COLUMNS, IngestedSource, Source, TimelineSource
+from goblueprint.timeline.perfetto_sources import SPAN_COLUMNS, IngestedSource, Rows, Source, TimelineSource
 from goblueprint.timeline.perfetto_wire import (
     SEQ_INCREMENTAL_STATE_CLEARED,
     SEQ_NEEDS_INCREMENTAL_STATE,
@@ -316,7 +316,8 @@ class _Export:
         # 1, 2, ... in the order of their texts; later windows intern their new ones after
         # those.  By text, not by global id: the ids follow the order batches are read in.
         xname = extra["name"]
-        names = np.union1d(titles, xname[xname >= 0])
+        # Distinct, in no particular order: by_text orders them.
+        names = self.distinct(np.concatenate((titles, xname[xname >= 0]))) if len(xname) else titles
         if not track.opened:
             names = self.by_text(names)
             self.open_sequence(track.desc, names)
@@ -448,23 +449,29 @@ class _Export:
             self.window(state, piece.spans, piece.until)
             del piece  # before the source assembles the next piece
 
-    def titled(self, spans: pl.DataFrame) -> pl.DataFrame:
+    def titled(self, spans: pl.DataFrame) -> Rows:
         """SPANS (of any lanes) with their titles as global name ids: made for a batch at once,
         so the cost of naming follows the rows, not the number of lanes and pieces."""
+        # Each column taken out of polars once (a batch's columns are mostly in two chunks, so
+        # each to_numpy is a copy); title_keys reads them from a DataFrame that wraps the arrays.
+        cols = {c: spans[c].to_numpy() for c in spans.columns}
+        kept = Rows({c: cols[c] for c in _KEPT})
         if not spans.height:
-            return spans.select(*_KEPT, title=pl.lit(0, pl.Int64))
+            kept["title"] = np.zeros(0, np.int64)
+            return kept
         # key_titles names a P's or M's slices after the G lanes they run: pass only those.
-        kinds = spans["lane_kind"].to_numpy()
+        kinds = cols["lane_kind"]
         pm = (kinds == int(LaneKind.P)) | (kinds == int(LaneKind.M))
-        runs = self.distinct(spans["g"].to_numpy()[pm]).tolist()
+        runs = self.distinct(cols["g"][pm]).tolist()
         on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
         # span_titles' keys, grouped by hashing: its sort and binary search per row cost more
         # than the rest of the export's work on a row.
-        code, keys = self.kernels.dense_codes(_i64(title_keys(spans)))
+        code, keys = self.kernels.dense_codes(_i64(title_keys(pl.DataFrame(cols))))
         ids = self.text_ids(key_titles(self.stub, keys, on))
-        return spans.select(*_KEPT, title=pl.Series(ids[code], dtype=pl.Int64))
+        kept["title"] = ids[code]
+        return kept
 
-    def window(self, st: _LaneState, spans: pl.DataFrame, until: int | None) -> None:
+    def window(self, st: _LaneState, spans: Rows, until: int | None) -> None:
         """A lane's rows of one piece, with what its tracks show beside them until UNTIL (the next
         piece's first start; None: the lane's last piece): no slice crosses UNTIL, and every
         event at UNTIL or later is the next piece's."""
@@ -473,11 +480,12 @@ class _Export:
         extra = _Extra()
         out = st.starting.take(limit)
         extra.add(out["ts"], out["name"], flow_out=out["fid"])
-        starts = spans["start"].to_numpy() - self.origin
+        starts = spans["start"] - self.origin
         sinks = self.ending(st, limit, starts, extra)
         mine = st.marks
-        now = (mine["ts"] >= st.since) & (mine["ts"] < limit)
-        extra.add(mine["ts"][now], mine["name"][now])
+        if len(mine["ts"]):  # few lanes have any: no masks for the others
+            now = (mine["ts"] >= st.since) & (mine["ts"] < limit)
+            extra.add(mine["ts"][now], mine["name"][now])
         st.since = limit
         first = not st.tracks
         self.lane_window(st, spans, starts, extra.columns(), sinks)
@@ -485,9 +493,9 @@ class _Export:
             self.lane_track[(int(lane.kind), lane.lane_id)] = st.tracks[0].desc.uuid
         if until is None and not st.tracks[0].opened:
             self.empty_track(st.tracks[0].desc)
-        cycles = spans["state"].to_numpy() == int(State.GC_CYCLE)
+        cycles = spans["state"] == int(State.GC_CYCLE)
         if cycles.any():
-            self.gc.append(spans.select("start", "end").filter(pl.Series(cycles)))
+            self.gc.append(pl.DataFrame({"start": spans["start"][cycles], "end": spans["end"][cycles]}))
 
     def ending(
         self, st: _LaneState, limit: int, starts: np.ndarray, extra: _Extra
@@ -510,12 +518,12 @@ class _Export:
             extra.add(ts[~hit], np.full(int((~hit).sum()), name, np.int64), flow_in=fid[~hit])
         return row[hit], fid[hit]
 
-    def lane_window(self, st: _LaneState, spans: pl.DataFrame, s: np.ndarray, extra, sinks) -> None:
+    def lane_window(self, st: _LaneState, spans: Rows, s: np.ndarray, extra, sinks) -> None:
         """A piece's rows on the lane's tracks (layer 0 plus one per extra layer), its other
         instants on layer 0; a layer's track is made when it first has rows."""
         lane = st.lane
-        e = spans["end"].to_numpy() - self.origin
-        titles = spans["title"].to_numpy()
+        e = spans["end"] - self.origin
+        titles = spans["title"]
         distinct = self.distinct(titles)
         # Each piece starts where no span is open: its layers are its own.
         layer = layers(s, e)
@@ -624,16 +632,28 @@ def _samples(k, seq: int, delta: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _i64(a: np.ndarray) -> np.ndarray:
-    """A writable contiguous int64 array (the compiled loops' argument type)."""
-    return np.require(a, dtype=np.int64, requirements=("C", "W"))
+    """A writable contiguous int64 array (the compiled loops' argument type).  Called several
+    times a window: the common case (it is one already) is told by its flags, not by
+    np.require, which costs ten times as much."""
+    if a.dtype == np.int64 and a.flags.c_contiguous and a.flags.writeable:
+        return a
+    return np.array(a, dtype=np.int64, order="C")
 
 
 def _by_name(k, batch: pl.DataFrame) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """The batch's samples of each counter name (string id, times, values), in batch order, by
-    name: a mask per name (the names are few), not a sort of the batch."""
+    name: one stable sort of the names' codes (a few, so 16 bits: numpy sorts them by radix,
+    one pass), not a mask and two gathers per name."""
     code, ids = k.dense_codes(_i64(batch["name"].to_numpy()))
     times = batch["time"].to_numpy()
     values = batch["value"].to_numpy()
+    if len(ids) == 1:
+        yield int(ids[0]), times, values
+        return
+    small = code.astype(np.uint16) if len(ids) <= 1 << 16 else code
+    order = np.argsort(small, kind="stable")
+    times, values = times[order], values[order]
+    ends = np.cumsum(np.bincount(code, minlength=len(ids))).tolist()
     for c in np.argsort(ids).tolist():
-        mine = code == c
-        yield int(ids[c]), times[mine], values[mine]
+        lo = ends[c - 1] if c else 0
+        yield int(ids[c]), times[lo : ends[c]], values[lo : ends[c]]

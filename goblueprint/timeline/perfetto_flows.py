@@ -104,6 +104,13 @@ class FlowCursor:
         self.held = np.zeros(0, store.dtype)
 
     def take(self, limit: int) -> np.ndarray:
+        if limit == FOREVER and not len(self.held):
+            # A lane's last window (most lanes have one): every record left, no mask.
+            parts = [self.store.read(*seg) for seg in self.segs[self.next :]]
+            self.next = len(self.segs)
+            if not parts:
+                return self.held
+            return np.concatenate(parts) if len(parts) > 1 else parts[0]
         if self.next < len(self.segs) and self.starts[self.next] < limit:
             parts = [self.held] if len(self.held) else []
             while self.next < len(self.segs) and self.starts[self.next] < limit:

@@ -24,7 +24,7 @@ import polars as pl
 
 from goblueprint.errors import GoblueprintError, PathError
 from goblueprint.timeline.model import NONE, SCHEMAS, InstantKind, Timeline
-from goblueprint.timeline.stored import SQL_TABLE, as_timeline
+from goblueprint.timeline.stored import ROW_GROUP, SQL_TABLE, as_timeline
 
 if TYPE_CHECKING:
     from goblueprint.timeline.ingest import Ingested
@@ -35,7 +35,30 @@ FLOW_COLUMNS = ("g", "from_g", "from_p", "from_time", "to_p", "to_time", "label"
 COUNTER_COLUMNS = ("name", "time", "value")
 BATCH_ROWS = 1 << 16  # rows per Parquet batch: a few MB of columns
 _STREAMED = ("spans", "flows", "counters", "instants")
-Prepare = Callable[[pl.DataFrame], pl.DataFrame]
+
+
+class Rows(dict[str, np.ndarray]):
+    """Columns of equal length as numpy arrays: what a piece is cut from and joined of.  A
+    DataFrame's slice, concat or column costs microseconds, and a trace has thousands of lanes
+    of a few rows each; an array's slice costs a fraction of that."""
+
+    @property
+    def height(self) -> int:
+        return len(next(iter(self.values()))) if self else 0
+
+    def take(self, index: slice | np.ndarray) -> Rows:
+        """The rows at INDEX (a slice, a view; or row numbers)."""
+        return Rows({c: v[index] for c, v in self.items()})
+
+    @staticmethod
+    def concat(parts: list[Rows]) -> Rows:
+        if len(parts) == 1:
+            return parts[0]
+        return Rows({c: np.concatenate([p[c] for p in parts]) for c in parts[0]})
+
+
+# A batch of spans (SPAN_COLUMNS) as the Rows the export keeps of them.
+Prepare = Callable[[pl.DataFrame], Rows]
 
 
 class Source(Protocol):
@@ -84,20 +107,20 @@ class Piece:
 
     lane_kind: int
     lane_id: int
-    spans: pl.DataFrame
+    spans: Rows
     first: bool  # the lane's first piece
     until: int | None  # the next piece's first start; None: the lane's last piece
 
 
-def _lane_order(lane: pl.DataFrame) -> pl.DataFrame:
+def _lane_order(lane: Rows) -> Rows:
     """One lane's rows by start, longest first, ties in stored order (numpy's lexsort is stable)."""
     if lane.height < 2:
         return lane
-    start = lane["start"].to_numpy()
+    start = lane["start"]
     if (start[1:] > start[:-1]).all():
         return lane  # no two rows start together: already in order, no copy
-    order = np.lexsort((-lane["end"].to_numpy(), start))
-    return lane[order]
+    order = np.lexsort((-lane["end"], start))
+    return lane.take(order)
 
 
 def _runs(kinds: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -129,7 +152,7 @@ def pieces(frames: Iterator[pl.DataFrame], window_rows: int, where: str, prepare
     across frames) as Pieces of at least WINDOW_ROWS rows where the lane allows (``_cuts``):
     memory is a frame and a piece, however large the lane.  WHERE names the rows in an error;
     PREPARE adds columns to each frame (once per frame: cheaper than once per piece)."""
-    held: list[pl.DataFrame] = []  # the current lane's rows not yet handed out
+    held: list[Rows] = []  # the current lane's rows not yet handed out
     count = 0
     # Rows held when a cut is next tried: it doubles while a lane's spans overlap without a
     # break, so a long overlap is concatenated and searched a few times, not once per frame.
@@ -139,35 +162,36 @@ def pieces(frames: Iterator[pl.DataFrame], window_rows: int, where: str, prepare
 
     def cut(last: bool) -> Iterator[Piece]:
         nonlocal held, count, again, first
-        rows = pl.concat(held) if len(held) > 1 else held[0]
+        rows = Rows.concat(held)
         held, count = [], 0
-        start = rows["start"].to_numpy()
+        start = rows["start"]
         if len(start) > 1 and (start[1:] < start[:-1]).any():
             raise GoblueprintError(f"the spans in {where} are not sorted by start: ingest the trace again")
-        bounds = [0, *_cuts(start, rows["end"].to_numpy(), window_rows)]
+        bounds = [0, *_cuts(start, rows["end"], window_rows)]
         if last:
             bounds.append(rows.height)
         else:
             # The rows after the last cut wait for the lane's next rows.
-            held, count = [rows[bounds[-1] :]], rows.height - bounds[-1]
+            held, count = [rows.take(slice(bounds[-1], None))], rows.height - bounds[-1]
         again = 2 * max(count, window_rows)
         for lo, hi in itertools.pairwise(bounds):
             until = int(start[hi]) if hi < len(start) else None
-            yield Piece(key[0], key[1], _lane_order(rows[lo:hi]), first, until)
+            yield Piece(key[0], key[1], _lane_order(rows.take(slice(lo, hi))), first, until)
             first = False
 
     for b in frames:
         if not b.height:
             continue
-        b = prepare(b)
-        k, i = b["lane_kind"].to_numpy(), b["lane_id"].to_numpy()
+        rows = prepare(b)
+        del b
+        k, i = rows["lane_kind"], rows["lane_id"]
         for lo, hi in itertools.pairwise(_runs(k, i).tolist()):
             here = (int(k[lo]), int(i[lo]))
             if here != key:
                 if held:
                     yield from cut(last=True)
                 key, first = here, True
-            held.append(b[lo:hi])
+            held.append(rows.take(slice(lo, hi)))
             count += hi - lo
             if count >= again:
                 yield from cut(last=False)
@@ -301,7 +325,7 @@ class IngestedSource:
             self.texts = found.texts(self.strings)
             for table in _STREAMED:
                 self.files[table] = open(self.paths[table], "rb")
-                self.rows[table] = self._scan(table).select(pl.len()).collect().item()
+                self.rows[table] = self._raw(table).select(pl.len()).collect().item()
         except OSError as exc:
             self.close()
             raise PathError.from_os(exc.filename or d, exc) from None
@@ -311,21 +335,30 @@ class IngestedSource:
             f.close()
         self.files.clear()
 
-    def _scan(self, table: str) -> pl.LazyFrame:
+    def _raw(self, table: str) -> pl.LazyFrame:
+        """The stored file as it is: enough for its row count and its columns that are no text."""
         f = self.files[table]
         f.seek(0)
-        scan = pl.scan_parquet(f)
+        return pl.scan_parquet(f)
+
+    def _scan(self, table: str) -> pl.LazyFrame:
+        scan = self._raw(table)
         # Spans, flows and counters are stored as their SQL tables (timeline.stored).
         return as_timeline(table, scan, self.texts) if table in SQL_TABLE else scan
 
-    def _batches(self, table: str, columns: tuple[str, ...]) -> Iterator[pl.DataFrame]:
-        """The table's COLUMNS, BATCH_ROWS rows at a time.  Polars' own reader, a slice at a time
-        (it reads the row groups the slice needs): Arrow's reader would cost its library's
-        memory (its import alone is a trace's size in RSS on a 30 MB trace) for no gain."""
+    def _batches(
+        self, table: str, columns: tuple[str, ...], rows: int | None = None, raw: bool = False
+    ) -> Iterator[pl.DataFrame]:
+        """The table's COLUMNS, ROWS (BATCH_ROWS) rows at a time.  Polars' own reader, a slice at
+        a time (it reads the row groups the slice needs): Arrow's reader would cost its library's
+        memory (its import alone is a trace's size in RSS on a 30 MB trace) for no gain.  RAW:
+        columns that are no text, read as stored (no cast of the text columns planned)."""
         schema = {c: SCHEMAS[table][c] for c in columns}
+        step = rows or self.batch_rows
         try:
-            for lo in range(0, self.rows[table], self.batch_rows):
-                batch = self._scan(table).select(columns).slice(lo, self.batch_rows).collect()
+            for lo in range(0, self.rows[table], step):
+                scan = self._raw(table) if raw else self._scan(table)
+                batch = scan.select(columns).slice(lo, step).collect()
                 yield batch.cast(schema)  # type: ignore[arg-type]
         except OSError as exc:
             raise PathError.from_os(self.paths[table], exc) from None
@@ -334,7 +367,8 @@ class IngestedSource:
         if self._keys is None:
             kinds: list[np.ndarray] = []
             ids: list[np.ndarray] = []
-            for b in self._batches("spans", ("lane_kind", "lane_id")):
+            # Two narrow columns, no text: read as stored, in slices of a row group (a few MB).
+            for b in self._batches("spans", ("lane_kind", "lane_id"), rows=ROW_GROUP, raw=True):
                 if not b.height:
                     continue
                 k, i = b["lane_kind"].to_numpy(), b["lane_id"].to_numpy()
@@ -373,7 +407,7 @@ class IngestedSource:
         if not self.rows[table]:
             return None
         try:
-            low = self._scan(table).select(pl.col(column).min()).collect().item()
+            low = self._raw(table).select(pl.col(column).min()).collect().item()
         except OSError as exc:
             raise PathError.from_os(self.paths[table], exc) from None
         return None if low is None else int(low)
@@ -406,6 +440,10 @@ class IngestedSource:
         )
 
     def counter_names(self) -> list[int]:
+        # The ingest records the names each table names (what reading it back needs): no pass.
+        used = self.texts.used("counters")
+        if used is not None:
+            return used
         names: set[int] = set()
         for b in self._batches("counters", ("name",)):
             names.update(np.unique(b["name"].to_numpy()).tolist())

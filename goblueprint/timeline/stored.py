@@ -173,6 +173,12 @@ class Texts:
         self._used = used or {}
         self._exprs: dict[str, pl.Expr] = {}
 
+    def used(self, table: str) -> list[int] | None:
+        """The ids TABLE's text column names, ascending (every one the table names, none it does
+        not), or None when that was not recorded."""
+        ids = self._used.get(table)
+        return None if ids is None else list(ids)
+
     def expr(self, table: str, column: str) -> pl.Expr:
         """COLUMN of TABLE (text) as the Timeline's string ids (UInt32), an expression of each
         row alone (a scan's slice is still read alone, the views' batches)."""
