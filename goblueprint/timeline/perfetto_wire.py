@@ -18,12 +18,10 @@ GIL) while the main thread reads and prepares the next rows: handed over as work
 input, never on timing.  The workers write the chunks too, in order; at most ``_AHEAD``
 are under way, so memory stays bounded by a few chunks.
 
-Deflate level 2, not zlib's default 6: on a 30.5 MB Go trace (698 MB of packets before
+Deflate level 3, not zlib's default 6: on a 30.5 MB Go trace (698 MB of packets before
 compression) level 6 took 5.1 s of CPU for a 28.2 MB file, level 3 2.0 s for 36.0 MB
-(1.18x the trace).  Deflating is still the largest part of the export's CPU, so later, on the
-30.9 MB trace's 718 MB of packets (best of five, one thread): level 3 2.03 s for 41.7 MB
-(1.35x the trace), level 2 1.66 s for 49.9 MB (1.62x), level 1 1.84 s for 55.5 MB (1.80x; zlib's
-level 1 is no faster on these packets).  Level 2 keeps the file well under twice the trace.
+(1.18x the trace; levels 1 and 2 saved 0.3 s more for 47.5 and 42.5 MB).  Deflating was
+then the largest part of the export's CPU, and the file stays well under twice the trace.
 """
 
 from __future__ import annotations
@@ -38,7 +36,7 @@ import numpy as np
 
 CHUNK = 1 << 19  # uncompressed bytes per compressed_packets: deflate's gain has flattened out long before
 # (a 30.9 MB trace's file: 42.12 MB in chunks of 1 MiB, 42.14 MB in these)
-_LEVEL = 2  # see the module doc
+_LEVEL = 3  # see the module doc
 _WORKERS = 2
 _AHEAD = 2  # chunks submitted but not yet written
 
