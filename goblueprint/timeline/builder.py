@@ -265,12 +265,21 @@ class _SpilledSpans(_Out):
             piece = np.searchsorted(last, lane, "left")
             order = np.argsort(piece, kind="stable")  # each piece's runs in row order
             bounds = np.searchsorted(piece[order], np.arange(len(last) + 1), "left").tolist()
-            del lane, piece
+            del piece
             for p, cut in enumerate(np.isin(last, big).tolist()):
                 at = order[bounds[p] : bounds[p + 1]]
-                part = self._sorted(spill, (start[at], end[at]))
-                yield part, cut
-                del part
+                ranges = start[at], end[at]
+                subs = [ranges]
+                lanes = lane[at]
+                big_lane = lanes.min() == lanes.max() and int((ranges[1] - ranges[0]).sum()) > sort
+                if big_lane and _in_order(spill, ranges):
+                    # One lane of more than SORT rows, made in order: its rows in pieces of
+                    # SORT are each sorted already and follow one another.
+                    subs = _ranges_cut(*ranges, sort)
+                for k, sub in enumerate(subs):
+                    part = self._sorted(spill, sub)
+                    yield part, cut and k == len(subs) - 1
+                    del part
         finally:
             spill.remove()
             runs.remove()
@@ -291,6 +300,31 @@ class _SpilledSpans(_Out):
             cols.append(pl.Series(name, values[order]))
             del values  # one unsorted column at a time beside the sorted ones
         return pl.DataFrame(cols)
+
+
+def _in_order(spill: ColumnSpill, ranges: tuple[np.ndarray, np.ndarray]) -> bool:
+    """Whether SPILL's rows in RANGES (one lane's) are in (start, end) order as they lie."""
+    start = spill.read_ranges("start", *ranges)
+    end = spill.read_ranges("end", *ranges)
+    before = start[1:] < start[:-1]
+    before |= (start[1:] == start[:-1]) & (end[1:] < end[:-1])
+    return not before.any()
+
+
+def _ranges_cut(starts: np.ndarray, ends: np.ndarray, rows: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The row ranges STARTS..ENDS (ascending) cut into ranges of ROWS rows in all, in order."""
+    sizes = ends - starts
+    done = np.cumsum(sizes)  # rows up to the end of each range
+    out = []
+    for lo in range(0, int(done[-1]) if len(done) else 0, rows):
+        hi = min(lo + rows, int(done[-1]))
+        a = int(np.searchsorted(done, lo, "right"))  # the range holding row LO
+        b = int(np.searchsorted(done - sizes, hi, "left"))  # the ranges starting before row HI
+        s, e = starts[a:b].copy(), ends[a:b].copy()
+        s[0] += lo - int(done[a] - sizes[a])
+        e[-1] -= int(done[b - 1]) - hi
+        out.append((s, e))
+    return out
 
 
 def _by_lane(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -626,7 +660,12 @@ class TimelineBuilder:
                     kind_lanes.append(self._lanes(part, g_name))
                     spans_to(part, texts, cut)
                     del part
-            lanes = pl.concat(kind_lanes) if kind_lanes else self._lanes(spans)
+            # A lane cut in pieces (one too long to sort at once) is listed once.
+            lanes = (
+                pl.concat(kind_lanes).unique(["lane_kind", "lane_id"], keep="first", maintain_order=True)
+                if kind_lanes
+                else self._lanes(spans)
+            )
         # Counters first, then flows: with TABLES_TO each is handed on and let go of before the
         # next is made, never both held.
         counters = frame(
