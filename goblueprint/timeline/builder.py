@@ -53,6 +53,7 @@ from goblueprint.timeline.model import (
 )
 from goblueprint.timeline.slots import Slots
 from goblueprint.timeline.spill import ColumnSpill, Seen
+from goblueprint.timeline.stored import ROW_GROUP
 from goblueprint.trace import kernels
 
 L_G = int(LaneKind.G)
@@ -115,6 +116,8 @@ _SPAN_PIECE = 1 << 22
 # sort holds: the piece's columns, its keys and order, the sorted copy), the sink told which
 # piece ends one of _SPAN_PIECE rows: the stored files are the same whatever this is.
 _SPAN_SORT = 1 << 20
+# Codes mapped to the Timeline's string ids at a time (finish's text_ids).
+_ID_WINDOW = 1 << 20
 _I32, _I64, _U8, _F64 = pl.Int32, pl.Int64, pl.UInt8, pl.Float64
 
 
@@ -181,6 +184,19 @@ class _SpilledOut(_Out):
         if floats is not None:
             cols["c-1"] = floats
         self.file.append(cols)
+
+    def pieces(self, names: pl.Series, rows: int) -> Iterator[pl.DataFrame]:
+        """The counters (a spilled counters table), their NAMES given (the Timeline's ids), in
+        pieces of ROWS rows read one at a time; the files removed at the end."""
+        try:
+            for lo, hi in self.file.windows(rows):
+                yield frame(
+                    "counters",
+                    {"name": names.slice(lo, hi - lo), "time": self.file.read("c1", lo, hi),
+                     "value": self.file.read("c-1", lo, hi)},
+                )  # fmt: skip
+        finally:
+            self.file.remove()
 
     def take(self, k: int) -> pl.Series:
         """Column K (the float column is -1) of every row; the files go once every column is taken."""
@@ -593,7 +609,7 @@ class TimelineBuilder:
         self,
         end: int | None = None,
         spans_to: Callable[[pl.DataFrame, list[str], bool], None] | None = None,
-        tables_to: Callable[[str, pl.DataFrame, list[str]], None] | None = None,
+        tables_to: Callable[[str, Any, list[str]], None] | None = None,
     ) -> Timeline:
         """The Timeline of the events seen, its spans closed at END (default: the last event).
 
@@ -662,22 +678,41 @@ class TimelineBuilder:
                     del part
             # A lane cut in pieces (one too long to sort at once) is listed once.
             lanes = (
-                pl.concat(kind_lanes).unique(["lane_kind", "lane_id"], keep="first", maintain_order=True)
+                pl.concat(kind_lanes)
+                .unique(["lane_kind", "lane_id"], keep="first", maintain_order=True)
+                .rechunk()  # one chunk whatever the pieces: the stored file's one row group
                 if kind_lanes
                 else self._lanes(spans)
             )
         # Counters first, then flows: with TABLES_TO each is handed on and let go of before the
         # next is made, never both held.
-        counters = frame(
-            "counters", {"name": column(ct, 0, "name"), "time": column(ct, 1, "time"), "value": ct.take(-1)}
-        )
-        if tables_to is not None:
-            tables_to("counters", counters, list(strings))
+        if tables_to is not None and isinstance(ct, _SpilledOut):
+            # Handed on in pieces of a row group read from the spill: the table (~20 bytes a
+            # sample, millions of them) was the ingest's peak when made whole.
+            tables_to("counters", ct.pieces(column(ct, 0, "name"), ROW_GROUP), list(strings))
             counters = empty_frame("counters")
-        cols = {name: column(fl, k, name) for k, name in enumerate(FLOWS_SCHEMA) if name != "migrated"}
+        else:
+            counters = frame(
+                "counters",
+                {"name": column(ct, 0, "name"), "time": column(ct, 1, "time"), "value": ct.take(-1)},
+            )
+            if tables_to is not None:
+                tables_to("counters", counters, list(strings))
+                counters = empty_frame("counters")
+        # Sorted by (from_time, g), stably, a column at a time: the order from the two keys,
+        # then each column taken and put in order alone (a sort of the whole table held it
+        # twice: the ingest's peak once the counters were handed on in pieces).
+        index = {name: k for k, name in enumerate(FLOWS_SCHEMA) if name != "migrated"}
+        keys = {name: column(fl, index[name], name) for name in ("from_time", "g")}  # each taken once
+        order = np.lexsort((keys["g"].to_numpy(), keys["from_time"].to_numpy()))
+        cols = {
+            name: (keys.pop(name) if name in keys else column(fl, k, name)).gather(order)
+            for name, k in index.items()
+        }
+        del order
         from_p, to_p = cols["from_p"], cols["to_p"]
         cols["migrated"] = (from_p != NONE) & (to_p != NONE) & (from_p != to_p)
-        flows = frame("flows", cols).sort(["from_time", "g"], maintain_order=True)
+        flows = frame("flows", cols)
         del cols, from_p, to_p
         if tables_to is not None:
             tables_to("flows", flows, list(strings))
@@ -726,11 +761,16 @@ class TimelineBuilder:
             ids[k] = table.setdefault(text, len(table))
 
         lo = int(codes[0])
-        lut = np.zeros(int(codes[-1]) - lo + 1, np.int64)
+        lut = np.zeros(int(codes[-1]) - lo + 1, np.uint32)
         lut[codes.astype(np.int64) - lo] = ids
 
         def text_ids(col: np.ndarray) -> np.ndarray:
-            return lut[col.astype(np.int64) - lo]
+            # A window at a time: the counters' names are millions of codes, and their int64
+            # offsets and the ids looked up, made whole, were the finish's peak.
+            out = np.empty(len(col), np.uint32)
+            for at in range(0, len(col), _ID_WINDOW):
+                np.take(lut, col[at : at + _ID_WINDOW].astype(np.int64) - lo, out=out[at : at + _ID_WINDOW])
+            return out
 
         return table, text_ids
 
