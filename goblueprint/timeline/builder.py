@@ -53,6 +53,7 @@ from goblueprint.timeline.model import (
 )
 from goblueprint.timeline.slots import Slots
 from goblueprint.timeline.spill import ColumnSpill, Seen
+from goblueprint.timeline.stored import ROW_GROUP
 from goblueprint.trace import kernels
 
 L_G = int(LaneKind.G)
@@ -115,6 +116,8 @@ _SPAN_PIECE = 1 << 22
 # sort holds: the piece's columns, its keys and order, the sorted copy), the sink told which
 # piece ends one of _SPAN_PIECE rows: the stored files are the same whatever this is.
 _SPAN_SORT = 1 << 20
+# Codes mapped to the Timeline's string ids at a time (finish's text_ids).
+_ID_WINDOW = 1 << 20
 _I32, _I64, _U8, _F64 = pl.Int32, pl.Int64, pl.UInt8, pl.Float64
 
 
@@ -182,6 +185,19 @@ class _SpilledOut(_Out):
             cols["c-1"] = floats
         self.file.append(cols)
 
+    def pieces(self, names: pl.Series, rows: int) -> Iterator[pl.DataFrame]:
+        """The counters (a spilled counters table), their NAMES given (the Timeline's ids), in
+        pieces of ROWS rows read one at a time; the files removed at the end."""
+        try:
+            for lo, hi in self.file.windows(rows):
+                yield frame(
+                    "counters",
+                    {"name": names.slice(lo, hi - lo), "time": self.file.read("c1", lo, hi),
+                     "value": self.file.read("c-1", lo, hi)},
+                )  # fmt: skip
+        finally:
+            self.file.remove()
+
     def take(self, k: int) -> pl.Series:
         """Column K (the float column is -1) of every row; the files go once every column is taken."""
         values = self.file.read(f"c{k}")
@@ -191,13 +207,20 @@ class _SpilledOut(_Out):
         return pl.Series("", values)
 
 
+# A spilled lane kind's run table: each chunk's lanes, in order, and the rows each one's fill.
+_RUNS = {"lane": np.int64, "start": np.int64, "end": np.int64}
+
+
 class _SpilledSpans(_Out):
     """The spans table of a builder that keeps them on disk, not in memory (``spill``).
 
-    Each chunk of rows is split by lane kind, each kind's rows appended to raw column files
-    of its own (spill.ColumnSpill), so finish() sorts and hands out one lane kind at a time,
-    and a large kind in pieces of lane ids (``take_kind``); of the label and stack codes only
-    which occurred is kept in memory, what the Timeline's string and stack tables need.
+    Each chunk of rows is split by lane kind, each kind's rows grouped by lane id (a stable
+    sort of the chunk: a lane's rows keep the order they were made in) and appended to raw
+    column files of its own (spill.ColumnSpill), with where each lane's rows lie (a run
+    table: lane id, first and end row), so finish() sorts and hands out one lane kind at a
+    time, and a large kind in pieces of lane ids (``take_kind``) read as the row ranges of
+    their lanes; of the label and stack codes only which occurred is kept in memory, what
+    the Timeline's string and stack tables need.
     """
 
     def __init__(self, dtypes: tuple[Any, ...], spill: Path) -> None:
@@ -205,6 +228,7 @@ class _SpilledSpans(_Out):
         self.spill = spill
         self.types = {name: _NUMPY[t] for name, t in zip(SPANS_SCHEMA, dtypes, strict=True)}
         self.files: dict[int, ColumnSpill] = {}
+        self.runs: dict[int, ColumnSpill] = {}  # per kind: each chunk's lanes and their rows
         self.codes = {8: Seen(), 9: Seen()}  # label, stack
 
     def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
@@ -220,25 +244,17 @@ class _SpilledSpans(_Out):
         ends = np.cumsum(counts).tolist()
         for kind in present:
             lo = ends[kind] - int(counts[kind])
-            part = rows[lo : ends[kind]]
+            part, lanes, bounds = _by_lane(rows[lo : ends[kind]])
             if kind not in self.files:
                 self.files[kind] = ColumnSpill(self.spill, f"spans-{kind:03d}", self.types)
-            self.files[kind].append({name: part[:, k] for k, name in enumerate(self.types)})
+                self.runs[kind] = ColumnSpill(self.spill, f"runs-{kind:03d}", _RUNS)
+            spill = self.files[kind]
+            base = spill.rows
+            spill.append({name: part[:, k] for k, name in enumerate(self.types)})
+            self.runs[kind].append({"lane": lanes, "start": bounds[:-1] + base, "end": bounds[1:] + base})
 
     def kinds(self) -> list[int]:
         return sorted(self.files)
-
-    @staticmethod
-    def pieces(spill: ColumnSpill, rows: int, sort: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The last lane id of each piece of SPILL's lanes (one lane kind's), in order, holding
-        at most SORT rows unless a lane alone has more (default ROWS), and whether each ends a
-        piece of at most ROWS rows (the same cut, the pieces of SORT rows cut further)."""
-        ids, counts = _lane_counts(
-            [_ids_and_counts(spill.read("lane_id", lo, hi)) for lo, hi in spill.windows(_WINDOW)]
-        )
-        big = _piece_ends(ids, counts, rows)
-        last = big if sort is None or sort >= rows else np.union1d(big, _piece_ends(ids, counts, sort))
-        return last, np.isin(last, big)
 
     def take_kind(self, kind: int, rows: int, sort: int | None = None) -> Iterator[tuple[pl.DataFrame, bool]]:
         """The spans of one lane kind in the Timeline's order, in pieces of at most ROWS rows
@@ -246,50 +262,51 @@ class _SpilledSpans(_Out):
         sorted one at a time; their files removed.  Each comes with whether it ends a piece of
         ROWS rows.
 
-        A piece is found by its row numbers, routed once through the lane ids a window at a
-        time, and its columns are gathered from the kind's files already sorted: the kind is
-        read once and never written again, only its row numbers are."""
-        spill = self.files.pop(kind)
+        A piece is read as the row ranges its lanes fill in each chunk (the run table): the
+        kind's files are read once, a piece's rows only, in the order they were made."""
+        spill, runs = self.files.pop(kind), self.runs.pop(kind)
         sort = rows if sort is None else min(sort, rows)
         try:
-            last, ends = (
-                self.pieces(spill, rows, sort)
-                if spill.rows > sort
-                else (np.zeros(1, np.int64), np.ones(1, bool))
-            )
+            if spill.rows <= sort:
+                yield self._sorted(spill, None), True
+                return
+            lane, start, end = (runs.read(name) for name in _RUNS)
+            runs.remove()
+            ids, counts = _lane_counts([(lane, end - start)])
+            big = _piece_ends(ids, counts, rows)
+            last = big if sort >= rows else np.union1d(big, _piece_ends(ids, counts, sort))
             if len(last) <= 1:
                 yield self._sorted(spill, None), True
                 return
-            pieces = [
-                ColumnSpill(self.spill, f"piece-{kind:03d}-{p:06d}", {"row": np.int64}, keep_open=False)
-                for p in range(len(last))
-            ]
-            for lo, hi in spill.windows(_WINDOW):
-                piece = np.searchsorted(last, spill.read("lane_id", lo, hi), "left")
-                if len(last) <= 1 << 16:  # a radix sort of small numbers
-                    piece = piece.astype(np.uint16)
-                order = np.argsort(piece, kind="stable")  # each piece's rows ascending
-                bounds = np.searchsorted(piece[order], np.arange(len(last) + 1), "left").tolist()
-                order += lo
-                for p in range(len(last)):
-                    if bounds[p + 1] > bounds[p]:
-                        pieces[p].append({"row": order[bounds[p] : bounds[p + 1]]})
-            for p, end in zip(pieces, ends.tolist(), strict=True):
-                at = p.read("row")
-                p.remove()
-                part = self._sorted(spill, at)
-                del at
-                yield part, end
-                del part
+            piece = np.searchsorted(last, lane, "left")
+            order = np.argsort(piece, kind="stable")  # each piece's runs in row order
+            bounds = np.searchsorted(piece[order], np.arange(len(last) + 1), "left").tolist()
+            del piece
+            for p, cut in enumerate(np.isin(last, big).tolist()):
+                at = order[bounds[p] : bounds[p + 1]]
+                ranges = start[at], end[at]
+                subs = [ranges]
+                lanes = lane[at]
+                big_lane = lanes.min() == lanes.max() and int((ranges[1] - ranges[0]).sum()) > sort
+                if big_lane and _in_order(spill, ranges):
+                    # One lane of more than SORT rows, made in order: its rows in pieces of
+                    # SORT are each sorted already and follow one another.
+                    subs = _ranges_cut(*ranges, sort)
+                for k, sub in enumerate(subs):
+                    part = self._sorted(spill, sub)
+                    yield part, cut and k == len(subs) - 1
+                    del part
         finally:
             spill.remove()
+            runs.remove()
 
-    def _sorted(self, spill: ColumnSpill, at: np.ndarray | None) -> pl.DataFrame:
-        """The spans of SPILL at rows AT (ascending; None: every row) in the Timeline's order
-        (stable: a lane's equal keys keep the order they were made in)."""
+    def _sorted(self, spill: ColumnSpill, ranges: tuple[np.ndarray, np.ndarray] | None) -> pl.DataFrame:
+        """The spans of SPILL in the row RANGES (starts, ends; ascending, apart; None: every
+        row) in the Timeline's order (stable: a lane's equal keys keep the order they were
+        made in)."""
 
         def column(name: str) -> np.ndarray:
-            return spill.read(name) if at is None else spill.gather(name, at)
+            return spill.read(name) if ranges is None else spill.read_ranges(name, *ranges)
 
         keys = {name: column(name) for name in _SPAN_ORDER}
         order = _span_order(*keys.values())
@@ -301,8 +318,44 @@ class _SpilledSpans(_Out):
         return pl.DataFrame(cols)
 
 
-# Rows of a spilled column read at a time to count or route them (8 MB of int64).
-_WINDOW = 1 << 20
+def _in_order(spill: ColumnSpill, ranges: tuple[np.ndarray, np.ndarray]) -> bool:
+    """Whether SPILL's rows in RANGES (one lane's) are in (start, end) order as they lie."""
+    start = spill.read_ranges("start", *ranges)
+    end = spill.read_ranges("end", *ranges)
+    before = start[1:] < start[:-1]
+    before |= (start[1:] == start[:-1]) & (end[1:] < end[:-1])
+    return not before.any()
+
+
+def _ranges_cut(starts: np.ndarray, ends: np.ndarray, rows: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The row ranges STARTS..ENDS (ascending) cut into ranges of ROWS rows in all, in order."""
+    sizes = ends - starts
+    done = np.cumsum(sizes)  # rows up to the end of each range
+    out = []
+    for lo in range(0, int(done[-1]) if len(done) else 0, rows):
+        hi = min(lo + rows, int(done[-1]))
+        a = int(np.searchsorted(done, lo, "right"))  # the range holding row LO
+        b = int(np.searchsorted(done - sizes, hi, "left"))  # the ranges starting before row HI
+        s, e = starts[a:b].copy(), ends[a:b].copy()
+        s[0] += lo - int(done[a] - sizes[a])
+        e[-1] -= int(done[b - 1]) - hi
+        out.append((s, e))
+    return out
+
+
+def _by_lane(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ROWS (of one lane kind) grouped by lane id, each lane's rows in their order, the lane
+    ids in order and where each one's rows begin (and the end)."""
+    lane = rows[:, 1]
+    if len(lane) > 1 and (lane[1:] < lane[:-1]).any():
+        lo, hi = int(lane.min()), int(lane.max())
+        # A chunk's lanes span a narrow range (procs, threads, the goroutines of the moment):
+        # 16-bit keys sort by radix.
+        key = (lane - lo).astype(np.uint16) if hi - lo < 1 << 16 else lane
+        rows = rows[np.argsort(key, kind="stable")]
+        lane = rows[:, 1]
+    first = np.flatnonzero(np.concatenate([[True], lane[1:] != lane[:-1]]))
+    return rows, lane[first], np.append(first, len(lane)).astype(np.int64)
 
 
 def _piece_ends(ids: np.ndarray, counts: np.ndarray, rows: int) -> np.ndarray:
@@ -316,18 +369,6 @@ def _piece_ends(ids: np.ndarray, counts: np.ndarray, rows: int) -> np.ndarray:
         last.append(int(ids[j - 1]))
         i, done = j, int(ends[j - 1])
     return np.array(last, np.int64)
-
-
-def _ids_and_counts(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values of IDS, sorted, and how often each occurs (np.unique's counts)."""
-    if not len(ids):
-        return ids, np.zeros(0, np.int64)
-    lo, hi = int(ids.min()), int(ids.max())
-    if hi - lo > 4 * len(ids) + (1 << 16):  # sparse (huge task ids): sorting is cheaper
-        return np.unique(ids, return_counts=True)
-    counts = np.bincount(ids - lo)
-    present = np.flatnonzero(counts)
-    return present + lo, counts[present]
 
 
 def _lane_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
@@ -568,7 +609,7 @@ class TimelineBuilder:
         self,
         end: int | None = None,
         spans_to: Callable[[pl.DataFrame, list[str], bool], None] | None = None,
-        tables_to: Callable[[str, pl.DataFrame, list[str]], None] | None = None,
+        tables_to: Callable[[str, Any, list[str]], None] | None = None,
     ) -> Timeline:
         """The Timeline of the events seen, its spans closed at END (default: the last event).
 
@@ -635,19 +676,43 @@ class TimelineBuilder:
                     kind_lanes.append(self._lanes(part, g_name))
                     spans_to(part, texts, cut)
                     del part
-            lanes = pl.concat(kind_lanes) if kind_lanes else self._lanes(spans)
+            # A lane cut in pieces (one too long to sort at once) is listed once.
+            lanes = (
+                pl.concat(kind_lanes)
+                .unique(["lane_kind", "lane_id"], keep="first", maintain_order=True)
+                .rechunk()  # one chunk whatever the pieces: the stored file's one row group
+                if kind_lanes
+                else self._lanes(spans)
+            )
         # Counters first, then flows: with TABLES_TO each is handed on and let go of before the
         # next is made, never both held.
-        counters = frame(
-            "counters", {"name": column(ct, 0, "name"), "time": column(ct, 1, "time"), "value": ct.take(-1)}
-        )
-        if tables_to is not None:
-            tables_to("counters", counters, list(strings))
+        if tables_to is not None and isinstance(ct, _SpilledOut):
+            # Handed on in pieces of a row group read from the spill: the table (~20 bytes a
+            # sample, millions of them) was the ingest's peak when made whole.
+            tables_to("counters", ct.pieces(column(ct, 0, "name"), ROW_GROUP), list(strings))
             counters = empty_frame("counters")
-        cols = {name: column(fl, k, name) for k, name in enumerate(FLOWS_SCHEMA) if name != "migrated"}
+        else:
+            counters = frame(
+                "counters",
+                {"name": column(ct, 0, "name"), "time": column(ct, 1, "time"), "value": ct.take(-1)},
+            )
+            if tables_to is not None:
+                tables_to("counters", counters, list(strings))
+                counters = empty_frame("counters")
+        # Sorted by (from_time, g), stably, a column at a time: the order from the two keys,
+        # then each column taken and put in order alone (a sort of the whole table held it
+        # twice: the ingest's peak once the counters were handed on in pieces).
+        index = {name: k for k, name in enumerate(FLOWS_SCHEMA) if name != "migrated"}
+        keys = {name: column(fl, index[name], name) for name in ("from_time", "g")}  # each taken once
+        order = np.lexsort((keys["g"].to_numpy(), keys["from_time"].to_numpy()))
+        cols = {
+            name: (keys.pop(name) if name in keys else column(fl, k, name)).gather(order)
+            for name, k in index.items()
+        }
+        del order
         from_p, to_p = cols["from_p"], cols["to_p"]
         cols["migrated"] = (from_p != NONE) & (to_p != NONE) & (from_p != to_p)
-        flows = frame("flows", cols).sort(["from_time", "g"], maintain_order=True)
+        flows = frame("flows", cols)
         del cols, from_p, to_p
         if tables_to is not None:
             tables_to("flows", flows, list(strings))
@@ -696,11 +761,16 @@ class TimelineBuilder:
             ids[k] = table.setdefault(text, len(table))
 
         lo = int(codes[0])
-        lut = np.zeros(int(codes[-1]) - lo + 1, np.int64)
+        lut = np.zeros(int(codes[-1]) - lo + 1, np.uint32)
         lut[codes.astype(np.int64) - lo] = ids
 
         def text_ids(col: np.ndarray) -> np.ndarray:
-            return lut[col.astype(np.int64) - lo]
+            # A window at a time: the counters' names are millions of codes, and their int64
+            # offsets and the ids looked up, made whole, were the finish's peak.
+            out = np.empty(len(col), np.uint32)
+            for at in range(0, len(col), _ID_WINDOW):
+                np.take(lut, col[at : at + _ID_WINDOW].astype(np.int64) - lo, out=out[at : at + _ID_WINDOW])
+            return out
 
         return table, text_ids
 

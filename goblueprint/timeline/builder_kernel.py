@@ -121,7 +121,7 @@ def _raw(ids, slot):  # pragma: no cover - compiled
     return ids[slot] if slot >= 0 else NONE
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _m_update(G, P, M, SP, SC, gids, pids, mids, ms, t, ps, gs):  # pragma: no cover - compiled
     """The thread's context is now (P ps, G gs): a new M lane span if that changes its state."""
     if ms < 0:
@@ -163,7 +163,7 @@ def _close_regions(G, RG, SP, SC, gs, graw, t):  # pragma: no cover - compiled
         SC[SC_RTOP_NONE] = -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _g_transition(E, i, G, P, M, RG, SP, FL, CT, CTV, SC, gids, pids, mids, SCL):  # pragma: no cover
     gs = E[i, E_RS]
     if gs < 0:
@@ -285,7 +285,7 @@ def _g_transition(E, i, G, P, M, RG, SP, FL, CT, CTV, SC, gids, pids, mids, SCL)
         _m_update(G, P, M, SP, SC, gids, pids, mids, ms, t, ps, cg)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _p_transition(E, i, G, P, M, SP, SC, gids, pids, mids):  # pragma: no cover - compiled
     ps = E[i, E_RS]
     if ps < 0:
@@ -331,7 +331,7 @@ def _stw(P, SP, SC, pids, t, begin):  # pragma: no cover - compiled
             _open(P, ps, t, to, NONE, pid, NONE, 0, 0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _range(E, i, kind, P, RA, SP, SC, pids, SCL):  # pragma: no cover - compiled
     t = E[i, E_TIME]
     name = E[i, E_NAME]
@@ -359,7 +359,8 @@ def _range(E, i, kind, P, RA, SP, SC, pids, SCL):  # pragma: no cover - compiled
             _span(SP, SC, lk, lane, RA[at, RA_S], t, RA[at, RA_STATE], RA[at, RA_G], RA[at, RA_P], RA[at, RA_M],
                   RA[at, RA_LABEL], RA[at, RA_STACK])  # fmt: skip
             for j in range(at, n - 1):  # keep the others in opening order
-                RA[j, :] = RA[j + 1, :]
+                for c in range(RA.shape[1]):  # field by field: a row copy would allocate
+                    RA[j, c] = RA[j + 1, c]
             SC[SC_NRA] = n - 1
         else:  # began before the trace
             first = SC[SC_FIRST] if SC[SC_FIRST] != 0 else t
@@ -384,7 +385,7 @@ def _range(E, i, kind, P, RA, SP, SC, pids, SCL):  # pragma: no cover - compiled
         _stw(P, SP, SC, pids, t, kind != K_RANGE_END)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _region(E, i, kind, G, RG, SP, SC):  # pragma: no cover - compiled
     t = E[i, E_TIME]
     gs = E[i, E_GS]
@@ -423,7 +424,10 @@ def _region(E, i, kind, G, RG, SP, SC):  # pragma: no cover - compiled
         SC[SC_RTOP_NONE] = top
 
 
-@njit(cache=True, nogil=True)
+# Without reference counting (_nrt=False: it allocates nothing): numba counts a reference to
+# an array each time an inlined helper is handed one, an atomic increment and decrement per
+# helper and event that cost more than the state machines' own work (a seventh of an ingest).
+@njit(cache=True, nogil=True, _nrt=False)
 def build_step(
     E, V, start, SC, G, P, M, T, RG, RA, SP, FL, CT, CTV, IN, gids, pids, mids, SCL
 ):  # pragma: no cover

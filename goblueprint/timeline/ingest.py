@@ -74,7 +74,9 @@ UTILIZATION = "utilization"
 _TIMELINE_FRAMES = ("spans", "flows", "counters", "instants", "lanes", "stack_frames")
 # How the files of an entry are laid out, checked with the code: the Timeline's largest tables
 # stored once, as SQL tables (timeline.stored); an entry of another layout is made again.
-LAYOUT = 2
+# 3: the lanes tables one row group (a lane cut in sort pieces is listed once, the table
+# made whole).
+LAYOUT = 3
 _READ_BLOCK = 1 << 20
 # Traces from this size on take seconds to ingest: say so on stderr, terminal or not.
 ANNOUNCE_BYTES = STAGE_LINE_BYTES

@@ -110,32 +110,36 @@ class StayCollector:
             self.n, done = collect_stays(*args, self.out, self.n, done)
 
     def frame(self) -> pl.DataFrame:
-        """The stays as STAYS_SCHEMA rows, types in name order, each in collection order."""
+        """The stays as STAYS_SCHEMA rows, types in name order, each in collection order; the
+        collector lets go of its blocks (taken once).
+
+        The blocks are split by type and field one at a time, each let go of once split: the
+        blocks and the table's columns were held at once, the ingest's peak."""
         blocks = [*self.full, self.out[: self.n]]
+        self.full, self.out, self.n = [], np.zeros(0, self.out.dtype), 0
+        fields = [name for name in STAYS_SCHEMA if name != "type"]
+        parts: dict[str, list[list[np.ndarray]]] = {f: [[] for _ in self.names] for f in ("type", *fields)}
+        while blocks:
+            block = blocks.pop(0)
+            types = block["type"]
+            for k in range(len(self.names)):
+                at = np.flatnonzero(types == k)
+                for f, kept in parts.items():
+                    kept[k].append(block[f][at])
+            del block, types
 
-        def field(name: str) -> np.ndarray:  # a field of every block, contiguous
-            return np.concatenate([b[name] for b in blocks])
+        def field(name: str) -> np.ndarray:  # a field of every stay, types in order; its parts let go of
+            kept = parts.pop(name)
+            return np.concatenate(
+                [p for per_type in kept for p in per_type] or [np.zeros(0, self.out.dtype[name])]
+            )
 
-        order = np.argsort(field("type"), kind="stable")  # int8: a radix sort
         names = pl.Series("type", self.names, dtype=pl.String)
-        return pl.DataFrame(
-            {
-                "type": names.gather(field("type")[order].astype(np.int64)),
-                "g": field("g")[order],
-                "start": field("start")[order],
-                "end": field("end")[order],
-                "stack": field("stack")[order].astype(np.uint32),
-                "end_seq": field("end_seq")[order],
-            },
-            schema=STAYS_SCHEMA,
-        )
-
-
-@dataclass
-class ProfileRecord:
-    frames: list[Any]  # StackFrame(pc, func, file, line), leaf first
-    count: int = 0
-    time: int = 0
+        type_column = names.gather(field("type").astype(np.int64))
+        columns = {"type": type_column}
+        for f in fields:
+            columns[f] = pl.Series(f, field(f).astype(np.uint32) if f == "stack" else field(f))
+        return pl.DataFrame(columns, schema=STAYS_SCHEMA)
 
 
 # Stays collected into one block before the next is begun (6 MB).
@@ -149,6 +153,13 @@ STAYS_SCHEMA = {
     "type": pl.String, "g": pl.Int64, "start": pl.Int64, "end": pl.Int64,
     "stack": pl.UInt32, "end_seq": pl.Int64,
 }  # fmt: skip
+
+
+@dataclass
+class ProfileRecord:
+    frames: list[Any]  # StackFrame(pc, func, file, line), leaf first
+    count: int = 0
+    time: int = 0
 
 
 def records(

@@ -16,6 +16,9 @@ from typing import BinaryIO
 
 import numpy as np
 
+# Rows a range read alone must have on average (else read_ranges gathers by windows).
+_RANGE_ROWS = 256
+
 
 class ColumnSpill:
     """Named columns of fixed dtypes, appended to a raw file each under DIRECTORY (NAME-<col>)."""
@@ -93,6 +96,34 @@ class ColumnSpill:
                 if got < min(window, self.rows - lo):
                     raise OSError(f"{self.paths[col]}: spilled column cut short")
                 np.take(buf, rows[a:b] - lo, out=out[a:b])
+        return out
+
+    def read_ranges(self, col: str, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """Column COL at the row ranges STARTS..ENDS (ascending, apart), one after the other:
+        each range read where it lies, or, when the ranges are many and short, the rows
+        gathered a window at a time (a read per range would cost more than the rows)."""
+        starts, ends = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
+        if len(starts) > 1:  # ranges that touch read as one
+            joined = np.flatnonzero(starts[1:] != ends[:-1]) + 1
+            starts, ends = starts[np.append(0, joined)], ends[np.append(joined - 1, len(ends) - 1)]
+        sizes = ends - starts
+        total = int(sizes.sum())
+        if len(starts) > 64 and total < len(starts) * _RANGE_ROWS:
+            at = np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(total)
+            return self.gather(col, at)
+        self._close()
+        self._read = True
+        dtype = self.dtypes[col]
+        out = np.empty(total, dtype)
+        view = memoryview(out).cast("B")
+        with open(self.paths[col], "rb") as f:
+            pos = 0
+            for lo, n in zip(starts.tolist(), sizes.tolist(), strict=True):
+                f.seek(lo * dtype.itemsize)
+                want = n * dtype.itemsize
+                if f.readinto(view[pos : pos + want]) != want:
+                    raise OSError(f"{self.paths[col]}: spilled column cut short")
+                pos += want
         return out
 
     def windows(self, rows: int) -> Iterable[tuple[int, int]]:

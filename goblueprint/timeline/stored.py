@@ -19,6 +19,7 @@ view's memory stays its own).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -125,19 +126,27 @@ def coded_writer(path: Any, schema: pa.Schema, times: tuple[str, ...]) -> pq.Par
     )
 
 
-def write_table(path: Any, table: str, df: pl.DataFrame, strings: list[str], used: Used) -> None:
+def write_table(
+    path: Any, table: str, df: pl.DataFrame | Iterable[pl.DataFrame], strings: list[str], used: Used
+) -> int:
     """Write DF, the Timeline's whole TABLE, as its SQL table to PATH (row groups of ROW_GROUP);
-    the strings it names are added to USED."""
+    the strings it names are added to USED; returns the rows written.  DF may be given as
+    pieces in order, each of ROW_GROUP rows but the last (a row group each): the same file,
+    with only a piece held at a time."""
     import pyarrow as pa
 
     texts = pa.array(strings, pa.string())
-    for column in _TEXT[table]:
-        used.add(table, df[column].to_numpy(), strings)
+    rows = 0
     with writer(path, table) as w:
-        for lo in range(0, df.height, ROW_GROUP):
-            w.write_table(named_arrow(table, df.slice(lo, ROW_GROUP), texts))
-        if not df.height:
+        for piece in [df] if isinstance(df, pl.DataFrame) else df:
+            for column in _TEXT[table]:
+                used.add(table, piece[column].to_numpy(), strings)
+            for lo in range(0, piece.height, ROW_GROUP):
+                w.write_table(named_arrow(table, piece.slice(lo, ROW_GROUP), texts))
+            rows += piece.height
+        if not rows:
             w.write_table(w.schema.empty_table())
+    return rows
 
 
 class Used:

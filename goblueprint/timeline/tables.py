@@ -619,14 +619,17 @@ class _TablesWriter:
         self.directory, self.marks, self.show, self.used = directory, marks, show, used
         self.rows: dict[str, int] = {}
 
-    def __call__(self, name: str, table: pl.DataFrame, strings: list[str]) -> None:
+    def __call__(self, name: str, table: pl.DataFrame | Iterable[pl.DataFrame], strings: list[str]) -> None:
+        """TABLE whole, or the counters as pieces in order (stored.write_table's)."""
         from goblueprint.timeline import stored
 
         if name == "flows":  # capture's flows left out as marks.timeline leaves them out
+            assert isinstance(table, pl.DataFrame)
             table = self.marks.timeline(Timeline(strings=strings, flows=table), show=self.show).flows
         sql = stored.SQL_TABLE[name]
-        stored.write_table(self.directory / f"{sql}.parquet", name, table, strings, self.used)
-        self.rows[sql] = table.height
+        self.rows[sql] = stored.write_table(
+            self.directory / f"{sql}.parquet", name, table, strings, self.used
+        )
 
 
 class _SpansWriter:

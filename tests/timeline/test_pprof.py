@@ -143,3 +143,21 @@ def test_stays_collected_in_many_blocks_are_the_same(
     monkeypatch.setattr(pprof, "_STAY_BLOCK", 1)
     blocks = stays()
     assert whole.height > 1000 and blocks.equals(whole)
+
+
+def test_stays_frame_lets_go_of_the_blocks(trace_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The table is made block by block, each block let go of once split by type: the
+    # collector holds none of them afterwards (the blocks and the table were held at once).
+    import weakref
+
+    from goblueprint.timeline.source import run_pass
+
+    monkeypatch.setattr(pprof, "_STAY_BLOCK", 64)
+    c = pprof.StayCollector(pprof.PROFILE_TYPES)
+    run_pass(trace_path("sched", "1.27"), [c])
+    refs = [weakref.ref(block) for block in c.full]
+    assert len(refs) > 2
+    table = c.frame()
+    assert table.height > 1000 and table["type"].to_list() == sorted(table["type"].to_list())
+    assert c.full == [] and c.n == 0 and len(c.out) == 0
+    assert all(ref() is None for ref in refs)

@@ -115,6 +115,7 @@ def build(out: Path) -> None:
     # JIT first: importing numba.pycc changes how numba types integer constants.
     sigs = {}
     nogil: dict[str, bool] = {}
+    nrt: dict[str, bool] = {}
     for mod, names in NAMES.items():
         for fn in names:
             disp = getattr(mods[mod], fn)
@@ -123,13 +124,17 @@ def build(out: Path) -> None:
             argtypes = tuple(disp.typeof_pyval(a) for a in args)
             sigs[fn] = (disp.py_func, disp.overloads[argtypes].signature)
             nogil[fn] = bool(disp.targetoptions.get("nogil"))
+            nrt[fn] = bool(disp.targetoptions.get("_nrt", True))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba.pycc announces its deprecation
         from numba.pycc import CC
 
     name = out.name.split(".")[0]
     tmp = Path(tempfile.mkdtemp(prefix="aot-", dir=out.parent))
-    _release_gil({py_func for fn, (py_func, _sig) in sigs.items() if nogil[fn]})
+    _export_flags(
+        {py_func for fn, (py_func, _sig) in sigs.items() if nogil[fn]},
+        {py_func for fn, (py_func, _sig) in sigs.items() if not nrt[fn]},
+    )
     cc = CC(name)
     cc.output_dir = str(tmp)
     cc.verbose = False
@@ -143,17 +148,19 @@ def build(out: Path) -> None:
     tmp.rmdir()
 
 
-def _release_gil(funcs: set) -> None:
-    """Compile FUNCS' Python wrappers to release the GIL, as their ``nogil=True`` asks: numba.pycc
-    compiles every export with one set of flags that never does (it has no such option)."""
+def _export_flags(nogil: set, no_nrt: set) -> None:
+    """Compile the Python wrappers of NOGIL to release the GIL, as their ``nogil=True`` asks, and
+    NO_NRT without reference counting, as their ``_nrt=False`` asks: numba.pycc compiles every
+    export with one set of flags that does neither (it has no such options)."""
     from numba.pycc import compiler
 
     plain = compiler.compile_extra
 
     def compile_extra(typingctx, targetctx, func, args, return_type, flags, *rest, **kw):  # type: ignore[no-untyped-def]
-        if func in funcs:
+        if func in nogil or func in no_nrt:
             flags = flags.copy()
-            flags.release_gil = True
+            flags.release_gil = flags.release_gil or func in nogil
+            flags.nrt = flags.nrt and func not in no_nrt
         return plain(typingctx, targetctx, func, args, return_type, flags, *rest, **kw)
 
     compiler.compile_extra = compile_extra
