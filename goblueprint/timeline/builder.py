@@ -211,6 +211,41 @@ class _SpilledOut(_Out):
 _RUNS = {"lane": np.int64, "start": np.int64, "end": np.int64}
 
 
+def _with_migrated(cols: dict[str, Any]) -> pl.DataFrame:
+    """The flows table of its other columns: a flow migrated when it starts on another P."""
+    from_p, to_p = pl.Series(cols["from_p"]), pl.Series(cols["to_p"])
+    return frame("flows", {**cols, "migrated": (from_p != NONE) & (to_p != NONE) & (from_p != to_p)})
+
+
+# Flows a piece of the sorted table has: its rows gathered from the spill a column at a time.
+_FLOW_PIECE = 1 << 22
+
+
+def _flow_pieces(
+    spill: ColumnSpill, order: np.ndarray, index: dict[str, int], named: dict[str, np.ndarray]
+) -> Iterator[pl.DataFrame]:
+    """The flows of SPILL (a spilled flows table, columns c<INDEX[name]>) in ORDER, in pieces of
+    _FLOW_PIECE rows; NAMED the columns already mapped to the Timeline's ids, whole.  Flows
+    are made when their goroutine starts, so they lie near their sorted place: a piece's rows
+    are gathered from a short stretch of each column file.  The files go at the end."""
+    try:
+        for lo in range(0, len(order), _FLOW_PIECE):
+            at = order[lo : lo + _FLOW_PIECE]
+            ascending = np.argsort(at, kind="stable")
+            rows = at[ascending]
+            cols: dict[str, Any] = {}
+            for name, k in index.items():
+                if name in named:
+                    cols[name] = named[name][at]
+                else:
+                    values = np.empty(len(at), spill.dtypes[f"c{k}"])
+                    values[ascending] = spill.gather(f"c{k}", rows)
+                    cols[name] = values
+            yield _with_migrated(cols)
+    finally:
+        spill.remove()
+
+
 class _SpilledSpans(_Out):
     """The spans table of a builder that keeps them on disk, not in memory (``spill``).
 
@@ -699,24 +734,32 @@ class TimelineBuilder:
             if tables_to is not None:
                 tables_to("counters", counters, list(strings))
                 counters = empty_frame("counters")
-        # Sorted by (from_time, g), stably, a column at a time: the order from the two keys,
-        # then each column taken and put in order alone (a sort of the whole table held it
-        # twice: the ingest's peak once the counters were handed on in pieces).
+        # Sorted by (from_time, g), stably: the order from the two keys, then each column put
+        # in order alone (a sort of the whole table held it twice).
         index = {name: k for k, name in enumerate(FLOWS_SCHEMA) if name != "migrated"}
-        keys = {name: column(fl, index[name], name) for name in ("from_time", "g")}  # each taken once
-        order = np.lexsort((keys["g"].to_numpy(), keys["from_time"].to_numpy()))
-        cols = {
-            name: (keys.pop(name) if name in keys else column(fl, k, name)).gather(order)
-            for name, k in index.items()
-        }
-        del order
-        from_p, to_p = cols["from_p"], cols["to_p"]
-        cols["migrated"] = (from_p != NONE) & (to_p != NONE) & (from_p != to_p)
-        flows = frame("flows", cols)
-        del cols, from_p, to_p
-        if tables_to is not None:
-            tables_to("flows", flows, list(strings))
+        if tables_to is not None and isinstance(fl, _SpilledOut):
+            # Handed on in pieces gathered from the spill in that order: the sorted table held
+            # whole was the ingest's peak on a large trace (~70 bytes a flow, tens of millions).
+            g, from_time = fl.file.read(f"c{K.FL_G}"), fl.file.read(f"c{K.FL_FROMT}")
+            order = np.lexsort((g, from_time))
+            del g, from_time
+            named = {name: column(fl, index[name], name).to_numpy() for name in ("label", "stack")}
+            tables_to("flows", _flow_pieces(fl.file, order, index, named), list(strings))
+            del order, named
             flows = empty_frame("flows")
+        else:
+            keys = {name: column(fl, index[name], name) for name in ("from_time", "g")}  # each taken once
+            order = np.lexsort((keys["g"].to_numpy(), keys["from_time"].to_numpy()))
+            cols = {
+                name: (keys.pop(name) if name in keys else column(fl, k, name)).gather(order)
+                for name, k in index.items()
+            }
+            del order
+            flows = _with_migrated(cols)
+            del cols
+            if tables_to is not None:
+                tables_to("flows", flows, list(strings))
+                flows = empty_frame("flows")
         instants = frame("instants", {name: column(it, k, name) for k, name in enumerate(INSTANTS_SCHEMA)})
         stack_frames = self._stack_frames(strings)
         return Timeline(

@@ -90,10 +90,12 @@ class ColumnSpill:
                 a, b = bounds[w], bounds[w + 1]
                 if a == b:
                     continue
-                lo = w * window
+                # Only the window's rows from the first asked for to the last: a row far from the
+                # others (a sort's straggler) costs its own few bytes, not a window.
+                lo, hi = int(rows[a]), int(rows[b - 1]) + 1
                 f.seek(lo * dtype.itemsize)
-                got = f.readinto(memoryview(buf).cast("B")) // dtype.itemsize
-                if got < min(window, self.rows - lo):
+                got = f.readinto(memoryview(buf[: hi - lo]).cast("B")) // dtype.itemsize
+                if got < hi - lo:
                     raise OSError(f"{self.paths[col]}: spilled column cut short")
                 np.take(buf, rows[a:b] - lo, out=out[a:b])
         return out

@@ -131,19 +131,26 @@ def write_table(
 ) -> int:
     """Write DF, the Timeline's whole TABLE, as its SQL table to PATH (row groups of ROW_GROUP);
     the strings it names are added to USED; returns the rows written.  DF may be given as
-    pieces in order, each of ROW_GROUP rows but the last (a row group each): the same file,
-    with only a piece held at a time."""
+    pieces in order, of any sizes: the same file, with only a piece (and less than a row
+    group carried to the next) held at a time."""
     import pyarrow as pa
 
     texts = pa.array(strings, pa.string())
     rows = 0
+    carried = None  # the rows of a piece short of a row group, written with the next's
     with writer(path, table) as w:
         for piece in [df] if isinstance(df, pl.DataFrame) else df:
             for column in _TEXT[table]:
                 used.add(table, piece[column].to_numpy(), strings)
-            for lo in range(0, piece.height, ROW_GROUP):
-                w.write_table(named_arrow(table, piece.slice(lo, ROW_GROUP), texts))
             rows += piece.height
+            if carried is not None:
+                piece = pl.concat([carried, piece])
+            whole = piece.height - piece.height % ROW_GROUP
+            for lo in range(0, whole, ROW_GROUP):
+                w.write_table(named_arrow(table, piece.slice(lo, ROW_GROUP), texts))
+            carried = piece.slice(whole) if whole < piece.height else None
+        if carried is not None:
+            w.write_table(named_arrow(table, carried, texts))
         if not rows:
             w.write_table(w.schema.empty_table())
     return rows

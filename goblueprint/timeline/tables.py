@@ -620,16 +620,22 @@ class _TablesWriter:
         self.rows: dict[str, int] = {}
 
     def __call__(self, name: str, table: pl.DataFrame | Iterable[pl.DataFrame], strings: list[str]) -> None:
-        """TABLE whole, or the counters as pieces in order (stored.write_table's)."""
+        """TABLE whole, or as pieces in order (stored.write_table's)."""
         from goblueprint.timeline import stored
 
         if name == "flows":  # capture's flows left out as marks.timeline leaves them out
-            assert isinstance(table, pl.DataFrame)
-            table = self.marks.timeline(Timeline(strings=strings, flows=table), show=self.show).flows
+            table = (
+                self._flows(table, strings)
+                if isinstance(table, pl.DataFrame)
+                else (self._flows(piece, strings) for piece in table)
+            )
         sql = stored.SQL_TABLE[name]
         self.rows[sql] = stored.write_table(
             self.directory / f"{sql}.parquet", name, table, strings, self.used
         )
+
+    def _flows(self, flows: pl.DataFrame, strings: list[str]) -> pl.DataFrame:
+        return self.marks.timeline(Timeline(strings=strings, flows=flows), show=self.show).flows
 
 
 class _SpansWriter:
