@@ -14,8 +14,9 @@ by file+name) and written as gzipped profile.proto with a small encoder.
 from __future__ import annotations
 
 import gzip
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from goblueprint.errors import TraceError
 from goblueprint.timeline._api import G_RUNNABLE, G_SYSCALL, G_WAITING, K_STATE, R_GOROUTINE
 from goblueprint.timeline.batches import batches_of
 from goblueprint.timeline.model import frame as model_frame
+from goblueprint.timeline.spill import ColumnSpill
 from goblueprint.trace.events import StackFrame
 
 if TYPE_CHECKING:
@@ -49,10 +51,13 @@ PROFILE_TYPES: dict[str, tuple[int, Callable[[str], bool]]] = {
 class StayCollector:
     """Columnar consumer collecting the stays of the chosen profile types (stay_kernel).
 
-    Its result, ``frame()``, names stacks by the pass Interner's stack ids.
+    Its result, ``frame()`` (or ``pieces()``), names stacks by the pass Interner's stack ids.
+    Given SPILL (a directory), each block of stays filled goes to column files there, a type
+    each, and the pass holds one block: a large trace's stays (tens of millions, ~50 bytes
+    each) held until the pass ended were most of its memory.
     """
 
-    def __init__(self, types: Iterable[str]) -> None:
+    def __init__(self, types: Iterable[str], spill: Path | None = None) -> None:
         from goblueprint.timeline.slots import Slots
         from goblueprint.timeline.stay_codes import STAY, TRACK
 
@@ -65,6 +70,10 @@ class StayCollector:
         self.n = 0
         self.full: list[np.ndarray] = []  # blocks of stays filled before OUT
         self.seq = 0  # events seen
+        self.files: list[ColumnSpill] | None = None
+        if spill is not None:
+            fields = {f: self.out.dtype[f] for f in STAYS_SCHEMA if f != "type"}
+            self.files = [ColumnSpill(spill, f"stays-{k}", fields) for k in range(len(self.names))]
 
     def _reasons(self, strings: list[str]) -> None:
         """Which reasons open a stay of each type: decided once per string."""
@@ -102,12 +111,49 @@ class StayCollector:
             # a full block is kept and a new one begun (doubling one array copied it all,
             # again and again, on a large trace).
             if self.n + len(self.names) * 64 > len(self.out):
-                if len(self.out) >= _STAY_BLOCK:
+                if len(self.out) >= _STAY_BLOCK and self.files is not None:
+                    self._spill()
+                elif len(self.out) >= _STAY_BLOCK:
                     self.full.append(self.out[: self.n])
                     self.out, self.n = np.zeros(len(self.out), self.out.dtype), 0
                 else:
                     self.out = grown(self.out, self.n + len(self.names) * 64)
             self.n, done = collect_stays(*args, self.out, self.n, done)
+
+    def _spill(self) -> None:
+        """The block's stays to the type's files; the block reused."""
+        block = self.out[: self.n]
+        types = block["type"]
+        for k, spill in enumerate(self.files or ()):
+            at = np.flatnonzero(types == k)
+            if len(at):
+                spill.append({f: block[f][at] for f in spill.dtypes})
+        self.n = 0
+
+    def pieces(self, rows: int, columns: Iterable[str] | None = None) -> Iterator[pl.DataFrame]:
+        """A spilling collector's stays as STAYS_SCHEMA rows (only COLUMNS, given), types in
+        name order, each in collection order, in pieces of at most ROWS rows read one at a
+        time; read as often as wanted until ``remove()``."""
+        if self.files is None:
+            raise ValueError("StayCollector.pieces: for a collector that spills its stays")
+        if self.n:
+            self._spill()
+        names = [n for n in STAYS_SCHEMA if columns is None or n in columns]
+        for k, spill in enumerate(self.files):
+            for lo, hi in spill.windows(rows):
+                yield pl.DataFrame(
+                    [
+                        pl.repeat(self.names[k], hi - lo, eager=True, dtype=pl.String).alias(n)
+                        if n == "type"
+                        else pl.Series(n, spill.read(n, lo, hi), STAYS_SCHEMA[n], strict=False)
+                        for n in names
+                    ]
+                )
+
+    def remove(self) -> None:
+        """A spilling collector's files removed."""
+        for spill in self.files or ():
+            spill.remove()
 
     def frame(self) -> pl.DataFrame:
         """The stays as STAYS_SCHEMA rows, types in name order, each in collection order; the
@@ -115,6 +161,10 @@ class StayCollector:
 
         The blocks are split by type and field one at a time, each let go of once split: the
         blocks and the table's columns were held at once, the ingest's peak."""
+        if self.files is not None:
+            pieces = list(self.pieces(1 << 62))
+            self.remove()
+            return pl.concat(pieces) if pieces else pl.DataFrame(schema=STAYS_SCHEMA)
         blocks = [*self.full, self.out[: self.n]]
         self.full, self.out, self.n = [], np.zeros(0, self.out.dtype), 0
         fields = [name for name in STAYS_SCHEMA if name != "type"]

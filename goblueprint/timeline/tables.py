@@ -525,21 +525,29 @@ def _tables_pass(
     consumers: list[Any] = [builder, summarizer]  # the builder, the costliest, first: on a thread
     if rows is not None:
         consumers.append(rows)
-    stays = StayCollector(PROFILE_TYPES) if views else None
+    # Stays written to a file of their own spill during the pass (read back to be written).
+    stays_spill = spans[0] if spans is not None and stays_to is not None else None
+    stays = StayCollector(PROFILE_TYPES, spill=stays_spill) if views else None
     util = UtilCollector(DEFAULT_FLAGS) if views else None
     if stays is not None and util is not None:
         consumers += [stays, util]
     result = run_pass(source, consumers, progress)
     consumers.clear()
     stacks = result.interner.stacks
-    stays_table = stays.frame() if stays is not None else None
-    del stays  # its blocks of stays, as large as the table, let go of before it is filtered
+
+    def kept(stays: pl.DataFrame) -> pl.DataFrame:
+        return result.marks.stays(stays, stacks, show=show_capture)
+
+    spilled = stays is not None and stays_spill is not None
+    stays_table = stays.frame() if stays is not None and not spilled else None
     if stays_table is not None:
-        stays_table = result.marks.stays(stays_table, stacks, show=show_capture)
+        stays_table = kept(stays_table)
     # The tables name the Timeline's stacks: theirs are interned in it before finish().
     named = [rows.stack_ids()] if rows is not None else []
     if stays_table is not None:
         named.append(stays_table["stack"].unique().to_numpy())
+    elif spilled:
+        named += [kept(p)["stack"].unique().to_numpy() for p in stays.pieces(_STAY_PIECE, ("g", "stack"))]
     lut = timeline_stack_ids(builder, stacks, np.concatenate(named) if named else None)
     stays_lazy: pl.DataFrame | pl.LazyFrame | None = None
     if stays_table is not None:
@@ -548,10 +556,15 @@ def _tables_pass(
     written: dict[str, int] = {}
     # The stays written (STAYS_TO) while the events are made, then let go of.
     with WriteBehind() as stays_behind:
-        if stays_to is not None and stays_table is not None:
+        if stays_to is not None and spilled:
+            pieces = (with_timeline_stacks(kept(p), lut) for p in stays.pieces(_STAY_PIECE))
+            stays_behind.submit(partial(_write_stays, pieces, stays_to, stays))
+            stays_lazy = pl.scan_parquet(stays_to)
+        elif stays_to is not None and stays_table is not None:
             # statistics: a pprof type's row groups read alone
             stays_behind.submit(partial(stays_table.write_parquet, stays_to, statistics=True))
             stays_lazy, stays_table = pl.scan_parquet(stays_to), None
+        del stays  # its blocks of stays, as large as the table, let go of
         if rows is not None:
             # Chunk by chunk, as the rows are independent: the same table as from the whole.
             # (Made and written on a thread beside finish() below, the ingest of the 30.9 MB
@@ -605,6 +618,39 @@ def _tables_pass(
         dict(sorted(written.items())) if write_to is not None else None,
         used.ids() if spans is not None and write_to is not None else None,
     )
+
+
+# Stays read from their spill at a time: a row group of the stored file (polars' default).
+_STAY_PIECE = 1 << 18
+
+
+def _write_stays(pieces: Iterable[pl.DataFrame], path: Path, collector: Any) -> None:
+    """The stays of PIECES (STAYS_SCHEMA, a type each, types in order) to PATH, a row group of
+    each piece at most: a type's row groups are read alone (statistics); the COLLECTOR's spill
+    removed once written."""
+    from goblueprint.timeline.pprof import STAYS_SCHEMA
+    from goblueprint.timeline.stored import coded, coded_writer
+
+    names = pa.array(collector.names, pa.string())
+    enum = pl.Enum(collector.names)
+    schema = pa.schema(
+        [("type", pa.dictionary(pa.int32(), pa.string()))]
+        + [(n, pl.Series([], dtype=t).to_arrow().type) for n, t in STAYS_SCHEMA.items() if n != "type"]
+    )
+    try:
+        with coded_writer(path, schema, ("end", "end_seq")) as w:
+            wrote = False
+            for piece in pieces:
+                if not piece.height:
+                    continue
+                types = coded(piece["type"].cast(enum).to_physical().to_numpy(), names)
+                cols = [types] + [piece[n].to_arrow() for n in schema.names[1:]]
+                w.write_table(pa.Table.from_arrays(cols, schema=schema))
+                wrote = True
+            if not wrote:
+                w.write_table(schema.empty_table())
+    finally:
+        collector.remove()
 
 
 class _TablesWriter:

@@ -126,17 +126,28 @@ def test_show_capture_flag(captured: Path) -> None:
     assert "main.goblueprintStart.func1" in names("--show-capture")
 
 
-def test_ingested_tables_leave_capture_out_as_one_pass(captured: Path, tmp_path: Path) -> None:
+def test_ingested_tables_leave_capture_out_as_one_pass(
+    captured: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The ingest leaves capture's goroutines out of the events and spans it writes chunk by
-    # chunk during the pass, as the pass that holds the tables in memory does.
+    # chunk during the pass, and of the flows and stays it writes back from disk piece by
+    # piece (small pieces here, so capture's rows fall in some), as the pass that holds the
+    # tables in memory does.
     from polars.testing import assert_frame_equal
 
+    from goblueprint.timeline import builder, pprof, tables
     from goblueprint.timeline.ingest import ingest
     from goblueprint.timeline.model import SCHEMAS
     from goblueprint.timeline.tables import tables_pass
 
-    made = tables_pass(captured)
+    made = tables_pass(captured, views=True)
+    monkeypatch.setattr(builder, "_FLOW_PIECE", 5)
+    monkeypatch.setattr(pprof, "_STAY_BLOCK", 1)  # to disk at every chance
+    monkeypatch.setattr(tables, "_STAY_PIECE", 5)
     found = ingest(captured, out=tmp_path / "tables")
+    stays = found.profiles().stays.collect()
+    assert stays.height > 10 and not stays["g"].is_in(sorted(_capture_goroutines(captured))).any()
+    assert_frame_equal(stays, made.profiles.stays, check_exact=True)
     stored = found.frames()
     for name, df in made.tables.items():
         assert_frame_equal(stored[name], df, check_exact=True)

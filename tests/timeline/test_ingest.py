@@ -38,7 +38,17 @@ def count_passes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return passes
 
 
-def test_stored_tables_and_timeline_equal_one_pass(trace: Path, cache: Path) -> None:
+@pytest.mark.parametrize("small", [False, True])
+def test_stored_tables_and_timeline_equal_one_pass(
+    small: bool, trace: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if small:  # flows and stays gathered back from disk in pieces of a few rows, stays spilled often
+        from goblueprint.timeline import builder, pprof
+        from goblueprint.timeline import tables as tables_mod
+
+        monkeypatch.setattr(builder, "_FLOW_PIECE", 7)
+        monkeypatch.setattr(pprof, "_STAY_BLOCK", 1)
+        monkeypatch.setattr(tables_mod, "_STAY_PIECE", 7)
     found = ingest(trace)
     tables, tl, result, _, profiles = tables_pass(trace, views=True)[:5]
     stored = found.frames()
