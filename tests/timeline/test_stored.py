@@ -3,6 +3,7 @@ Timeline's table comes back from it exactly."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import duckdb
@@ -99,7 +100,7 @@ def test_row_groups_and_empty_tables(tmp_path: Path, monkeypatch: pytest.MonkeyP
     # Given as pieces of any sizes (a sorted table gathered piece by piece, some rows left
     # out), the same file: rows short of a group are carried to the next piece.
     cuts = [0, 1, 1, 999, 1700, 2600, tl.spans.height]
-    pieces = (tl.spans.slice(a, b - a) for a, b in zip(cuts, cuts[1:], strict=False))
+    pieces = (tl.spans.slice(a, b - a) for a, b in itertools.pairwise(cuts))
     in_pieces = tmp_path / "pieces.parquet"
     assert stored.write_table(in_pieces, "spans", pieces, tl.strings, stored.Used()) == tl.spans.height
     assert in_pieces.read_bytes() == path.read_bytes()
