@@ -169,31 +169,43 @@ class _SpilledOut(_Out):
     raw column files (spill.ColumnSpill), read back column by column when finish() takes it,
     after the spans are sorted and handed on, so those pieces are not sorted beside it."""
 
-    def __init__(self, dtypes: tuple[Any, ...], spill: Path, name: str, floats: bool = False) -> None:
+    def __init__(
+        self,
+        dtypes: tuple[Any, ...],
+        spill: Path,
+        name: str,
+        floats: bool = False,
+        coded: tuple[int, ...] = (),
+    ) -> None:
+        """CODED: the string and stack code columns, of which only which codes occurred is kept
+        in memory (what the Timeline's string and stack tables need), not the columns."""
         super().__init__(dtypes, floats)
         types = {f"c{k}": _NUMPY[t] for k, t in enumerate(dtypes)}
         if floats:
             types["c-1"] = np.float64
         self.file = ColumnSpill(spill, name, types)
         self._taken: set[int] = set()
+        self.codes = {k: Seen() for k in coded}
 
     def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
         if not len(rows):
             return
+        for k, seen in self.codes.items():
+            seen.add(rows[:, k])
         cols = {f"c{k}": rows[:, k] for k in range(len(self.dtypes))}
         if floats is not None:
             cols["c-1"] = floats
         self.file.append(cols)
 
-    def pieces(self, names: pl.Series, rows: int) -> Iterator[pl.DataFrame]:
-        """The counters (a spilled counters table), their NAMES given (the Timeline's ids), in
-        pieces of ROWS rows read one at a time; the files removed at the end."""
+    def pieces(self, text_ids: Callable[[np.ndarray], np.ndarray], rows: int) -> Iterator[pl.DataFrame]:
+        """The counters (a spilled counters table), their names the Timeline's ids (TEXT_IDS of
+        the codes), in pieces of ROWS rows read one at a time; the files removed at the end."""
         try:
             for lo, hi in self.file.windows(rows):
                 yield frame(
                     "counters",
-                    {"name": names.slice(lo, hi - lo), "time": self.file.read("c1", lo, hi),
-                     "value": self.file.read("c-1", lo, hi)},
+                    {"name": pl.Series("name", text_ids(self.file.read("c0", lo, hi)), pl.UInt32),
+                     "time": self.file.read("c1", lo, hi), "value": self.file.read("c-1", lo, hi)},
                 )  # fmt: skip
         finally:
             self.file.remove()
@@ -222,12 +234,16 @@ _FLOW_PIECE = 1 << 22
 
 
 def _flow_pieces(
-    spill: ColumnSpill, order: np.ndarray, index: dict[str, int], named: dict[str, np.ndarray]
+    spill: ColumnSpill,
+    order: np.ndarray,
+    index: dict[str, int],
+    named: dict[str, Callable[[np.ndarray], np.ndarray]],
 ) -> Iterator[pl.DataFrame]:
     """The flows of SPILL (a spilled flows table, columns c<INDEX[name]>) in ORDER, in pieces of
-    _FLOW_PIECE rows; NAMED the columns already mapped to the Timeline's ids, whole.  Flows
-    are made when their goroutine starts, so they lie near their sorted place: a piece's rows
-    are gathered from a short stretch of each column file.  The files go at the end."""
+    _FLOW_PIECE rows; NAMED maps the codes of its string and stack columns to the Timeline's
+    ids.  Flows are made when their goroutine starts, so they lie near their sorted place: a
+    piece's rows are gathered from a short stretch of each column file.  The files go at the
+    end."""
     try:
         for lo in range(0, len(order), _FLOW_PIECE):
             at = order[lo : lo + _FLOW_PIECE]
@@ -235,12 +251,9 @@ def _flow_pieces(
             rows = at[ascending]
             cols: dict[str, Any] = {}
             for name, k in index.items():
-                if name in named:
-                    cols[name] = named[name][at]
-                else:
-                    values = np.empty(len(at), spill.dtypes[f"c{k}"])
-                    values[ascending] = spill.gather(f"c{k}", rows)
-                    cols[name] = values
+                values = np.empty(len(at), spill.dtypes[f"c{k}"])
+                values[ascending] = spill.gather(f"c{k}", rows)
+                cols[name] = pl.Series(name, named[name](values), pl.UInt32) if name in named else values
             yield _with_migrated(cols)
     finally:
         spill.remove()
@@ -437,10 +450,16 @@ class TimelineBuilder:
         # (a few hundred MB on a 30 MB trace, held through the rest of the pass and the
         # writing of the events and spans after it): a spilling builder keeps them on disk too.
         flows = (_U8, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I32, _I32)
-        self.flows = _Out(flows) if spill is None else _SpilledOut(flows, spill, "flows")
+        self.flows = (
+            _Out(flows)
+            if spill is None
+            else _SpilledOut(flows, spill, "flows", coded=(K.FL_LABEL, K.FL_STACK))
+        )
         counters = (_I32, _I64)
         self.counters = (
-            _Out(counters, floats=True) if spill is None else _SpilledOut(counters, spill, "counters", True)
+            _Out(counters, floats=True)
+            if spill is None
+            else _SpilledOut(counters, spill, "counters", True, coded=(0,))
         )
         self.instants = _Out((_U8, _I64, _I64, _I64, _I64, _I32, _I32, _I64, _I32))
         # Per string id of the interner: (flags, range state), see builder_kernel.SCL_*.
@@ -670,25 +689,32 @@ class TimelineBuilder:
         # String and stack codes become the Timeline's ids (as numpy: two Int32 columns a
         # table); every other column goes from its chunks to the table as it is.
         spilled = sp if isinstance(sp, _SpilledSpans) else None
-        in_memory = ((sp, 8),) if spilled is None else ()
-        codes = {
-            (t, k): t.take(k).to_numpy() for t, k in (*in_memory, (fl, K.FL_LABEL), (ct, 0), (it, 5), (it, 6))
-        }
-        spilled_codes = (
-            {k: [seen.values()] for k, seen in spilled.codes.items()}
-            if spilled is not None
-            else {8: [], 9: []}
+        # The code columns: those in memory taken whole; of those on disk only which codes
+        # occurred (their columns read, and mapped, a piece at a time by whoever takes them).
+        text_cols, stack_cols = (
+            [(sp, 8), (fl, K.FL_LABEL), (ct, 0), (it, 5), (it, 6)],
+            [(sp, 9), (fl, K.FL_STACK), (it, 8)],
         )
-        strings, text_ids = self._strings(list(codes.values()) + spilled_codes[8])
-        in_memory = ((sp, 9),) if spilled is None else ()
-        stacks = {(t, k): t.take(k).to_numpy() for t, k in (*in_memory, (fl, K.FL_STACK), (it, 8))}
-        stack_ids = self._stack_ids(list(stacks.values()) + spilled_codes[9])
+        on_disk = {(t, k): seen.values() for t in (sp, fl, ct) for k, seen in getattr(t, "codes", {}).items()}
+        codes = {(t, k): t.take(k).to_numpy() for t, k in text_cols if (t, k) not in on_disk}
+        strings, text_ids = self._strings(
+            list(codes.values()) + [on_disk[c] for c in text_cols if c in on_disk]
+        )
+        stacks = {(t, k): t.take(k).to_numpy() for t, k in stack_cols if (t, k) not in on_disk}
+        stack_ids = self._stack_ids(list(stacks.values()) + [on_disk[c] for c in stack_cols if c in on_disk])
+
+        def stack_of(col: np.ndarray) -> np.ndarray:
+            return stack_ids[col]
+
+        def taken(held: dict[tuple[_Out, int], np.ndarray], t: _Out, k: int) -> np.ndarray:
+            col = held.pop((t, k), None)
+            return t.take(k).to_numpy() if col is None else col
 
         def column(t: _Out, k: int, name: str) -> pl.Series:
-            if (t, k) in codes:
-                return pl.Series(name, text_ids(codes.pop((t, k))), pl.UInt32)
-            if (t, k) in stacks:
-                return pl.Series(name, stack_ids[stacks.pop((t, k))], pl.UInt32)
+            if (t, k) in text_cols:
+                return pl.Series(name, text_ids(taken(codes, t, k)), pl.UInt32)
+            if (t, k) in stack_cols:
+                return pl.Series(name, stack_of(taken(stacks, t, k)), pl.UInt32)
             return t.take(k).alias(name)
 
         if spilled is None or spans_to is None:
@@ -724,7 +750,7 @@ class TimelineBuilder:
         if tables_to is not None and isinstance(ct, _SpilledOut):
             # Handed on in pieces of a row group read from the spill: the table (~20 bytes a
             # sample, millions of them) was the ingest's peak when made whole.
-            tables_to("counters", ct.pieces(column(ct, 0, "name"), ROW_GROUP), list(strings))
+            tables_to("counters", ct.pieces(text_ids, ROW_GROUP), list(strings))
             counters = empty_frame("counters")
         else:
             counters = frame(
@@ -743,9 +769,9 @@ class TimelineBuilder:
             g, from_time = fl.file.read(f"c{K.FL_G}"), fl.file.read(f"c{K.FL_FROMT}")
             order = np.lexsort((g, from_time))
             del g, from_time
-            named = {name: column(fl, index[name], name).to_numpy() for name in ("label", "stack")}
+            named = {"label": text_ids, "stack": stack_of}
             tables_to("flows", _flow_pieces(fl.file, order, index, named), list(strings))
-            del order, named
+            del order
             flows = empty_frame("flows")
         else:
             keys = {name: column(fl, index[name], name) for name in ("from_time", "g")}  # each taken once
