@@ -336,7 +336,7 @@ class _SpilledSpans(_Out):
                 subs = [ranges]
                 lanes = lane[at]
                 big_lane = lanes.min() == lanes.max() and int((ranges[1] - ranges[0]).sum()) > sort
-                if big_lane and _in_order(spill, ranges):
+                if big_lane and _in_order(spill, ranges, sort):
                     # One lane of more than SORT rows, made in order: its rows in pieces of
                     # SORT are each sorted already and follow one another.
                     subs = _ranges_cut(*ranges, sort)
@@ -366,13 +366,19 @@ class _SpilledSpans(_Out):
         return pl.DataFrame(cols)
 
 
-def _in_order(spill: ColumnSpill, ranges: tuple[np.ndarray, np.ndarray]) -> bool:
-    """Whether SPILL's rows in RANGES (one lane's) are in (start, end) order as they lie."""
-    start = spill.read_ranges("start", *ranges)
-    end = spill.read_ranges("end", *ranges)
-    before = start[1:] < start[:-1]
-    before |= (start[1:] == start[:-1]) & (end[1:] < end[:-1])
-    return not before.any()
+def _in_order(spill: ColumnSpill, ranges: tuple[np.ndarray, np.ndarray], rows: int) -> bool:
+    """Whether SPILL's rows in RANGES (one lane's) are in (start, end) order as they lie, read
+    ROWS rows at a time (a lane can be most of a large trace's spans)."""
+    start = end = np.zeros(0, np.int64)
+    for sub in _ranges_cut(*ranges, rows):
+        # Each stretch with the row before it: the order across their edge is checked too.
+        start = np.concatenate([start[-1:], spill.read_ranges("start", *sub)])
+        end = np.concatenate([end[-1:], spill.read_ranges("end", *sub)])
+        before = start[1:] < start[:-1]
+        before |= (start[1:] == start[:-1]) & (end[1:] < end[:-1])
+        if before.any():
+            return False
+    return True
 
 
 def _ranges_cut(starts: np.ndarray, ends: np.ndarray, rows: int) -> list[tuple[np.ndarray, np.ndarray]]:

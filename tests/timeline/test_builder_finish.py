@@ -3,6 +3,8 @@ stable order, the distinct codes (_distinct) np.unique's."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -52,3 +54,35 @@ def test_distinct_codes_are_np_unique(high: int) -> None:
     want = np.unique(np.concatenate([*cols, [0]]))
     assert np.array_equal(_distinct(cols), want)
     assert _distinct([np.array([5, 7], np.int32)]).tolist() == [0, 5, 7]
+
+
+def test_in_order_reads_a_lane_in_stretches_and_checks_across_their_edges(tmp_path: Path) -> None:
+    from goblueprint.timeline.builder import _in_order
+    from goblueprint.timeline.spill import ColumnSpill
+
+    start = np.arange(100, dtype=np.int64) // 3  # ties on start, ends growing within them
+    end = start + np.arange(100) % 3
+    ranges = (np.array([0, 40, 70]), np.array([30, 60, 100]))  # the lane's rows: 80 of 100
+    rows = np.concatenate([np.arange(a, b) for a, b in zip(*ranges, strict=True)])
+
+    def spill(s: np.ndarray, e: np.ndarray) -> ColumnSpill:
+        out = ColumnSpill(tmp_path, f"t{len(list(tmp_path.iterdir()))}", {"start": np.int64, "end": np.int64})
+        out.append({"start": s, "end": e})
+        return out
+
+    for stretch in (1, 7, 25, 1000):
+        assert _in_order(spill(start, end), ranges, stretch)
+        # Out of order between spill rows 44 and 45 (lane rows 34 and 35: on either side of
+        # an edge for stretches of 7), and between rows 70 and 71 (a tie of starts, ends the
+        # wrong way round).
+        s2 = start.copy()
+        s2[44] = start[45] + 1
+        assert not _in_order(spill(s2, end), ranges, stretch)
+        e2 = end.copy()
+        assert start[70] == start[71] and rows[50] == 70
+        e2[70] = end[71] + 1
+        assert not _in_order(spill(start, e2), ranges, stretch)
+    # Rows outside the ranges are not read: out of order there changes nothing.
+    s3 = start.copy()
+    s3[35] = -1
+    assert _in_order(spill(s3, end), ranges, 7)
