@@ -919,3 +919,18 @@ def test_a_netpoll_m_whose_p_a_stop_took_puts_the_ready_gs_on_the_global_queue(c
     tl = sim.rec.timeline(engine.T_START, sim.now + 1, 2)
     assert tl.flows.filter(tl.flows["g"] == a)["from_p"].to_list() == [-1]
     sim.check_invariants()
+
+
+def test_a_root_goroutine_has_no_creation_flow(consts: Constants) -> None:
+    # Roots (main, or the Gs a replayed trace starts with) are made by no G of the program; a
+    # real trace has no CREATE flow for them either (every one there has a parent G), so the
+    # model's would be samples of its wake-up cost in its latency percentiles alone.
+    prog = Program()
+    prog.add_template("main.main", [(P.CPU, 1000, 0), (P.SPAWN, 1, 1), (P.CPU, 50_000, 0)])
+    prog.add_template("main.child", [(P.CPU, 1000, 0)])
+    prog.add_template("runtime.bgsweep", [(P.CPU, 1000, 0)])
+    prog.roots += [(0, 0), (0, 2)]
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    assert tl.flows.select("kind", "g", "from_g").rows() == [(int(FlowKind.CREATE), 3, 1)]
