@@ -31,9 +31,13 @@ Simplified (see docs/model.md): an M is a thread id that follows its P; every th
 wake-up costs the same (unless Costs gives samples to draw from), except where a replayed
 trace measured one at the same readying (Program.wake_ns); the machine's costs are
 calibrated, not read, except a replay's steal round (model.spinning), its waker's cost
-(model.wakecost) and those wake-ups (model.wakeups). The machine's CPUs are not modelled:
-a thread the model runs always has one, except where a replay with a kernel recording
-says the traced thread had none (model.osstalls: STALL ops, Program.stall_after).
+(model.wakecost) and those wake-ups (model.wakeups). The machine's CPUs, where known
+(Program.cpus, a capture's meta.json, or --cpus), as a rule of the machine, not of proc.go:
+a woken M waits while every CPU runs an M, until one leaves its CPU or the OS's slice runs
+it anyway (cpu_wait); a running thread is never taken off its CPU by the model, and sysmon
+and Ms in syscalls are not counted. Without them a thread the model runs always has one,
+except where a replay with a kernel recording says the traced thread had none
+(model.osstalls: STALL ops, Program.stall_after).
 """
 
 from __future__ import annotations
