@@ -79,9 +79,10 @@ def test_prediction_agrees_with_lab_ab(
     from goblueprint.cli._simulate_common import machine_cpus
 
     trace = tmp_path / "a0" / "trace.out"
-    prog = replay.from_timeline(analyse(str(trace)).timeline)
-    prog.cpus = machine_cpus(trace)  # the run's machine, from its meta.json, as `simulate predict` takes it
-    got = predict(prog, consts, knob, seeds=10)
+    program = replay.from_timeline(analyse(str(trace)).timeline)
+    # The run's machine, from its meta.json, as `simulate predict` takes it.
+    program.cpus = machine_cpus(trace)
+    got = predict(program, consts, knob, seeds=10)
     for name, v in got["metrics"].items():  # shown when a check fails
         m = lab["metrics"][name]
         print(
