@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from goblueprint.cli._simulate_common import add_cpus_option
+
 HELP = "compare two policies on a workload over many seeds (difference of means, bootstrap 95% CI)"
 METRICS = ("p_utilization", "sched_latency_p50_ns", "sched_latency_p99_ns", "preemptions", "migrations",
            "steals", "sysmon_wakeups", "wall_ns")  # fmt: skip
@@ -17,6 +19,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--procs", type=int, default=0, metavar="N")
     parser.add_argument("--go", metavar="VERSION", help="the release whose source gives the constants")
     parser.add_argument("--json", action="store_true")
+    add_cpus_option(parser)
 
 
 def ab(prog: object, consts: object, a: list[str], b: list[str], seeds: int, procs: int) -> dict:
@@ -54,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from goblueprint.cli._paths import input_file
-    from goblueprint.cli._simulate_common import check_procs, constants, load_trace_program
+    from goblueprint.cli._simulate_common import check_procs, constants, load_trace_program, set_cpus
     from goblueprint.model import workload
 
     check_procs(args.procs)
@@ -62,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         _, prog = load_trace_program(args.workload)
     else:
         prog = workload.load(input_file(args.workload))
+    set_cpus(prog, args.cpus)
     out = ab(prog, constants(args), args.a.split(","), args.b.split(","), args.seeds, args.procs)
     if args.json:
         sys.stdout.write(json.dumps(out, sort_keys=True, indent=2) + "\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from goblueprint.cli._simulate_common import add_kernel_option
+from goblueprint.cli._simulate_common import add_cpus_option, add_kernel_option
 
 HELP = "replay a trace's work on its GOMAXPROCS and report real against simulated metrics"
 
@@ -15,21 +15,31 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--go", metavar="VERSION", help="the release whose source gives the constants")
     parser.add_argument("--json", action="store_true", help='print {"real": {...}, "sim": {...}}')
     add_kernel_option(parser)
+    add_cpus_option(parser)
 
 
-def compare(trace: str, seed: int, go: str | None, kernel: str | None = None) -> dict:
-    from goblueprint.cli._simulate_common import load_trace_program
+def compare(
+    trace: str, seed: int, go: str | None, kernel: str | None = None, cpus: int | None = None
+) -> dict:
+    from goblueprint.cli._simulate_common import load_trace_program, set_cpus
     from goblueprint.model import api, measure, policies
     from goblueprint.model.constants import from_source
 
     tl, prog = load_trace_program(trace, kernel)
+    set_cpus(prog, cpus)
     real = measure.from_timeline(tl, prog.procs)
     consts = from_source(go)
     result = api.simulate(prog, consts, policies.resolve([]), seed=seed, decisions=False)
     # Which rules replayed the trace: the model follows its constants' release where the
     # source differs (docs/model.md), and the default is the bundled one, whatever made the trace.
     versions = {"trace_format": tl.go_version, "model": consts.go_version}
-    out = {"procs": prog.procs, "go": versions, "real": real, "sim": measure.of_sim(result)}
+    out = {
+        "procs": prog.procs,
+        "cpus": prog.cpus,
+        "go": versions,
+        "real": real,
+        "sim": measure.of_sim(result),
+    }
     if kernel is not None:
         out["os_stalls"] = stall_summary(prog)
     return out
@@ -50,12 +60,13 @@ def run(args: argparse.Namespace) -> int:
 
     from goblueprint.model.measure import COMPARED
 
-    out = compare(args.trace, args.seed, args.go, args.kernel)
+    out = compare(args.trace, args.seed, args.go, args.kernel, args.cpus)
     if args.json:
         sys.stdout.write(json.dumps(out, sort_keys=True, indent=2) + "\n")
         return 0
     print(
-        f"GOMAXPROCS {out['procs']}; trace format Go {out['go']['trace_format']}, model Go {out['go']['model']}"
+        f"GOMAXPROCS {out['procs']}; CPUs {out['cpus'] or 'one per thread'}; "
+        f"trace format Go {out['go']['trace_format']}, model Go {out['go']['model']}"
     )
     if "os_stalls" in out:
         st = out["os_stalls"]

@@ -20,9 +20,10 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help='print {"knobs", "metrics": {NAME: {base, predicted, diff}}}'
     )
-    from goblueprint.cli._simulate_common import add_kernel_option
+    from goblueprint.cli._simulate_common import add_cpus_option, add_kernel_option
 
     add_kernel_option(parser)
+    add_cpus_option(parser)
 
 
 def predict(prog: object, consts: object, settings: dict[str, str], seeds: int, procs: int = 0) -> dict:
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     import sys
 
-    from goblueprint.cli._simulate_common import check_procs, load_trace_program
+    from goblueprint.cli._simulate_common import check_procs, load_trace_program, set_cpus
     from goblueprint.errors import UsageError
     from goblueprint.lab import knobs
     from goblueprint.model.constants import from_source
@@ -65,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("no --knob given: nothing to predict")
     settings = knobs.parse_settings(args.knob, knobs.read(facts.resolve(go=args.go)))
     _, prog = load_trace_program(args.trace, args.kernel)
+    set_cpus(prog, args.cpus)
     out = predict(prog, from_source(args.go), settings, args.seeds, args.procs)
     if args.json:
         sys.stdout.write(json.dumps(out, sort_keys=True, indent=2) + "\n")

@@ -77,7 +77,7 @@ def _run(target: str, args: argparse.Namespace) -> int:
     import sys
 
     from goblueprint.cli._paths import input_file, output_file, writing
-    from goblueprint.cli._simulate_common import check_procs, constants, load_trace_program
+    from goblueprint.cli._simulate_common import check_procs, constants, load_trace_program, set_cpus
     from goblueprint.errors import UsageError
     from goblueprint.model import api, measure, policies, workload
 
@@ -89,6 +89,7 @@ def _run(target: str, args: argparse.Namespace) -> int:
         _, prog = load_trace_program(target)
     else:
         prog = workload.load(input_file(target))
+    set_cpus(prog, args.cpus)
     for path in (args.decisions, args.html):
         if path:
             output_file(path)

@@ -24,12 +24,23 @@ class Result:
 
 
 def simulate(prog: Program, consts: Constants, policy: Policy, *, procs: int = 0, seed: int = 1,
-             decisions: bool = True, schedtrace_ms: int = 0, costs: Costs | None = None) -> Result:  # fmt: skip
+             decisions: bool = True, schedtrace_ms: int = 0, costs: Costs | None = None,
+             cpus: int | None = None) -> Result:  # fmt: skip
     n = procs or prog.procs or 1
     if n < 1 or n > 4096:
         raise UsageError(f"--procs {n}: expected 1..4096")
+    if cpus is not None and (cpus < 0 or cpus > 4096):
+        raise UsageError(f"--cpus {cpus}: expected 0..4096 (0: a CPU for every thread)")
     sim = engine.Sim(
-        prog, consts, policy, n, seed, costs=costs, decisions=decisions, schedtrace_ms=schedtrace_ms
+        prog,
+        consts,
+        policy,
+        n,
+        seed,
+        costs=costs,
+        decisions=decisions,
+        schedtrace_ms=schedtrace_ms,
+        cpus=cpus,
     )
     sim.run()
     tl = sim.rec.timeline(engine.T_START, sim.end, n)

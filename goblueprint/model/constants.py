@@ -88,6 +88,10 @@ class Costs:
     # Wake-ups of threads for readied work drawn from these instead (e.g. a trace's measured
     # ones, model.wakeups); empty: wake_m_ns. Not the default: see docs/model.md.
     wake_m_samples_ns: tuple[int, ...] = ()
+    # With the machine's CPUs modelled (Sim's cpus), the longest a woken thread waits for one
+    # before the OS runs it anyway: Linux's EEVDF base slice (sysctl_sched_base_slice, 0.75 ms
+    # scaled by 1 + log2 of the CPUs: 1.5 ms on 2), which the running thread may finish first.
+    cpu_slice_ns: int = 1_500_000
 
 
 def from_source(go: str | None = None) -> Constants:

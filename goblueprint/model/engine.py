@@ -31,9 +31,13 @@ Simplified (see docs/model.md): an M is a thread id that follows its P; every th
 wake-up costs the same (unless Costs gives samples to draw from), except where a replayed
 trace measured one at the same readying (Program.wake_ns); the machine's costs are
 calibrated, not read, except a replay's steal round (model.spinning), its waker's cost
-(model.wakecost) and those wake-ups (model.wakeups). The machine's CPUs are not modelled:
-a thread the model runs always has one, except where a replay with a kernel recording
-says the traced thread had none (model.osstalls: STALL ops, Program.stall_after).
+(model.wakecost) and those wake-ups (model.wakeups). The machine's CPUs, where known
+(Program.cpus, a capture's meta.json, or --cpus), as a rule of the machine, not of proc.go:
+a woken M waits while every CPU runs an M, until one leaves its CPU or the OS's slice runs
+it anyway (cpu_wait); a running thread is never taken off its CPU by the model, and sysmon
+and Ms in syscalls are not counted. Without them a thread the model runs always has one,
+except where a replay with a kernel recording says the traced thread had none
+(model.osstalls: STALL ops, Program.stall_after).
 """
 
 from __future__ import annotations
@@ -104,6 +108,7 @@ class Sim:
         decisions: bool = True,
         schedtrace_ms: int = 0,
         horizon_ns: int = 0,
+        cpus: int | None = None,
     ) -> None:
         self.prog = prog
         self.c = consts
@@ -161,6 +166,12 @@ class Sim:
         self.owed = [0] * nalloc
         self.held = [-1] * nalloc
         self.held_inherit = [False] * nalloc
+        # The machine's CPUs (0: a CPU for every thread): a woken M runs only when fewer Ms
+        # than that are on one, or after the OS's slice (cpu_wait); the prog's unless given.
+        self.cpus = prog.cpus if cpus is None else cpus
+        self.cpuwait = [False] * nalloc  # the P's woken M is runnable and waits for a CPU
+        self.polled_on = [False] * nalloc  # the P's woken M ran netpoll already (it has a CPU)
+        self.cpu_waiters: deque[int] = deque()  # those Ps, in the order their Ms began to wait
         self.pidle: list[int] = []  # a stack, like sched.pidle
         self.npidle = 0
         self.nmspinning = 0
@@ -320,7 +331,10 @@ class Sim:
         """A goroutine started from outside the program's Gs (main, or one the trace had at its start)."""
         g = self.new_g(tmpl)
         self.rec.state(LG, g, self.now, G_RUNNABLE)
-        self.gflow[g] = self.rec.flow(F_CREATE, g, -1, -1, self.now, self.rec.sid("go"))
+        # No creation flow: no G of the program made it, and a real trace has none for the Gs
+        # it starts with either (every CREATE there has a parent G). One would add a sample of
+        # the model's wake-up cost per root to the latency percentiles of the model's side only:
+        # on a lab program of 19 flows, 5 roots took the p50 from a preemption's wait to ~8 µs.
         self.globrunqput(g)
         self.wakep_for_global()
 
@@ -500,6 +514,7 @@ class Sim:
         """The woken netpoll M runs on P: timers.check readies the Gs of every timer that expired
         since it was woken, in order, on P."""
         due, self.poller_timers, self.poller = self.poller_timers, [], -1
+        self.polled_on[p] = True
         for g in due:
             if self.gstatus[g] == GS_WAITING:
                 self.ready(g, -1, p, self.unblock_label(g))
@@ -635,6 +650,12 @@ class Sim:
 
     def pidleput(self, p: int) -> None:
         self.owed[p] = 0
+        on_cpu = self.pstatus[p] == PS_RUN and not self.pwaking[p]
+        self.polled_on[p] = False
+        if self.cpuwait[p]:  # a stop took the P of an M still waiting for a CPU
+            self.cpuwait[p] = False
+            if p in self.cpu_waiters:
+                self.cpu_waiters.remove(p)
         if self.held[p] >= 0:  # a stop-the-world came while its M paid a wake: the G waits on runnext
             g, self.held[p] = self.held[p], -1
             self.pol.enqueue(self, p, g, True)
@@ -652,6 +673,8 @@ class Sim:
         self.pm[p] = -1
         self.rec.state(LP, p, self.now, P_STOP if self.stw_active else P_IDLE)
         self.refire_timers(p)
+        if on_cpu:
+            self.cpu_freed()  # the M stops (or blocks in netpoll): off its CPU
 
     def refire_timers(self, p: int) -> None:
         # An idle (or destroyed) P runs no timers itself: its expired ones go to whoever runs
@@ -678,6 +701,46 @@ class Sim:
             self.spinning[p] = True
             self.nmspinning += 1
         self.sched_at(p, delay)
+
+    def ms_on_cpu(self) -> int:
+        """Threads on a CPU, as the machine rule counts them: Ms holding a running P (a G, the
+        scheduler or a spin), but not one woken and not yet run, nor one whose G is in a
+        replayed OS stall (the kernel said it was off its CPU). Nor sysmon or Ms in syscalls
+        (docs/model.md, "The machine's CPUs")."""
+        n = 0
+        for q in range(self.procs):
+            if self.pstatus[q] == PS_RUN and not self.pwaking[q]:
+                g = self.pg[q]
+                if g < 0 or not self.in_stall(g):
+                    n += 1
+        return n
+
+    def cpu_wait(self, p: int) -> bool:
+        """The machine's CPUs (not a rule of proc.go): P's woken M is runnable, but with every
+        CPU taken by another M it waits — P stays handed to it, and, if it was woken to spin,
+        counted in nmspinning, so nobody else is woken meanwhile — until an M leaves its CPU
+        (cpu_freed) or the OS's slice (Costs.cpu_slice_ns) runs it anyway. True: it waits."""
+        if self.cpuwait[p]:  # a CPU came free (cpu_freed took it off the list), or the slice is over
+            self.cpuwait[p] = False
+            if p in self.cpu_waiters:
+                self.cpu_waiters.remove(p)
+            return False
+        if self.polled_on[p]:  # netpoll's M has run already: it goes on to schedule()
+            self.polled_on[p] = False
+            return False
+        if not self.cpus or self.ms_on_cpu() < self.cpus:
+            return False
+        self.cpuwait[p] = True
+        self.cpu_waiters.append(p)
+        self.rec.decision(self.now, p, "cpu_wait", f"M{self.pm[p]} waits for a CPU",
+                          f"{self.cpus} CPUs, each running an M", "run at once")  # fmt: skip
+        self.sched_at(p, self.k.cpu_slice_ns)
+        return True
+
+    def cpu_freed(self) -> None:
+        """An M left its CPU: the first M waiting for one runs now."""
+        if self.cpu_waiters and self.ms_on_cpu() < self.cpus:
+            self.sched_at(self.cpu_waiters.popleft(), 0)
 
     def wake_sysmon(self) -> None:
         """notewakeup(&sched.sysmonnote): entersyscall, exitsyscall with an idle P, startTheWorld.
@@ -762,6 +825,8 @@ class Sim:
         if self.pstatus[p] != PS_RUN:
             return
         if self.pwaking[p]:  # the woken M runs now: acquirep
+            if self.cpu_wait(p):
+                return
             self.pwaking[p] = False
             self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
             self.rec.state(LP, p, self.now, P_RUN, m=self.pm[p])
@@ -1018,6 +1083,8 @@ class Sim:
         self.rec.state(LM, m, self.now, M_SYS, g=g, p=p)
         self.ggen[g] += 1
         self.push(self.now + dur, EV_SYSCALL, g, self.ggen[g])
+        if self.cpu_waiters:
+            self.cpu_freed()  # its thread blocks in the syscall
 
     def exitsyscall(self, g: int) -> None:
         p, m = self.gp[g], self.gm[g]  # (step() moved the pc past the syscall already)

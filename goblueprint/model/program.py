@@ -63,6 +63,8 @@ class Program:
     resize: dict[int, int] = field(default_factory=dict)
     labels: list[str] = field(default_factory=lambda: [""])  # string ids used by ops (block reasons)
     procs: int = 0  # GOMAXPROCS the program starts with (0: the caller's choice)
+    # The CPUs of the machine it ran on (a capture's meta.json; 0: unknown, a CPU per thread).
+    cpus: int = 0
     system: list[bool] = field(default_factory=list)  # template is a runtime goroutine
     # The traced machine's median findRunnable that found nothing (model.spinning; 0: not
     # measured): a replay spins as long as that machine did, unless Costs are given.

@@ -44,9 +44,11 @@ def test_idle_wait_in_long_wake_ups_is_where_the_model_woke_threads_late(
     # Mostly in the long part: a wake-up a stop cuts, or one measured from a later readying,
     # reads shorter (wakeups.py errs short), and timers and the network keep the constant.
     # (Time no measured wake-up covers is "none": wakeups.py takes one at a time and skips
-    # wake-ups no readying began — startTheWorld's, handoffp's.)
+    # wake-ups no readying began — startTheWorld's, handoffp's, and the one for the roots at
+    # the start, which have no creation flow, as in a trace: 2 ms of this seed's 8.9, so 4×
+    # where it was 5×.)
     ge, mid, lt = (long_[k] for k in idlewait.KEYS[:3])
-    assert ge > 1_000_000 and ge > 5 * (mid + lt)
+    assert ge > 1_000_000 and ge > 4 * (mid + lt)
     short, total = _split(program, consts, Costs())  # the constant (not the trace's own wake-ups)
     assert sum(short.values()) == total
     assert short["idle_wait_in_wakeups_lt_30us_ns"] > 0

@@ -36,9 +36,17 @@ def _body(ops: list[dict]) -> list[dict]:
     body=st.lists(_op, min_size=1, max_size=8),
     pol=st.sampled_from(sorted(policies.REGISTRY)),
     small_queue=st.booleans(),
+    cpus=st.integers(0, 4),  # the machine's CPUs (0: one per thread): woken Ms wait for one
 )
 def test_random_runs_keep_invariants(
-    consts: Constants, procs: int, seed: int, spawn: int, body: list[dict], pol: str, small_queue: bool
+    consts: Constants,
+    procs: int,
+    seed: int,
+    spawn: int,
+    body: list[dict],
+    pol: str,
+    small_queue: bool,
+    cpus: int,
 ) -> None:
     data = {
         "channels": {"c": 1},
@@ -52,7 +60,7 @@ def test_random_runs_keep_invariants(
         },
     }  # fmt: skip
     c = replace(consts, runq_size=8) if small_queue else consts  # overflows happen with few Gs
-    sim = Sim(compile_workload(data), c, policies.resolve([pol]), procs, seed, decisions=False)
+    sim = Sim(compile_workload(data), c, policies.resolve([pol]), procs, seed, decisions=False, cpus=cpus)
     sim.run(check_every=7)
     sim.check_invariants()
     # Every goroutine ran to its end: none lost in a queue, none left blocked.

@@ -919,3 +919,76 @@ def test_a_netpoll_m_whose_p_a_stop_took_puts_the_ready_gs_on_the_global_queue(c
     tl = sim.rec.timeline(engine.T_START, sim.now + 1, 2)
     assert tl.flows.filter(tl.flows["g"] == a)["from_p"].to_list() == [-1]
     sim.check_invariants()
+
+
+def test_a_root_goroutine_has_no_creation_flow(consts: Constants) -> None:
+    # Roots (main, or the Gs a replayed trace starts with) are made by no G of the program; a
+    # real trace has no CREATE flow for them either (every one there has a parent G), so the
+    # model's would be samples of its wake-up cost in its latency percentiles alone.
+    prog = Program()
+    prog.add_template("main.main", [(P.CPU, 1000, 0), (P.SPAWN, 1, 1), (P.CPU, 50_000, 0)])
+    prog.add_template("main.child", [(P.CPU, 1000, 0)])
+    prog.add_template("runtime.bgsweep", [(P.CPU, 1000, 0)])
+    prog.roots += [(0, 0), (0, 2)]
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    assert tl.flows.select("kind", "g", "from_g").rows() == [(int(FlowKind.CREATE), 3, 1)]
+
+
+def _busy_machine(consts: Constants, cpus: int) -> tuple[Sim, int, int]:
+    # 4 Ps on CPUS CPUs; P0 and P1 each run a G (their Ms hold both CPUs when CPUS is 2), and a
+    # G readied on P0 makes wakep start a spinning M for an idle P. Returns (sim, that P, the G).
+    prog = Program()
+    prog.add_template("main.spin", [(P.CPU, 50_000_000, 0)])
+    sim = Sim(prog, consts, policies.resolve([]), 4, seed=7, cpus=cpus)
+    for p in (0, 1):
+        _take_p(sim, p)
+        (g,) = _gs(sim, 1)
+        sim.execute(p, g, False)
+    (g,) = _gs(sim, 1)
+    sim.gstatus[g] = engine.GS_WAITING
+    sim.ready(g, sim.pg[0], 0, "test")
+    (woken,) = [p for p in range(4) if sim.pwaking[p]]
+    assert sim.nmspinning == 1
+    return sim, woken, g
+
+
+def test_a_woken_m_waits_for_a_cpu_while_every_cpu_runs_an_m(consts: Constants) -> None:
+    # The machine's rule (not proc.go's): with both CPUs running the Ms of P0 and P1, the thread
+    # wakep woke is runnable but does not run. Its P stays handed to it and it stays counted in
+    # nmspinning, so more readied work wakes nobody else; when P1's M leaves its CPU (its G
+    # blocks in a syscall), the waiting M runs at once.
+    sim, p, g = _busy_machine(consts, cpus=2)
+    t, a, _ = _run_until(sim, engine.EV_SCHED)
+    assert (a, t) == (p, engine.T_START + sim.k.wake_m_ns)
+    sim.schedule(p)
+    assert sim.cpuwait[p] and sim.pwaking[p] and sim.nmspinning == 1 and sim.runnext[0] == g
+    (h,) = _gs(sim, 1)
+    sim.gstatus[h] = engine.GS_WAITING
+    sim.ready(h, sim.pg[1], 1, "test")
+    assert sim.npidle == 1  # wakep woke nobody: a spinning M (the waiting one) exists
+    freed = sim.now = sim.now + 2_000
+    sim.entersyscall(sim.pg[1], 1_000_000)
+    t, a, _ = _run_until(sim, engine.EV_SCHED)
+    assert (a, t) == (p, freed)
+    sim.schedule(p)
+    assert not sim.cpuwait[p] and not sim.pwaking[p]
+
+
+def test_a_woken_m_that_finds_no_free_cpu_runs_after_the_os_s_slice(consts: Constants) -> None:
+    sim, p, _ = _busy_machine(consts, cpus=2)
+    _run_until(sim, engine.EV_SCHED)
+    sim.schedule(p)
+    t, a, _ = _run_until(sim, engine.EV_SCHED)
+    assert (a, t) == (p, engine.T_START + sim.k.wake_m_ns + sim.k.cpu_slice_ns)
+    sim.schedule(p)
+    assert not sim.cpuwait[p] and not sim.pwaking[p]
+
+
+def test_a_woken_m_runs_at_once_with_a_cpu_free_or_cpus_not_modelled(consts: Constants) -> None:
+    for cpus in (3, 0):
+        sim, p, _ = _busy_machine(consts, cpus=cpus)
+        _run_until(sim, engine.EV_SCHED)
+        sim.schedule(p)
+        assert not sim.cpuwait[p] and not sim.pwaking[p], cpus

@@ -133,3 +133,32 @@ def test_list_policies(capsys: pytest.CaptureFixture[str]) -> None:
 def test_simulate_without_a_target_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _cli(capsys, "simulate")
     assert code != 0 and "expected a WORKLOAD" in err and "Traceback" not in err
+
+
+def test_compare_takes_the_machine_s_cpus_from_the_capture_beside_the_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import lzma
+
+    from goblueprint.cli._simulate_common import machine_cpus
+
+    golden = Path(__file__).resolve().parents[1] / "timeline" / "golden_builder" / "sched-go1.27.trace.xz"
+    trace = tmp_path / "trace.out"
+    trace.write_bytes(lzma.decompress(golden.read_bytes()))
+    assert machine_cpus(trace) == 0  # no meta.json: a CPU for every thread
+    meta = tmp_path / "meta.json"
+    for text in ("{", "[]", '{"files": {"trace": "other.out"}, "host": {"cpus": 1}}',
+                 '{"files": {"trace": "trace.out"}, "host": {"cpus": "1"}}'):  # fmt: skip
+        meta.write_text(text)
+        assert machine_cpus(trace) == 0, text
+    meta.write_text('{"files": {"trace": "trace.out"}, "host": {"cpus": 1}}')
+    assert machine_cpus(trace) == 1
+    runs = {}
+    for extra in ((), ("--cpus", "0")):
+        code, out, _ = _cli(capsys, "simulate", "compare", "--trace", str(trace), "--json", *extra)
+        assert code == 0
+        runs[extra] = json.loads(out)
+    assert runs[()]["cpus"] == 1 and runs[("--cpus", "0")]["cpus"] == 0
+    # One CPU for two Ps: woken Ms wait while the other runs, and fewer Gs change P.
+    assert runs[()]["sim"]["migrations"] < runs[("--cpus", "0")]["sim"]["migrations"]
+    assert _cli(capsys, "simulate", "compare", "--trace", str(trace), "--cpus", "-1")[0] != 0
