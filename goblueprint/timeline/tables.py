@@ -310,7 +310,7 @@ def events_arrow(frame: pl.DataFrame, texts: Any) -> Any:
 
 
 def _events_writer(path: Path) -> Any:
-    """The events table's Parquet writer: as polars writes (zstd level 3, statistics), a
+    """The events table's Parquet writer: zstd level 1 and statistics, a
     dictionary for every column but the sequence and the time (delta-coded: they grow), no
     Arrow schema stored (readers see the plain text columns of _EVENTS_SCHEMA).  A fourth of
     polars' own file, whose text columns it hashes row by row."""
