@@ -80,6 +80,32 @@ class _Bucketed:
         a, b = np.searchsorted(self.seg_lane, [lane, lane + 1])
         return FlowCursor(self, self.seg_off[a:b], self.seg_n[a:b], self.seg_start[a:b])
 
+    def gather(self, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every record of each of LANES (distinct lanes no cursor has read), as their cursors would
+        hand them out over all their windows: one lane's after another's, and where each lane's
+        begin (len(LANES) + 1 offsets).  The segments are read in file order, those that follow
+        one another in one read: a batch of small lanes costs a read per run, not per segment."""
+        a = np.searchsorted(self.seg_lane, lanes)
+        per = np.searchsorted(self.seg_lane, lanes + 1) - a
+        firsts = np.concatenate(([0], np.cumsum(per)))
+        segs = np.repeat(a - firsts[:-1], per) + np.arange(firsts[-1])  # the lanes' segments in order
+        off, n = self.seg_off[segs], self.seg_n[segs]
+        at = np.concatenate(([0], np.cumsum(n)))  # each segment's first record in the result
+        offsets = at[firsts]
+        if not at[-1]:
+            return np.zeros(0, self.dtype), offsets
+        order = np.argsort(off, kind="stable")
+        so, sn = off[order], n[order]
+        runs = np.flatnonzero(so[1:] != so[:-1] + sn[:-1]) + 1
+        lo, hi = np.concatenate(([0], runs)).tolist(), np.concatenate((runs, [len(so)])).tolist()
+        parts = [
+            self.read(int(so[i]), int(so[j - 1] + sn[j - 1] - so[i])) for i, j in zip(lo, hi, strict=True)
+        ]
+        data = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        read_at = np.empty(len(so), np.int64)  # each segment's first record in DATA
+        read_at[order] = np.concatenate(([0], np.cumsum(sn)[:-1]))
+        return data[np.repeat(read_at - at[:-1], n) + np.arange(at[-1])], offsets
+
     def read(self, off: int, n: int) -> np.ndarray:
         # One call, not a seek and a read: a window reads a few segments of each of its lanes.
         data = os.pread(self.file.fileno(), n * self.dtype.itemsize, off * self.dtype.itemsize)
@@ -213,6 +239,14 @@ class FlowStore:
         ids = np.empty(len(label), np.int64)
         ids[order] = self.text_ids(texts)[np.cumsum(new) - 1]
         return ids
+
+    def starting_all(self, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The flows starting on each of LANES (``_Bucketed.gather``): lanes of one window."""
+        return self.out.gather(lanes)
+
+    def ending_all(self, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The flows ending on each of LANES (``_Bucketed.gather``): lanes of one window."""
+        return self.into.gather(lanes)
 
     def starting(self, lane: int) -> FlowCursor:
         return self.out.cursor(lane)

@@ -123,6 +123,25 @@ class PacketWriter:
         if self.size >= self.chunk:
             self._submit()
 
+    def defer_records(
+        self, encode: Callable[[int, int], Records], sizes: np.ndarray, counts: np.ndarray
+    ) -> None:
+        """Records made by one call, as if each were ``write`` or ``defer`` on its own: record k
+        holds COUNTS[k] packets and counts SIZES[k] bytes towards the chunk (its length, or the
+        estimate ``defer`` would have had), so chunks are cut where they would have been.  The
+        records of one chunk are made by one ``encode(first, end)`` on a worker thread."""
+        lo = 0  # the first record not yet handed over
+        for r, (size, count) in enumerate(zip(sizes.tolist(), counts.tolist(), strict=True)):
+            self.packets += count
+            self.size += size
+            if self.size >= self.chunk:
+                self.pending.append(lambda a=lo, b=r + 1: encode(a, b))
+                lo = r + 1
+                self._submit()
+        end = len(sizes)
+        if lo < end:
+            self.pending.append(lambda a=lo, b=end: encode(a, b))
+
     def defer(self, encode: Encode, estimate: int, count: int) -> None:
         """Append the ``count`` records that ``encode()`` returns, made on a worker thread;
         ``estimate``: about their bytes (a function of the input only: it cuts the chunks)."""
