@@ -487,3 +487,37 @@ def test_streamed_read_error_names_the_file_the_table_is_in(golden_ingested):
         src.close()
     assert "intervals.parquet" in str(err.value)
     assert "timeline/spans.parquet" not in str(err.value)
+
+
+@pytest.mark.parametrize("which", ["synthetic", "hostile", "sched"])
+def test_lanes_written_in_batches_are_the_bytes_written_one_by_one(
+    which, request, golden_ingested, monkeypatch
+):
+    """Lanes of one window on one track are written a batch at a time by one compiled call: the
+    same file, byte for byte, as each written on its own by ``window`` (the path larger lanes
+    take), with chunks cut inside a batch and between a lane's head and its events."""
+    import functools
+
+    from goblueprint.timeline import export_perfetto as ep
+    from goblueprint.timeline.perfetto_wire import PacketWriter
+
+    tl = golden_ingested.timeline() if which == "sched" else request.getfixturevalue(f"{which}_timeline")
+    monkeypatch.setattr(ep, "PacketWriter", functools.partial(PacketWriter, chunk=1500))
+    monkeypatch.setattr(ep._Batch, "LANES", 5)
+    batched: list[int] = []
+    flush = ep._Export.flush
+
+    def counting(self, batch):
+        batched.append(len(batch.ks))
+        flush(self, batch)
+
+    monkeypatch.setattr(ep._Export, "flush", counting)
+    together = io.BytesIO()
+    write_perfetto(tl, together)
+    monkeypatch.setattr(ep, "_one_window", lambda spans: False)
+    lanes = sum(batched)
+    batched.clear()
+    alone = io.BytesIO()
+    write_perfetto(tl, alone)
+    assert lanes > 5 and not sum(batched)
+    assert together.getvalue() == alone.getvalue()
