@@ -96,9 +96,13 @@ Encode = Callable[[], Records]
 
 
 def _deflate(pieces: list[Records | Encode]) -> bytes:
-    """One zlib stream of PIECES, those still to encode encoded first: joined, so that zlib is
-    called (and the GIL taken back from the main thread) once, not once a piece."""
-    return zlib.compress(b"".join([p() if callable(p) else p for p in pieces]), _LEVEL)
+    """One zlib stream of PIECES, those still to encode encoded first.  Fed piece by piece: deflate
+    decides nothing until it has the input it looks ahead at, so the stream is the one of the
+    pieces joined (the same bytes), without a copy of the chunk."""
+    z = zlib.compressobj(_LEVEL)
+    out = [z.compress(p() if callable(p) else p) for p in pieces]
+    out.append(z.flush())
+    return b"".join(out)
 
 
 class PacketWriter:
