@@ -369,3 +369,286 @@ def dense_codes(keys):  # pragma: no cover - compiled
         else:
             codes[i] = table[slot]
     return codes, uniq[:count].copy()
+
+
+# The clock snapshot every sequence's first packet carries (TracePacket.clock_snapshot = 6): the
+# sequence's incremental clock 64 at 0, and the default clock (BOOTTIME = 6) at 0.
+_SNAPSHOT = np.array(
+    [0x32, 0x0E, 0x0A, 0x06, 0x08, 0x40, 0x10, 0x00, 0x18, 0x01, 0x0A, 0x04, 0x08, 0x06, 0x10, 0x00], np.uint8
+)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bytes(buf, at, src, lo, hi):  # pragma: no cover - compiled
+    for k in range(lo, hi):
+        buf[at] = src[k]
+        at += 1
+    return at
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _field(v):  # pragma: no cover - compiled
+    """Bytes of a one-byte tag and a length-delimited field's length prefix and body of V bytes."""
+    return 1 + _vsize(v) + v
+
+
+@njit(cache=True, nogil=True)
+def _descriptor_size(seq, parent, rank, name_len):  # pragma: no cover - compiled
+    """Bytes of a TrackDescriptor (uuid SEQ, name, parent_uuid or child_ordering, rank)."""
+    n = 1 + _vsize(seq) + _field(name_len) + 1 + _vsize(rank)
+    n += 1 + _vsize(parent) if parent else 2
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _descriptor(buf, at, seq, parent, rank, text, lo, hi):  # pragma: no cover - compiled
+    """TracePacket.track_descriptor (60), as protobuf writes a TrackDescriptor's fields: by number."""
+    buf[at] = 0xE2
+    buf[at + 1] = 0x03
+    at = _varint(buf, at + 2, _descriptor_size(seq, parent, rank, hi - lo))
+    buf[at] = 0x08  # uuid = 1
+    at = _varint(buf, at + 1, seq)
+    buf[at] = 0x12  # name = 2
+    at = _varint(buf, at + 1, hi - lo)
+    at = _bytes(buf, at, text, lo, hi)
+    if parent:
+        buf[at] = 0x28  # parent_uuid = 5
+        at = _varint(buf, at + 1, parent)
+    else:
+        buf[at] = 0x58  # child_ordering = 11: EXPLICIT
+        buf[at + 1] = 3
+        at += 2
+    buf[at] = 0x60  # sibling_order_rank = 12
+    return _varint(buf, at + 1, rank)
+
+
+@njit(cache=True, nogil=True)
+def _lane_names(title, xname, slot):  # pragma: no cover - compiled
+    """The distinct names of a lane's rows (TITLE) and instants (XNAME, -1 for none), ascending:
+    the batch numbers its names in the order of their texts, so these are in that order too.
+    SLOT: scratch, -1 for every name on entry and on return."""
+    count = 0
+    for i in range(title.shape[0]):
+        if slot[title[i]] < 0:
+            slot[title[i]] = 0
+            count += 1
+    for i in range(xname.shape[0]):
+        if xname[i] >= 0 and slot[xname[i]] < 0:
+            slot[xname[i]] = 0
+            count += 1
+    out = np.empty(count, np.int64)
+    count = 0
+    for i in range(title.shape[0]):
+        if slot[title[i]] == 0:
+            slot[title[i]] = 1
+            out[count] = title[i]
+            count += 1
+    for i in range(xname.shape[0]):
+        if xname[i] >= 0 and slot[xname[i]] == 0:
+            slot[xname[i]] = 1
+            out[count] = xname[i]
+            count += 1
+    for i in range(count):
+        slot[out[i]] = -1
+    return np.sort(out)
+
+
+@njit(cache=True, nogil=True)
+def lanes_packets(
+    seqs, parents, ranks, lane_text, lane_off, name_text, name_off,
+    row_off, s, e, title,
+    out_off, out_ts, out_fid, out_name,
+    in_off, in_ts, in_fid, in_name, in_steal, runs_name,
+    mark_off, mark_ts, mark_name, lo, hi, encode,
+):  # pragma: no cover - compiled  # fmt: skip
+    """Every packet of lanes that are one window on one track each (the export's many small lanes),
+    in one call: per lane, what ``_Export.window`` writes for a lane's only piece of one layer.
+
+    Lane j: track and sequence SEQS[j], under PARENTS[j] (0: none) at rank RANKS[j], named
+    LANE_TEXT[LANE_OFF[j]:LANE_OFF[j + 1]] (UTF-8); its rows ROW_OFF[j]:ROW_OFF[j + 1] of S, E,
+    TITLE (by start, the longer first, no two overlapping without nesting... none at all: one
+    layer); the flows that start on it (OUT_*: time, id, name), that end on it (IN_*; a steal's
+    end is an instant named IN_NAME, a wake-up's the row that starts then, else an instant named
+    RUNS_NAME[j]), its thread marks (MARK_*), each by their own offsets and in id (table) order.
+    Names are the batch's: name k's text is NAME_TEXT[NAME_OFF[k]:NAME_OFF[k + 1]], and the
+    names are numbered in the order of their texts.  Times are since the trace's start.
+
+    Lanes LO to HI (excluded) only.  Returns the bytes and, for each of their records (a lane's
+    sequence head and descriptor, then its events; or its one empty-track packet), its lane, its
+    length in the bytes, its packet count and, for events, the flows among them (what the writer's
+    estimate of their size counts, as for a window ``_Export.emit`` writes), -1 for the others
+    (counted by their bytes).  Without ENCODE, the same but no bytes and no events' lengths (0):
+    what the writer needs to cut its chunks, before the events are encoded (on its workers).
+    """
+    names = name_off.shape[0] - 1
+    slot = np.full(max(names, 1), -1, np.int64)
+    iid_of = np.zeros(max(names, 1), np.int64)
+    parts = []
+    rec_lane = np.empty(2 * (hi - lo), np.int64)
+    rec_len = np.zeros(2 * (hi - lo), np.int64)
+    rec_flows = np.empty(2 * (hi - lo), np.int64)
+    rec_count = np.empty(2 * (hi - lo), np.int64)
+    recs = 0
+    total = 0
+    for j in range(lo, hi):
+        r0, r1 = row_off[j], row_off[j + 1]
+        ls, le, lt = s[r0:r1], e[r0:r1], title[r0:r1]
+        n = r1 - r0
+        o0, o1 = out_off[j], out_off[j + 1]
+        i0, i1 = in_off[j], in_off[j + 1]
+        m0, m1 = mark_off[j], mark_off[j + 1]
+        # The instants beside the rows, in the order the export adds them: flows that start,
+        # steals' ends, wake-ups' ends without their row, thread marks.
+        steals = 0
+        for k in range(i0, i1):
+            steals += in_steal[k] != 0
+        sink_row = np.empty(i1 - i0 - steals, np.int64)
+        sink_id = np.empty(i1 - i0 - steals, np.int64)
+        unmatched = np.empty(i1 - i0 - steals, np.int64)  # IN_* rows
+        hits = 0
+        misses = 0
+        for k in range(i0, i1):
+            if in_steal[k] != 0:
+                continue
+            row = np.searchsorted(ls, in_ts[k])
+            if row < n and ls[row] == in_ts[k]:
+                sink_row[hits] = row
+                sink_id[hits] = in_fid[k]
+                hits += 1
+            else:
+                unmatched[misses] = k
+                misses += 1
+        nx = (o1 - o0) + steals + misses + (m1 - m0)
+        xts = np.empty(nx, np.int64)
+        xname = np.empty(nx, np.int64)
+        xflow_out = np.zeros(nx, np.int64)
+        xflow_in = np.zeros(nx, np.int64)
+        x = 0
+        for k in range(o0, o1):
+            xts[x], xname[x], xflow_out[x] = out_ts[k], out_name[k], out_fid[k]
+            x += 1
+        for k in range(i0, i1):
+            if in_steal[k] != 0:
+                xts[x], xname[x], xflow_in[x] = in_ts[k], in_name[k], in_fid[k]
+                x += 1
+        for u in range(misses):
+            k = unmatched[u]
+            xts[x], xname[x], xflow_in[x] = in_ts[k], runs_name[j], in_fid[k]
+            x += 1
+        for k in range(m0, m1):
+            xts[x], xname[x] = mark_ts[k], mark_name[k]
+            x += 1
+        seq = seqs[j]
+        a, b = lane_off[j], lane_off[j + 1]
+        desc = _descriptor_size(seq, parents[j], ranks[j], b - a)
+        if n == 0 and nx == 0:
+            # A lane with nothing to show: its descriptor alone, as the sequence's first packet.
+            packet = 1 + _vsize(seq) + 2 + 2 + _vsize(desc) + desc + 3
+            size = 1 + _vsize(packet) + packet
+            rec_lane[recs], rec_len[recs], rec_count[recs], rec_flows[recs] = j, size, 1, -1
+            recs += 1
+            if not encode:
+                continue
+            buf = np.empty(size, np.uint8)
+            buf[0] = _TRACE_PACKET
+            at = _varint(buf, 1, packet)
+            buf[at] = _SEQUENCE_ID
+            at = _varint(buf, at + 1, seq)
+            buf[at] = _FLAGS
+            buf[at + 1] = 1  # SEQ_INCREMENTAL_STATE_CLEARED
+            at = _descriptor(buf, at + 2, seq, parents[j], ranks[j], lane_text, a, b)
+            buf[at] = 0xB8  # first_packet_on_sequence = 87
+            buf[at + 1] = 0x05
+            buf[at + 2] = 1
+            parts.append(buf)
+            total += buf.shape[0]
+            continue
+        hits_flows = hits
+        for k in range(nx):
+            hits_flows += (xflow_out[k] != 0) + (xflow_in[k] != 0)
+        slices = 0
+        for i in range(n):
+            slices += ls[i] != le[i]
+        used = _lane_names(lt, xname, slot)
+        for k in range(used.shape[0]):
+            iid_of[used[k]] = k + 1
+        # The sequence's head (fields by number, as protobuf writes them): clock snapshot,
+        # sequence id, interned names, flags, defaults (track, clock), first on the sequence.
+        interned = 0
+        for k in range(used.shape[0]):
+            g = used[k]
+            interned += _field(1 + _vsize(k + 1) + _field(name_off[g + 1] - name_off[g]))
+        defaults = _field(1 + _vsize(seq)) + 3
+        head = (
+            _SNAPSHOT.shape[0] + 1 + _vsize(seq) + _field(interned) + 2 + 2 + _vsize(defaults) + defaults + 3
+        )
+        tail = 1 + _vsize(seq) + 2 + 2 + _vsize(desc) + desc
+        size = 1 + _vsize(head) + head + 1 + _vsize(tail) + tail
+        rec_lane[recs], rec_len[recs], rec_count[recs], rec_flows[recs] = j, size, 2, -1
+        rec_lane[recs + 1], rec_count[recs + 1], rec_flows[recs + 1] = j, n + slices + nx, hits_flows
+        recs += 2
+        if not encode:
+            continue
+        buf = np.empty(size, np.uint8)
+        buf[0] = _TRACE_PACKET
+        at = _varint(buf, 1, head)
+        at = _bytes(buf, at, _SNAPSHOT, 0, _SNAPSHOT.shape[0])
+        buf[at] = _SEQUENCE_ID
+        at = _varint(buf, at + 1, seq)
+        buf[at] = 0x62  # interned_data = 12
+        at = _varint(buf, at + 1, interned)
+        for k in range(used.shape[0]):
+            g = used[k]
+            lo, hi = name_off[g], name_off[g + 1]
+            buf[at] = 0x12  # event_names = 2
+            at = _varint(buf, at + 1, 1 + _vsize(k + 1) + _field(hi - lo))
+            buf[at] = 0x08  # iid = 1
+            at = _varint(buf, at + 1, k + 1)
+            buf[at] = 0x12  # name = 2
+            at = _varint(buf, at + 1, hi - lo)
+            at = _bytes(buf, at, name_text, lo, hi)
+        buf[at] = _FLAGS
+        buf[at + 1] = 1  # SEQ_INCREMENTAL_STATE_CLEARED
+        buf[at + 2] = 0xDA  # trace_packet_defaults = 59
+        buf[at + 3] = 0x03
+        at = _varint(buf, at + 4, defaults)
+        buf[at] = 0x5A  # track_event_defaults = 11
+        at = _varint(buf, at + 1, 1 + _vsize(seq))
+        buf[at] = 0x58  # track_uuid = 11
+        at = _varint(buf, at + 1, seq)
+        buf[at] = 0xD0  # timestamp_clock_id = 58
+        buf[at + 1] = 0x03
+        buf[at + 2] = 64
+        buf[at + 3] = 0xB8  # first_packet_on_sequence = 87
+        buf[at + 4] = 0x05
+        buf[at + 5] = 1
+        buf[at + 6] = _TRACE_PACKET
+        at = _varint(buf, at + 7, tail)
+        buf[at] = _SEQUENCE_ID
+        at = _varint(buf, at + 1, seq)
+        buf[at] = _FLAGS
+        buf[at + 1] = _NEEDS_INCREMENTAL_STATE
+        at = _descriptor(buf, at + 2, seq, parents[j], ranks[j], lane_text, a, b)
+        parts.append(buf)
+        total += buf.shape[0]
+        # Then its events, as ``window_packets`` writes a window (the sequence's clock at 0).
+        iid = np.empty(n, np.int64)
+        for i in range(n):
+            iid[i] = iid_of[lt[i]]
+        x_iid = np.zeros(nx, np.int64)
+        for k in range(nx):
+            if xname[k] >= 0:
+                x_iid[k] = iid_of[xname[k]]
+        delta, kind, ev_iid, flow_out, fin_ev, fin_id = track_order(
+            ls, le, iid, xts, x_iid, xflow_out, xflow_in, sink_row[:hits], sink_id[:hits]
+        )
+        none = np.zeros(0, np.int64)  # no counter values
+        events = encode_track_events(seq, delta, kind, ev_iid, none, flow_out, fin_ev, fin_id)
+        parts.append(events)
+        total += events.shape[0]
+        rec_len[recs - 1] = events.shape[0]
+    out = np.empty(total, np.uint8)
+    at = 0
+    for p in parts:
+        at = _bytes(out, at, p, 0, p.shape[0])
+    return out, rec_lane[:recs], rec_len[:recs], rec_count[:recs], rec_flows[:recs]

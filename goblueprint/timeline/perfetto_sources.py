@@ -359,7 +359,8 @@ class IngestedSource:
             for lo in range(0, self.rows[table], step):
                 scan = self._raw(table) if raw else self._scan(table)
                 batch = scan.select(columns).slice(lo, step).collect()
-                yield batch.cast(schema)  # type: ignore[arg-type]
+                # A cast to the types a batch has already still costs a pass over it.
+                yield batch if batch.schema == schema else batch.cast(schema)  # type: ignore[arg-type]
         except OSError as exc:
             raise PathError.from_os(self.paths[table], exc) from None
 

@@ -487,3 +487,81 @@ def test_streamed_read_error_names_the_file_the_table_is_in(golden_ingested):
         src.close()
     assert "intervals.parquet" in str(err.value)
     assert "timeline/spans.parquet" not in str(err.value)
+
+
+def _with_steals_and_marks(tl):
+    """TL with what a lab run adds: steals (flows without a G, from one P's track to an instant on
+    another's), thread marks (on M lanes, one of them without spans), and wake-ups whose G has no
+    slice starting when it runs (a "G… runs" instant)."""
+    from dataclasses import replace
+
+    from goblueprint.timeline.model import NONE, InstantKind
+
+    t = tl.start_ns
+    steals = pl.DataFrame(
+        {
+            "kind": [0] * 4, "g": [NONE, NONE, 1, 2], "from_g": [NONE, NONE, 3, 3], "from_p": [0, 1, 0, 0],
+            "from_time": [t + 500, t + 700, t + 710, t + 720], "to_p": [1, 2, 0, 0], "to_m": [NONE] * 4,
+            "to_time": [t + 900, t + 950, t + 713, t + 721], "label": [3, 0, 0, 3], "stack": [0] * 4,
+            "migrated": [False] * 4,
+        },
+        schema=tl.flows.schema,
+    )  # fmt: skip
+    marks = pl.DataFrame(
+        {
+            "kind": [int(InstantKind.OTHER)] * 4, "time": [t + 100, t + 100, t + 40_000, t + 300],
+            "g": [NONE] * 4, "p": [NONE] * 4, "m": [0, 0, 1, 7], "label": [0, 11, 3, 11],
+            "category": [0] * 4, "id": [0] * 4, "stack": [0] * 4,
+        },
+        schema=tl.instants.schema,
+    )  # fmt: skip
+    lanes = pl.concat(
+        [
+            tl.lanes,
+            pl.DataFrame(
+                {"lane_kind": [2], "lane_id": [7], "label": ["M7"], "group": [""], "system": [False]},
+                schema=tl.lanes.schema,
+            ),
+        ]
+    )
+    flows = pl.concat([tl.flows, steals]).sort("from_time", "g", maintain_order=True)
+    return replace(tl, flows=flows, instants=pl.concat([tl.instants, marks]), lanes=lanes)
+
+
+@pytest.mark.parametrize("which", ["synthetic", "hostile", "sched", "lab-like"])
+def test_lanes_written_in_batches_are_the_bytes_written_one_by_one(
+    which, request, golden_ingested, monkeypatch
+):
+    """Lanes of one window on one track are written a batch at a time by one compiled call: the
+    same file, byte for byte, as each written on its own by ``window`` (the path larger lanes
+    take), with chunks cut inside a batch and between a lane's head and its events."""
+    import functools
+
+    from goblueprint.timeline import export_perfetto as ep
+    from goblueprint.timeline.perfetto_wire import PacketWriter
+
+    if which == "sched":
+        tl = golden_ingested.timeline()
+    elif which == "lab-like":
+        tl = _with_steals_and_marks(request.getfixturevalue("synthetic_timeline"))
+    else:
+        tl = request.getfixturevalue(f"{which}_timeline")
+    monkeypatch.setattr(ep, "PacketWriter", functools.partial(PacketWriter, chunk=1500))
+    monkeypatch.setattr(ep._Batch, "LANES", 5)
+    batched: list[int] = []
+    flush = ep._Export.flush
+
+    def counting(self, batch):
+        batched.append(len(batch.ks))
+        flush(self, batch)
+
+    monkeypatch.setattr(ep._Export, "flush", counting)
+    together = io.BytesIO()
+    write_perfetto(tl, together)
+    monkeypatch.setattr(ep, "_one_window", lambda spans: False)
+    lanes = sum(batched)
+    batched.clear()
+    alone = io.BytesIO()
+    write_perfetto(tl, alone)
+    assert lanes > 5 and not sum(batched)
+    assert together.getvalue() == alone.getvalue()

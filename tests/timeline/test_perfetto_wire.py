@@ -86,3 +86,61 @@ def test_deferred_records_keep_their_place_and_estimates_cut_the_chunks() -> Non
     assert b"".join(small) == b"".join(large) == b"".join(block(k) for k in range(30))
     # Chunks are cut by the estimates, not by the bytes the workers made.
     assert len(small) < len(large)
+
+
+def test_deflate_piece_by_piece_is_the_stream_of_the_pieces_joined() -> None:
+    """A chunk is deflated as its pieces come (no joined copy): the same bytes as deflating them
+    joined, however they are split (the file must not change with where records end)."""
+    from goblueprint.timeline.perfetto_wire import _LEVEL, _deflate
+
+    rng = np.random.default_rng(3)
+    # Packet-like bytes (runs, repeats, noise) well past deflate's window and lookahead.
+    noise = rng.integers(0, 256, 5000, dtype=np.uint8)
+    repeats = np.tile(np.arange(40, dtype=np.uint8), 4000)
+    runs = np.repeat(rng.integers(0, 8, 3000, dtype=np.uint8), rng.integers(1, 9, 3000))
+    data = np.concatenate([noise, repeats, runs]).tobytes()
+    want = zlib.compress(data, _LEVEL)
+    for sizes in ([1] * 300 + [len(data)], [258, 259, 262, 1 << 15, 3], [7] * 2000, [len(data)]):
+        cuts = np.minimum(np.cumsum(sizes), len(data))
+        pieces = [data[a:b] for a, b in zip([0, *cuts[:-1]], cuts, strict=True)]
+        pieces.append(data[cuts[-1] :])
+        got = _deflate(
+            [np.frombuffer(p, np.uint8) if k % 2 else (lambda p=p: p) for k, p in enumerate(pieces)]
+        )
+        assert got == want
+
+
+def test_records_made_at_once_are_cut_as_written_one_by_one() -> None:
+    """``defer_records``: chunks are cut after the same records as by ``write`` and ``defer`` of
+    each, and each chunk's records are asked for once, in order."""
+    rng = np.random.default_rng(5)
+    records = [rng.integers(0, 256, int(n), dtype=np.uint8).tobytes() for n in rng.integers(1, 400, 200)]
+    sizes = np.array([len(r) if k % 3 else 7 * len(r) for k, r in enumerate(records)], np.int64)
+    counts = rng.integers(1, 5, len(records))
+
+    def one_by_one() -> list[bytes]:
+        out = io.BytesIO()
+        writer = PacketWriter(out, chunk=1000)
+        for k, r in enumerate(records):
+            if k % 3:
+                writer.write(r, int(counts[k]))
+            else:
+                writer.defer(lambda r=r: r, int(sizes[k]), int(counts[k]))
+        writer.flush()
+        assert writer.packets == counts.sum()
+        return [zlib.decompress(p.compressed_packets) for p in pb.Trace.FromString(out.getvalue()).packet]
+
+    asked: list[tuple[int, int]] = []
+
+    def encode(a: int, b: int) -> bytes:
+        asked.append((a, b))
+        return b"".join(records[a:b])
+
+    out = io.BytesIO()
+    writer = PacketWriter(out, chunk=1000)
+    writer.defer_records(encode, sizes, counts)
+    writer.flush()
+    assert writer.packets == counts.sum()
+    chunks = [zlib.decompress(p.compressed_packets) for p in pb.Trace.FromString(out.getvalue()).packet]
+    assert chunks == one_by_one() and len(chunks) > 10
+    assert [a for a, _ in asked] == [0] + [b for _, b in asked[:-1]] and asked[-1][1] == len(records)

@@ -102,6 +102,12 @@ def sample_args() -> dict[str, tuple]:
         "encode_track_events": (0, e, np.zeros(0, np.uint8), e, e, e, e, e),
         "window_packets": (0, 0, e, e, e, e, e, e, e, e, e),
         "dense_codes": (e,),
+        # (no lanes: every offsets array holds its one 0)
+        "lanes_packets": (
+            e, e, e, np.zeros(0, np.uint8), np.zeros(1, np.int64), np.zeros(0, np.uint8), np.zeros(1, np.int64),
+            np.zeros(1, np.int64), e, e, e, np.zeros(1, np.int64), e, e, e,
+            np.zeros(1, np.int64), e, e, e, np.zeros(0, np.uint8), e, np.zeros(1, np.int64), e, e, 0, 0, 1,
+        ),
     }  # fmt: skip
 
 
