@@ -119,6 +119,7 @@ _SPAN_SORT = 1 << 20
 # Codes mapped to the Timeline's string ids at a time (finish's text_ids).
 _ID_WINDOW = 1 << 20
 _I32, _I64, _U8, _F64 = pl.Int32, pl.Int64, pl.UInt8, pl.Float64
+_NUMPY = {pl.UInt8: np.uint8, pl.Int32: np.int32, pl.Int64: np.int64, pl.Float64: np.float64}
 
 
 class _Out:
@@ -150,8 +151,16 @@ class _Out:
         self.add(self.buf[:used], self.floats[:used] if len(self.floats) else None)
 
     def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
+        """ROWS (a row per entry, as the loop writes them) and their FLOATS, at the table's end."""
+        # Transposed once: each field is then a contiguous column, where taking, casting,
+        # sorting and writing the columns of the row-major buffer one at a time (strided)
+        # cost the builder's thread more than its compiled loop.
+        self.add_columns(np.ascontiguousarray(rows.T), floats)
+
+    def add_columns(self, cols: np.ndarray, floats: np.ndarray | None) -> None:
+        """The entries as COLS, a contiguous column per field (and FLOATS)."""
         for k, dtype in enumerate(self.dtypes):
-            self.chunks[k].append(pl.Series(rows[:, k]).cast(dtype))
+            self.chunks[k].append(pl.Series(cols[k].astype(_NUMPY[dtype], copy=False)))
         if floats is not None:
             self.chunks[-1].append(pl.Series(floats.copy()))
 
@@ -159,9 +168,6 @@ class _Out:
         """Column K (the float column is -1) of every row, let go of by the table."""
         parts, self.chunks[k] = self.chunks[k], []
         return pl.concat(parts, rechunk=False) if parts else pl.Series([], dtype=self.dtypes[k])
-
-
-_NUMPY = {pl.UInt8: np.uint8, pl.Int32: np.int32, pl.Int64: np.int64, pl.Float64: np.float64}
 
 
 class _SpilledOut(_Out):
@@ -187,15 +193,15 @@ class _SpilledOut(_Out):
         self._taken: set[int] = set()
         self.codes = {k: Seen() for k in coded}
 
-    def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
-        if not len(rows):
+    def add_columns(self, cols: np.ndarray, floats: np.ndarray | None) -> None:
+        if not cols.shape[1]:
             return
         for k, seen in self.codes.items():
-            seen.add(rows[:, k])
-        cols = {f"c{k}": rows[:, k] for k in range(len(self.dtypes))}
+            seen.add(cols[k])
+        named = {f"c{k}": cols[k] for k in range(len(self.dtypes))}
         if floats is not None:
-            cols["c-1"] = floats
-        self.file.append(cols)
+            named["c-1"] = floats
+        self.file.append(named)
 
     def pieces(self, text_ids: Callable[[np.ndarray], np.ndarray], rows: int) -> Iterator[pl.DataFrame]:
         """The counters (a spilled counters table), their names the Timeline's ids (TEXT_IDS of
@@ -279,26 +285,33 @@ class _SpilledSpans(_Out):
         self.runs: dict[int, ColumnSpill] = {}  # per kind: each chunk's lanes and their rows
         self.codes = {8: Seen(), 9: Seen()}  # label, stack
 
-    def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
-        if not len(rows):
+    def add_columns(self, cols: np.ndarray, floats: np.ndarray | None) -> None:
+        if not cols.shape[1]:
             return
         for k, seen in self.codes.items():
-            seen.add(rows[:, k])
-        kinds = rows[:, 0].astype(np.uint8)  # lane kinds: a byte sorts by radix, not by merging
+            seen.add(cols[k])
+        kinds = cols[0].astype(np.uint8)  # lane kinds: a byte sorts by radix, not by merging
         counts = np.bincount(kinds)
         present = np.flatnonzero(counts).tolist()
-        if len(present) > 1:  # grouped by kind, each kind's rows in the order they were made
-            rows = rows[np.argsort(kinds, kind="stable")]
+        # Grouped by kind, each kind's rows in the order they were made: the rows' order only,
+        # each column gathered once by the kind's and its lanes' order together.
+        by_kind = np.argsort(kinds, kind="stable") if len(present) > 1 else None
         ends = np.cumsum(counts).tolist()
         for kind in present:
             lo = ends[kind] - int(counts[kind])
-            part, lanes, bounds = _by_lane(rows[lo : ends[kind]])
+            rows = by_kind[lo : ends[kind]] if by_kind is not None else None
+            lane = cols[1] if rows is None else cols[1][rows]
+            order, lanes, bounds = _by_lane(lane)
+            if order is not None:
+                rows = order if rows is None else rows[order]
             if kind not in self.files:
                 self.files[kind] = ColumnSpill(self.spill, f"spans-{kind:03d}", self.types)
                 self.runs[kind] = ColumnSpill(self.spill, f"runs-{kind:03d}", _RUNS)
             spill = self.files[kind]
             base = spill.rows
-            spill.append({name: part[:, k] for k, name in enumerate(self.types)})
+            spill.append(
+                {name: cols[k] if rows is None else cols[k][rows] for k, name in enumerate(self.types)}
+            )
             self.runs[kind].append({"lane": lanes, "start": bounds[:-1] + base, "end": bounds[1:] + base})
 
     def kinds(self) -> list[int]:
@@ -397,19 +410,20 @@ def _ranges_cut(starts: np.ndarray, ends: np.ndarray, rows: int) -> list[tuple[n
     return out
 
 
-def _by_lane(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """ROWS (of one lane kind) grouped by lane id, each lane's rows in their order, the lane
-    ids in order and where each one's rows begin (and the end)."""
-    lane = rows[:, 1]
+def _by_lane(lane: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """The order grouping rows of one lane kind, of lane ids LANE, by lane id, each lane's rows
+    in their order (None: they are already), the lane ids in order and where each one's rows
+    begin in that order (and the end)."""
+    order = None
     if len(lane) > 1 and (lane[1:] < lane[:-1]).any():
         lo, hi = int(lane.min()), int(lane.max())
         # A chunk's lanes span a narrow range (procs, threads, the goroutines of the moment):
         # 16-bit keys sort by radix.
         key = (lane - lo).astype(np.uint16) if hi - lo < 1 << 16 else lane
-        rows = rows[np.argsort(key, kind="stable")]
-        lane = rows[:, 1]
+        order = np.argsort(key, kind="stable")
+        lane = lane[order]
     first = np.flatnonzero(np.concatenate([[True], lane[1:] != lane[:-1]]))
-    return rows, lane[first], np.append(first, len(lane)).astype(np.int64)
+    return order, lane[first], np.append(first, len(lane)).astype(np.int64)
 
 
 def _piece_ends(ids: np.ndarray, counts: np.ndarray, rows: int) -> np.ndarray:
