@@ -310,10 +310,9 @@ def events_arrow(frame: pl.DataFrame, texts: Any) -> Any:
 
 
 def _events_writer(path: Path) -> Any:
-    """The events table's Parquet writer: zstd level 1 and statistics, a
-    dictionary for every column but the sequence and the time (delta-coded: they grow), no
-    Arrow schema stored (readers see the plain text columns of _EVENTS_SCHEMA).  A fourth of
-    polars' own file, whose text columns it hashes row by row."""
+    """The events table's Parquet writer (coded_writer): the sequence and the time
+    delta-coded; readers see the plain text columns of _EVENTS_SCHEMA.  A fourth of polars'
+    own file, whose text columns it hashes row by row."""
     from goblueprint.timeline.stored import coded_writer
 
     schema = events_arrow(pl.DataFrame(schema=_CODED_SCHEMA), pa.array([""], pa.string())).schema
@@ -638,7 +637,7 @@ def _write_stays(pieces: Iterable[pl.DataFrame], path: Path, collector: Any) -> 
         + [(n, pl.Series([], dtype=t).to_arrow().type) for n, t in STAYS_SCHEMA.items() if n != "type"]
     )
     try:
-        with coded_writer(path, schema, ("end", "end_seq")) as w:
+        with coded_writer(path, schema, ("end", "end_seq"), sorted_texts=("type",)) as w:
             wrote = False
             for piece in pieces:
                 if not piece.height:

@@ -88,6 +88,13 @@ def test_pprof_reads_the_stored_stays(
         assert main(["trace", "pprof", "--type", typ, str(trace), "-o", str(out)]) == 0
         assert out.read_bytes() == want, run
     assert passes == [trace]  # the second profile came from the stored stays
+    # A type's row groups are found by the statistics of the type column (in type order).
+    (found,) = list(cache.glob("*/" + ingest_mod.VIEWS_DIR))
+    meta = pq.ParquetFile(found / f"{ingest_mod.STAYS}.parquet").metadata
+    for i in range(meta.num_row_groups):
+        stats = meta.row_group(i).column(0).statistics
+        assert meta.row_group(i).column(0).path_in_schema == "type"
+        assert stats is not None and stats.has_min_max
 
 
 def test_events_have_a_row_group_per_generation(gc_trace: Callable[[str], Path], cache: Path) -> None:

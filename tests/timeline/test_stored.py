@@ -77,6 +77,13 @@ def test_stored_file_is_the_named_table_and_gives_the_timeline_table_back(table:
                 assert "DELTA_BINARY_PACKED" in column.encodings
             elif column.physical_type == "BYTE_ARRAY":
                 assert "RLE_DICTIONARY" in column.encodings, column.path_in_schema
+            # Statistics where a reader skips row groups by them: every column but text not
+            # in row order (its minimum and maximum cost the most to write and skip nothing).
+            texts = (
+                column.physical_type == "BYTE_ARRAY"
+                and column.path_in_schema not in stored.SORTED_TEXTS[table]
+            )
+            assert column.is_stats_set != texts, column.path_in_schema
     # Mapped back through the strings the table names (as an ingest records them) or any.
     text = {"spans": "label", "flows": "label", "counters": "name"}[table]
     assert used.ids() == {table: sorted(set(getattr(tl, table)[text].to_list()))}
