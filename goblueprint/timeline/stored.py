@@ -143,13 +143,18 @@ def write_table(
     """Write DF, the Timeline's whole TABLE, as its SQL table to PATH (row groups of ROW_GROUP);
     the strings it names are added to USED; returns the rows written.  DF may be given as
     pieces in order, of any sizes: the same file, with only a piece (and less than a row
-    group carried to the next) held at a time."""
+    group carried to the next) held at a time.
+
+    Each row group is encoded on a thread while the next is made (a piece read from a spill,
+    gathered, named): the caller's work and the encoding overlap, one group in flight."""
     import pyarrow as pa
+
+    from goblueprint.timeline.write_behind import WriteBehind
 
     texts = pa.array(strings, pa.string())
     rows = 0
     carried = None  # the rows of a piece short of a row group, written with the next's
-    with writer(path, table) as w:
+    with writer(path, table) as w, WriteBehind() as behind:
         for piece in [df] if isinstance(df, pl.DataFrame) else df:
             for column in _TEXT[table]:
                 used.add(table, piece[column].to_numpy(), strings)
@@ -158,10 +163,11 @@ def write_table(
                 piece = pl.concat([carried, piece])
             whole = piece.height - piece.height % ROW_GROUP
             for lo in range(0, whole, ROW_GROUP):
-                w.write_table(named_arrow(table, piece.slice(lo, ROW_GROUP), texts))
+                behind.submit(w.write_table, named_arrow(table, piece.slice(lo, ROW_GROUP), texts))
             carried = piece.slice(whole) if whole < piece.height else None
         if carried is not None:
-            w.write_table(named_arrow(table, carried, texts))
+            behind.submit(w.write_table, named_arrow(table, carried, texts))
+        behind.wait()
         if not rows:
             w.write_table(w.schema.empty_table())
     return rows
