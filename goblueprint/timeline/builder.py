@@ -26,6 +26,8 @@ into the Timeline: the pass's string and stack ids become the Timeline's own
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -737,37 +739,34 @@ class TimelineBuilder:
                 return pl.Series(name, stack_of(taken(stacks, t, k)), pl.UInt32)
             return t.take(k).alias(name)
 
-        if spilled is None or spans_to is None:
-            spans = pl.DataFrame([column(sp, k, name) for k, name in enumerate(SPANS_SCHEMA)])
-            spans = _sorted_column_by_column(spans, list(_SPAN_ORDER))
-            lanes = self._lanes(spans)
-        else:
-            # Sorted kind by kind: the lane kind is the first sort key, so each kind's rows
-            # sorted alone and given in kind order are the whole table's sorted rows.
-            spans = empty_frame("spans")
-            kind_lanes = []
-            texts = list(strings)
-            g_name = self._goroutine_names()
-            for kind in spilled.kinds():
-                # A piece is a range of lane ids: (lane_kind, lane_id) leads the sort key, so
-                # the pieces sorted alone and given in order are the kind's sorted rows too.
-                for piece, cut in spilled.take_kind(kind, _SPAN_PIECE, _SPAN_SORT):
-                    part = self._named_spans(piece, text_ids, stack_ids)  # sorted as taken
-                    del piece
-                    kind_lanes.append(self._lanes(part, g_name))
-                    spans_to(part, texts, cut)
-                    del part
-            # A lane cut in pieces (one too long to sort at once) is listed once.
-            lanes = (
-                pl.concat(kind_lanes)
-                .unique(["lane_kind", "lane_id"], keep="first", maintain_order=True)
-                .rechunk()  # one chunk whatever the pieces: the stored file's one row group
-                if kind_lanes
-                else self._lanes(spans)
+        # Spilled counters handed on by a thread of their own while the spans are sorted and
+        # handed on (the main thread sorts while a writer encodes the spans: a core was left
+        # half idle); a row group of them is held at a time.
+        beside = (
+            tables_to is not None
+            and isinstance(ct, _SpilledOut)
+            and spilled is not None
+            and spans_to is not None
+        )
+        with ThreadPoolExecutor(1, thread_name_prefix="counters") if beside else nullcontext() as pool:
+            counters_done = (
+                pool.submit(tables_to, "counters", ct.pieces(text_ids, ROW_GROUP), list(strings))
+                if pool is not None and tables_to is not None and isinstance(ct, _SpilledOut)
+                else None
             )
+            if spilled is None or spans_to is None:
+                spans = pl.DataFrame([column(sp, k, name) for k, name in enumerate(SPANS_SCHEMA)])
+                spans = _sorted_column_by_column(spans, list(_SPAN_ORDER))
+                lanes = self._lanes(spans)
+            else:
+                spans = empty_frame("spans")
+                lanes = self._spilled_spans_to(spilled, spans_to, strings, text_ids, stack_ids)
         # Counters first, then flows: with TABLES_TO each is handed on and let go of before the
         # next is made, never both held.
-        if tables_to is not None and isinstance(ct, _SpilledOut):
+        if counters_done is not None:
+            counters_done.result()
+            counters = empty_frame("counters")
+        elif tables_to is not None and isinstance(ct, _SpilledOut):
             # Handed on in pieces of a row group read from the spill: the table (~20 bytes a
             # sample, millions of them) was the ingest's peak when made whole.
             tables_to("counters", ct.pieces(text_ids, ROW_GROUP), list(strings))
@@ -818,6 +817,39 @@ class TimelineBuilder:
             instants=instants,
             lanes=lanes,
             stack_frames=stack_frames,
+        )
+
+    def _spilled_spans_to(
+        self,
+        spilled: _SpilledSpans,
+        spans_to: Callable[[pl.DataFrame, list[str], bool], None],
+        strings: dict[str, int],
+        text_ids: Callable[[np.ndarray], np.ndarray],
+        stack_ids: np.ndarray,
+    ) -> pl.DataFrame:
+        """Hand SPILLED's spans to SPANS_TO in the Timeline's order, with the Timeline's
+        STRINGS and ids (TEXT_IDS, STACK_IDS); returns their lanes."""
+        # Sorted kind by kind: the lane kind is the first sort key, so each kind's rows
+        # sorted alone and given in kind order are the whole table's sorted rows.
+        kind_lanes = []
+        texts = list(strings)
+        g_name = self._goroutine_names()
+        for kind in spilled.kinds():
+            # A piece is a range of lane ids: (lane_kind, lane_id) leads the sort key, so
+            # the pieces sorted alone and given in order are the kind's sorted rows too.
+            for piece, cut in spilled.take_kind(kind, _SPAN_PIECE, _SPAN_SORT):
+                part = self._named_spans(piece, text_ids, stack_ids)  # sorted as taken
+                del piece
+                kind_lanes.append(self._lanes(part, g_name))
+                spans_to(part, texts, cut)
+                del part
+        if not kind_lanes:
+            return self._lanes(empty_frame("spans"))
+        # A lane cut in pieces (one too long to sort at once) is listed once.
+        return (
+            pl.concat(kind_lanes)
+            .unique(["lane_kind", "lane_id"], keep="first", maintain_order=True)
+            .rechunk()  # one chunk whatever the pieces: the stored file's one row group
         )
 
     @staticmethod
