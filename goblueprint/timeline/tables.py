@@ -25,6 +25,8 @@ import itertools
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from functools import cache, partial
 from pathlib import Path
 from types import TracebackType
@@ -553,39 +555,53 @@ def _tables_pass(
         stays_lazy = stays_table = with_timeline_stacks(stays_table, lut)
     out: dict[str, pl.DataFrame] = {}
     written: dict[str, int] = {}
-    # The stays written (STAYS_TO) while the events are made, then let go of.
-    with WriteBehind() as stays_behind:
-        if stays_to is not None and spilled:
-            pieces = (with_timeline_stacks(kept(p), lut) for p in stays.pieces(_STAY_PIECE))
-            stays_behind.submit(partial(_write_stays, pieces, stays_to, stays))
-            stays_lazy = pl.scan_parquet(stays_to)
-        elif stays_to is not None and stays_table is not None:
-            # statistics: a pprof type's row groups read alone
-            stays_behind.submit(partial(stays_table.write_parquet, stays_to, statistics=True))
-            stays_lazy, stays_table = pl.scan_parquet(stays_to), None
-        del stays  # its blocks of stays, as large as the table, let go of
-        if rows is not None:
-            # Chunk by chunk, as the rows are independent: the same table as from the whole.
-            # (Made and written on a thread beside finish() below, the ingest of the 30.9 MB
-            # trace took ~0.5 s less wall time and ~100 MB more peak RSS: not worth it.)
-            events = (
-                result.marks.events(with_timeline_stacks(c, lut), show=show_capture) for c in rows.frames()
-            )
-            if write_to is not None:
-                written["events"] = write_by_generation(events, write_to / "events.parquet", rows.strings)
-            else:
-                named = [rows.named(chunk) for chunk in events]
-                out["events"] = pl.concat(named) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
-    used = stored.Used()  # the strings the tables stored for the Timeline's name
-    if spans is None or write_to is None:
-        tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
-    else:
-        tables_to = _TablesWriter(write_to, result.marks, show_capture, used)
-        with _SpansWriter(spans[1], result.marks, show_capture, used) as sink:
-            finished = builder.finish(result.last_time, spans_to=sink, tables_to=tables_to)
-            tl = result.marks.timeline(finished, show=show_capture)
-        written["intervals"] = sink.rows
-        written.update(tables_to.rows)
+    # The events table made and written by a thread of its own beside finish(): the two are
+    # independent, and each is a main thread's work beside a Parquet encoder's, which one
+    # after the other left a core idle much of the time.  What it holds beside finish()'s
+    # pieces: the row group being made and the one being encoded.
+    events_done: Future[int] | None = None
+    beside = rows is not None and write_to is not None
+    with ThreadPoolExecutor(1, thread_name_prefix="events") if beside else nullcontext() as events_pool:
+        # The stays written (STAYS_TO) while the events are made, then let go of.
+        with WriteBehind() as stays_behind:
+            if stays_to is not None and spilled:
+                pieces = (with_timeline_stacks(kept(p), lut) for p in stays.pieces(_STAY_PIECE))
+                stays_behind.submit(partial(_write_stays, pieces, stays_to, stays))
+                stays_lazy = pl.scan_parquet(stays_to)
+            elif stays_to is not None and stays_table is not None:
+                # statistics: a pprof type's row groups read alone
+                stays_behind.submit(partial(stays_table.write_parquet, stays_to, statistics=True))
+                stays_lazy, stays_table = pl.scan_parquet(stays_to), None
+            del stays  # its blocks of stays, as large as the table, let go of
+            if rows is not None:
+                # Chunk by chunk, as the rows are independent: the same table as from the whole.
+                events = (
+                    result.marks.events(with_timeline_stacks(c, lut), show=show_capture)
+                    for c in rows.frames()
+                )
+                if events_pool is not None and write_to is not None:
+                    events_done = events_pool.submit(
+                        # (the strings as they are now: nothing on this thread sees them change)
+                        write_by_generation,
+                        events,
+                        write_to / "events.parquet",
+                        list(rows.strings),
+                    )
+                else:
+                    named = [rows.named(chunk) for chunk in events]
+                    out["events"] = pl.concat(named) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
+        used = stored.Used()  # the strings the tables stored for the Timeline's name
+        if spans is None or write_to is None:
+            tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
+        else:
+            tables_to = _TablesWriter(write_to, result.marks, show_capture, used)
+            with _SpansWriter(spans[1], result.marks, show_capture, used) as sink:
+                finished = builder.finish(result.last_time, spans_to=sink, tables_to=tables_to)
+                tl = result.marks.timeline(finished, show=show_capture)
+            written["intervals"] = sink.rows
+            written.update(tables_to.rows)
+        if events_done is not None:
+            written["events"] = events_done.result()
     tl.go_version = result.go_version
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
     makers = {"goroutines": lambda: goroutines_frame(summary), **timeline_table_makers(tl)}
