@@ -24,7 +24,9 @@ owner's findRunnable or a thief's last steal round; injectglist; netpoll's list 
 ready G at its head) and its one poller (sched.lastpoll: nobody else polls while the M
 woken from netpoll has not run, and that M takes every G ready by then); the blocking
 netpoll of an M giving its P up;
-stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS; the
+stop-the-world by the G that stops it (its preemptall's stops "preempted", as traced), and
+procresize when it changes GOMAXPROCS; GC's forEachP before and after a mark termination
+stop (preemptall, again every 100 µs until every P has run its function); the
 futex wake a thread wake-up costs the scheduler's M that makes it, before it runs its G.
 
 Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
