@@ -92,6 +92,10 @@ def _release(version: str) -> tuple[int, int]:
         return (1 << 30, 0)
 
 
+# Who asked to preempt a G whose thread is off its CPU (Sim.gpreempt): sysmon's retake, or GC's
+# preemptall (forEachP); only sysmon's count in Sim.preemptions.
+_BY_SYSMON, _BY_GC = 1, 2
+
 # The stop-the-world reason gcMarkDone gives (stwGCMarkTerm): forEachP comes before it and after it.
 _MARK_TERMINATION = "GC mark termination"
 
@@ -198,7 +202,7 @@ class Sim:
         self.gtimerp = [-1]  # P whose timer heap holds the G's sleep (the P it slept on)
         # sysmon asked to preempt the G while its thread was off its CPU (a STALL op): the
         # signal is handled, and the G stops, when the thread runs again (the stall's end).
-        self.gpreempt = [False]
+        self.gpreempt = [0]  # who asked: _BY_SYSMON or _BY_GC (0: nobody)
         self.ginst: dict[int, int] = {}  # template -> its G (replay templates run once)
         self.tokens = [0] * len(prog.templates)
         self.chan_buf = [0] * len(prog.channels)
@@ -283,8 +287,11 @@ class Sim:
                     self.grem[a] = -1
                     self.gpc[a] += 1
                     if self.gpreempt[a]:
-                        self.gpreempt[a] = False
-                        self.preempt_now(a, self.gp[a], self.pol.quantum(self))
+                        who, self.gpreempt[a] = self.gpreempt[a], 0
+                        if who == _BY_SYSMON:
+                            self.preempt_now(a, self.gp[a], self.pol.quantum(self))
+                        else:
+                            self.gc_preempt(a, self.gp[a], "forEachP, when the thread ran again")
                     else:
                         self.step(a)
             elif kind == EV_SYSMON:
@@ -332,7 +339,7 @@ class Sim:
         g = len(self.gtmpl)
         for col, v in ((self.gtmpl, tmpl), (self.gpc, 0), (self.grem, -1), (self.gstatus, GS_RUNNABLE),
                        (self.gp, -1), (self.gm, -1), (self.grun_start, 0), (self.ggen, 0), (self.gflow, -1),
-                       (self.gtoken_wait, False), (self.gtimerp, -1), (self.gpreempt, False)):  # fmt: skip
+                       (self.gtoken_wait, False), (self.gtimerp, -1), (self.gpreempt, 0)):  # fmt: skip
             col.append(v)
         self.ginst.setdefault(tmpl, g)
         self.live += 1
@@ -1243,7 +1250,7 @@ class Sim:
         if g < 0 or self.gstatus[g] != GS_RUNNING:
             return
         if self.in_stall(g):
-            self.gpreempt[g] = True  # preemptM's signal: handled when the thread runs again
+            self.gpreempt[g] = _BY_SYSMON  # preemptM's signal: handled when the thread runs again
             return
         self.preempt_now(g, p, quantum)
 
@@ -1270,7 +1277,7 @@ class Sim:
         woke nobody): goschedImpl wakes the thread with the G already on the global queue, and
         only then schedules, so meanwhile the woken M (or anyone) may take the G.
         """
-        self.gpreempt[g] = False
+        self.gpreempt[g] = 0
         if self.in_stall(g):
             # Stopped for a stop-the-world mid-stall: the real stop waited for the thread to run
             # again, so its stall was over by the time the G stopped (the traced stop's length
@@ -1407,11 +1414,15 @@ class Sim:
             if self.pstatus[p] != PS_RUN or g < 0 or g == caller or self.gstatus[g] != GS_RUNNING:
                 continue
             if self.in_stall(g):
-                self.gpreempt[g] = True  # preemptM's signal: handled when the thread runs again
+                self.gpreempt[g] = self.gpreempt[g] or _BY_GC  # handled when the thread runs again
                 continue
-            self.rec.decision(self.now, p, "preempt", f"G{g}", why, "let it run")
-            woke = self.stop_running(g, p, "preempted")
-            self.sched_at(p, woke + self.k.schedule_ns)
+            self.gc_preempt(g, p, why)
+
+    def gc_preempt(self, g: int, p: int, why: str) -> None:
+        """GC's preemption of running G (forEachP's preemptall; not sysmon's, not counted as its)."""
+        self.rec.decision(self.now, p, "preempt", f"G{g}", why, "let it run")
+        woke = self.stop_running(g, p, "preempted")
+        self.sched_at(p, woke + self.k.schedule_ns)
 
     def procresize(self, n: int) -> None:
         """procresize (startTheWorldWithSema): Ps from N on are destroyed, new ones start idle.
