@@ -48,6 +48,10 @@ class Constants:
     # sysmon, while every P is idle, sleeps until the next timer but at most forcegcperiod/2
     # (proc.go: var forcegcperiod int64 = 2 * 60 * 1e9).
     sysmon_wait_max_ns: int = 60_000_000_000
+    # forEachP, while a P has not yet run its safe-point function, sleeps this long and then
+    # preempts every running P again (forEachPInternal: notetsleep(&sched.safePointNote,
+    # 100*1000), then preemptall(); the same in Go 1.22 to 1.27).
+    safepoint_repreempt_ns: int = 100_000
     go_version: str = ""
     sites: tuple[tuple[str, str], ...] = ()  # (name, "file:line") where each value was found
 

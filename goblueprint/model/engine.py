@@ -24,7 +24,9 @@ owner's findRunnable or a thief's last steal round; injectglist; netpoll's list 
 ready G at its head) and its one poller (sched.lastpoll: nobody else polls while the M
 woken from netpoll has not run, and that M takes every G ready by then); the blocking
 netpoll of an M giving its P up;
-stop-the-world by the G that stops it, and procresize when it changes GOMAXPROCS; the
+stop-the-world by the G that stops it (its preemptall's stops "preempted", as traced), and
+procresize when it changes GOMAXPROCS; GC's forEachP before and after a mark termination
+stop (preemptall, again every 100 µs until every P has run its function); the
 futex wake a thread wake-up costs the scheduler's M that makes it, before it runs its G.
 
 Simplified (see docs/model.md): an M is a thread id that follows its P; every thread
@@ -74,7 +76,7 @@ LG, LP, LM, LSTW = int(LaneKind.G), int(LaneKind.P), int(LaneKind.M), int(LaneKi
 
 # Event kinds
 (EV_SCHED, EV_CPU, EV_WAKE_TIMER, EV_NET, EV_SYSCALL, EV_SYSMON, EV_ROOT, EV_STW, EV_STW_END, EV_TRACE,
- EV_POLLED, EV_TIMER_RUN) = range(12)  # fmt: skip
+ EV_POLLED, EV_TIMER_RUN, EV_SAFEPOINT) = range(13)  # fmt: skip
 # P status (as runtime2.go's _Pidle, _Prunning, _Psyscall, _Pgcstop, _Pdead)
 PS_IDLE, PS_RUN, PS_SYSCALL, PS_STOP, PS_DEAD = range(5)
 # G status
@@ -89,6 +91,13 @@ def _release(version: str) -> tuple[int, int]:
     except (IndexError, ValueError):
         return (1 << 30, 0)
 
+
+# Who asked to preempt a G whose thread is off its CPU (Sim.gpreempt): sysmon's retake, or GC's
+# preemptall (forEachP); only sysmon's count in Sim.preemptions.
+_BY_SYSMON, _BY_GC = 1, 2
+
+# The stop-the-world reason gcMarkDone gives (stwGCMarkTerm): forEachP comes before it and after it.
+_MARK_TERMINATION = "GC mark termination"
 
 T_START = 1_000_000  # simulated clock origin (non-zero so "0" is never mistaken for "none")
 SPINNING = -2  # find_runnable: no G yet, a steal round is under way (the M holds its P and spins)
@@ -193,7 +202,7 @@ class Sim:
         self.gtimerp = [-1]  # P whose timer heap holds the G's sleep (the P it slept on)
         # sysmon asked to preempt the G while its thread was off its CPU (a STALL op): the
         # signal is handled, and the G stops, when the thread runs again (the stall's end).
-        self.gpreempt = [False]
+        self.gpreempt = [0]  # who asked: _BY_SYSMON or _BY_GC (0: nobody)
         self.ginst: dict[int, int] = {}  # template -> its G (replay templates run once)
         self.tokens = [0] * len(prog.templates)
         self.chan_buf = [0] * len(prog.channels)
@@ -217,6 +226,11 @@ class Sim:
         self.stw_active = False
         self.stw_keeper = -1  # the P whose G stopped the world (it goes on running)
         self.stw_waiting: deque[tuple[int, int]] = deque()  # stops asked for during one (worldsema)
+        self.stw_caller = -1  # the G that stopped the world (-1: none of the program's)
+        # forEachP under way: the Ps yet to run its safe-point function, and the G that called it.
+        self.safepoint_wait: set[int] = set()
+        self.safepoint_caller = -1
+        self.safepoint_epoch = 0
         # counters (the lab's metric names)
         self.preemptions = 0
         self.steals = 0
@@ -273,8 +287,11 @@ class Sim:
                     self.grem[a] = -1
                     self.gpc[a] += 1
                     if self.gpreempt[a]:
-                        self.gpreempt[a] = False
-                        self.preempt_now(a, self.gp[a], self.pol.quantum(self))
+                        who, self.gpreempt[a] = self.gpreempt[a], 0
+                        if who == _BY_SYSMON:
+                            self.preempt_now(a, self.gp[a], self.pol.quantum(self))
+                        else:
+                            self.gc_preempt(a, self.gp[a], "forEachP, when the thread ran again")
                     else:
                         self.step(a)
             elif kind == EV_SYSMON:
@@ -299,6 +316,9 @@ class Sim:
                     self.stop_the_world(a, -1)
             elif kind == EV_STW_END:
                 self.start_the_world(a)
+            elif kind == EV_SAFEPOINT:
+                if a == self.safepoint_epoch:
+                    self.safepoint_tick()
             elif kind == EV_TRACE:
                 self.schedtrace_line()
                 if self.live or self.pending_roots():
@@ -319,7 +339,7 @@ class Sim:
         g = len(self.gtmpl)
         for col, v in ((self.gtmpl, tmpl), (self.gpc, 0), (self.grem, -1), (self.gstatus, GS_RUNNABLE),
                        (self.gp, -1), (self.gm, -1), (self.grun_start, 0), (self.ggen, 0), (self.gflow, -1),
-                       (self.gtoken_wait, False), (self.gtimerp, -1), (self.gpreempt, False)):  # fmt: skip
+                       (self.gtoken_wait, False), (self.gtimerp, -1), (self.gpreempt, 0)):  # fmt: skip
             col.append(v)
         self.ginst.setdefault(tmpl, g)
         self.live += 1
@@ -650,6 +670,8 @@ class Sim:
 
     def pidleput(self, p: int) -> None:
         self.owed[p] = 0
+        if self.safepoint_wait:
+            self.safepoint_wait.discard(p)  # a P going idle runs forEachP's function on its way
         on_cpu = self.pstatus[p] == PS_RUN and not self.pwaking[p]
         self.polled_on[p] = False
         if self.cpuwait[p]:  # a stop took the P of an M still waiting for a CPU
@@ -705,13 +727,14 @@ class Sim:
     def ms_on_cpu(self) -> int:
         """Threads on a CPU, as the machine rule counts them: Ms holding a running P (a G, the
         scheduler or a spin), but not one woken and not yet run, nor one whose G is in a
-        replayed OS stall (the kernel said it was off its CPU). Nor sysmon or Ms in syscalls
-        (docs/model.md, "The machine's CPUs")."""
+        replayed OS stall (the kernel said it was off its CPU), nor the M of a G waiting in
+        forEachP (asleep in notetsleep, though the trace shows its G running). Nor sysmon or Ms
+        in syscalls (docs/model.md, "The machine's CPUs")."""
         n = 0
         for q in range(self.procs):
             if self.pstatus[q] == PS_RUN and not self.pwaking[q]:
                 g = self.pg[q]
-                if g < 0 or not self.in_stall(g):
+                if g < 0 or not (self.in_stall(g) or (self.safepoint_wait and g == self.safepoint_caller)):
                     n += 1
         return n
 
@@ -832,6 +855,8 @@ class Sim:
             self.rec.state(LP, p, self.now, P_RUN, m=self.pm[p])
         if self.pg[p] >= 0:
             return
+        if self.safepoint_wait:
+            self.safepoint_wait.discard(p)  # schedule()'s runSafePointFn
         if self.held[p] >= 0:  # the M has paid for the threads it woke: it runs the G it chose
             g, self.held[p] = self.held[p], -1
             self.execute(p, g, self.held_inherit[p])
@@ -1075,6 +1100,8 @@ class Sim:
     def entersyscall(self, g: int, dur: int) -> None:
         p = self.gp[g]
         self.wake_sysmon()  # entersyscallWakeSysmon, if it sleeps
+        if self.safepoint_wait:
+            self.safepoint_wait.discard(p)  # entersyscall runs forEachP's function (runSafePointFn)
         self.pstatus[p] = PS_SYSCALL
         self.syscalltick[p] += 1
         self.gstatus[g] = GS_SYSCALL
@@ -1223,7 +1250,7 @@ class Sim:
         if g < 0 or self.gstatus[g] != GS_RUNNING:
             return
         if self.in_stall(g):
-            self.gpreempt[g] = True  # preemptM's signal: handled when the thread runs again
+            self.gpreempt[g] = _BY_SYSMON  # preemptM's signal: handled when the thread runs again
             return
         self.preempt_now(g, p, quantum)
 
@@ -1250,7 +1277,7 @@ class Sim:
         woke nobody): goschedImpl wakes the thread with the G already on the global queue, and
         only then schedules, so meanwhile the woken M (or anyone) may take the G.
         """
-        self.gpreempt[g] = False
+        self.gpreempt[g] = 0
         if self.in_stall(g):
             # Stopped for a stop-the-world mid-stall: the real stop waited for the thread to run
             # again, so its stall was over by the time the G stopped (the traced stop's length
@@ -1286,8 +1313,14 @@ class Sim:
             self.stw_waiting.append((i, self.pg[keeper] if keeper >= 0 else -1))
             return
         _t, dur, reason = self.prog.stw[i]
+        caller = self.pg[keeper] if keeper >= 0 else -1
+        if _MARK_TERMINATION in reason:
+            # gcMarkDone, under worldsema, asks every P to flush its write barrier buffer and
+            # work at a safe point (forEachP) before it stops the world for mark termination.
+            self.for_each_p(caller)
         self.stw_active = True
         self.stw_keeper = keeper
+        self.stw_caller = caller
         self.rec.state(LSTW, 0, self.now, int(State.STW), label=self.rec.sid(reason))
         for p in range(self.procs):
             if p == keeper:
@@ -1295,8 +1328,9 @@ class Sim:
             if self.pstatus[p] == PS_RUN:
                 g = self.pg[p]
                 if g >= 0:
-                    # Not "preempted": the trace side counts those as sysmon's (see measure.py).
-                    self.stop_running(g, p, "stopped (stop-the-world)", for_stw=True)
+                    # preemptall: the G stops in gopreempt_m -> goschedImpl(gp, true), which the
+                    # trace records as a "preempted" GoStop, as it does sysmon's.
+                    self.stop_running(g, p, "preempted", for_stw=True)
                 if self.spinning[p]:
                     self.spinning[p] = False
                     self.nmspinning -= 1
@@ -1322,9 +1356,73 @@ class Sim:
                 self.startm(p, False, self.wake_delay())
         self.wakep_for_global()
         self.wakep()
+        if _MARK_TERMINATION in self.prog.stw[i][2]:
+            # gcMarkTermination, once the world runs again and still holding worldsema, has every
+            # P flush its mcache (forEachP(waitReasonFlushProcCaches, ...)) before the next cycle.
+            self.for_each_p(self.stw_caller)
+        self.stw_caller = -1
         if self.stw_waiting:
             j, g = self.stw_waiting.popleft()
             self.stop_the_world(j, self.gp[g] if g >= 0 and self.gstatus[g] == GS_RUNNING else -1)
+
+    # ---- forEachP: GC's ragged barrier -------------------------------------------------------
+
+    def for_each_p(self, caller: int) -> None:
+        """forEachP: every P but CALLER's (a G; -1: none) runs a function at its next safe point.
+
+        forEachPInternal: preemptall (each running G stops, "preempted", to the global queue:
+        gopreempt_m, not a stop-the-world's runnext), idle Ps run it at once, a P in a syscall
+        is handed off (setBlockOnExitSyscall, takeP, handoffp); then, until every P has run it
+        (its M in schedule(), or the P going idle or into a syscall), every
+        ``safepoint_repreempt_ns`` preemptall again, which preempts every running G, those on
+        Ps that ran it already too. Simplified: the caller's G runs on meanwhile (the real one
+        sleeps in notetsleep, its time in its replayed CPU), but off its CPU while it waits, for
+        the machine's CPUs (ms_on_cpu).
+        """
+        self.safepoint_epoch += 1
+        self.safepoint_caller = caller
+        self.safepoint_wait = {p for p in range(self.procs) if self.pstatus[p] == PS_RUN and not (
+            caller >= 0 and self.pg[p] == caller)}  # fmt: skip
+        self.preemptall(caller, "forEachP")
+        for p in range(self.procs):
+            if self.pstatus[p] == PS_SYSCALL:
+                g = self.pg[p]
+                self.syscalltick[p] += 1
+                self.rec.decision(self.now, p, "retake", f"P{p} from G{g}'s syscall",
+                                  "forEachP: a P in a syscall is handed off to run the safe-point function",
+                                  "leave the P with the syscall")  # fmt: skip
+                self.handoffp(p)
+        if self.safepoint_wait:
+            self.push(self.now + self.c.safepoint_repreempt_ns, EV_SAFEPOINT, self.safepoint_epoch)
+            if self.cpus and caller >= 0:
+                self.cpu_freed()  # the caller's thread sleeps in notetsleep meanwhile: off its CPU
+
+    def safepoint_tick(self) -> None:
+        """forEachP's notetsleep timed out: preemptall again while some P has not run the function."""
+        if self.stw_active:  # a stop stops every P (the real one waits for worldsema, held meanwhile)
+            self.safepoint_wait.clear()
+        self.safepoint_wait = {p for p in self.safepoint_wait if p < self.procs and self.pstatus[p] == PS_RUN}
+        if not self.safepoint_wait:
+            return
+        self.preemptall(self.safepoint_caller, "forEachP, again")
+        self.push(self.now + self.c.safepoint_repreempt_ns, EV_SAFEPOINT, self.safepoint_epoch)
+
+    def preemptall(self, caller: int, why: str) -> None:
+        """preemptall: preemptone on every running P but the caller's M (the caller's G: CALLER)."""
+        for p in range(self.procs):
+            g = self.pg[p]
+            if self.pstatus[p] != PS_RUN or g < 0 or g == caller or self.gstatus[g] != GS_RUNNING:
+                continue
+            if self.in_stall(g):
+                self.gpreempt[g] = self.gpreempt[g] or _BY_GC  # handled when the thread runs again
+                continue
+            self.gc_preempt(g, p, why)
+
+    def gc_preempt(self, g: int, p: int, why: str) -> None:
+        """GC's preemption of running G (forEachP's preemptall; not sysmon's, not counted as its)."""
+        self.rec.decision(self.now, p, "preempt", f"G{g}", why, "let it run")
+        woke = self.stop_running(g, p, "preempted")
+        self.sched_at(p, woke + self.k.schedule_ns)
 
     def procresize(self, n: int) -> None:
         """procresize (startTheWorldWithSema): Ps from N on are destroyed, new ones start idle.

@@ -25,7 +25,7 @@ from goblueprint.model.constants import Constants
 from goblueprint.model.engine import Sim
 from goblueprint.model.program import Program
 from goblueprint.timeline.analysis import analyse
-from goblueprint.timeline.model import LaneKind, State
+from goblueprint.timeline.model import FlowKind, LaneKind, State
 
 MS = 1_000_000
 HERE = Path(__file__).resolve().parent
@@ -37,6 +37,32 @@ def _g_runs(sim: Sim) -> pl.DataFrame:
     return tl.spans.filter(
         (pl.col("lane_kind") == int(LaneKind.G)) & (pl.col("state") == int(State.G_RUNNING))
     ).sort("start")
+
+
+def test_gcs_preemption_waits_for_the_stalled_thread_and_is_not_counted_as_sysmons(consts: Constants) -> None:
+    # forEachP asks P1 to preempt G2 while its thread is off its CPU (a replayed stall): the
+    # signal is handled when it runs again, at the stall's end, and every 100 µs meanwhile
+    # preemptall asks again; the one preemption is GC's, not sysmon's (Sim.preemptions).
+    stall = 450_000
+    prog = Program()
+    prog.add_template("runtime.gcBgMarkWorker", [(P.CPU, 2 * MS, 0)])
+    prog.add_template("main.stalled", [(P.STALL, stall, 0), (P.CPU, MS, 0)])
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    gs = [sim.new_g(0), sim.new_g(1)]
+    for p, g in enumerate(gs):
+        sim.pidle.remove(p)
+        sim.npidle -= 1
+        sim.pstatus[p] = engine.PS_RUN
+        sim.pm[p] = sim.new_m()
+        sim.execute(p, g, False)
+    sim.for_each_p(gs[0])
+    sim.horizon = 2 * MS
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.now, 2)
+    stops = tl.flows.filter(pl.col("kind") == int(FlowKind.REQUEUE))
+    assert stops["g"].to_list() == [gs[1]]
+    assert stops["from_time"].to_list() == [engine.T_START + stall]
+    assert sim.preemptions == 0 and not sim.safepoint_wait
 
 
 def test_sysmons_preemption_waits_for_the_stalled_thread_to_run(consts: Constants) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import replace
 
+import polars as pl
 import pytest
 
 from goblueprint.model import engine, policies, spinning
@@ -767,13 +768,13 @@ def test_an_m_giving_its_p_up_polls_the_network_and_runs_what_became_ready(const
     sim.check_invariants()
 
 
-def _stw_preempting_two(consts: Constants) -> Sim:
+def _stw_preempting_two(consts: Constants, reason: str = "stop-the-world (GC)") -> Sim:
     prog = Program()
     prog.add_template("main.main", [(P.CPU, 10_000, 0), (P.STW, 0, 0), (P.CPU, 100_000, 0)])
     for i in (1, 2):
         prog.add_template(f"main.busy{i}", [(P.CPU, 1_000_000, 0)])
     prog.roots += [(0, 0), (0, 1), (0, 2)]
-    prog.stw = [(0, 50_000, "stop-the-world (GC)")]
+    prog.stw = [(0, 50_000, reason)]
     sim = Sim(prog, consts, policies.resolve([]), 3, seed=1)
     sim.run()
     return sim
@@ -809,6 +810,116 @@ def test_before_go_1_26_a_stop_the_world_preempts_to_the_global_queue(
     assert [runs.filter(runs["lane_id"] == g)["p"].n_unique() for g in stopped] == [
         2 if global_queue else 1
     ] * 2
+
+
+def test_a_stop_the_world_s_preemptions_are_counted_as_the_trace_counts_them(consts: Constants) -> None:
+    # stopTheWorldWithSema's preemptall stops each running G in gopreempt_m, goschedImpl(gp,
+    # true): the trace records a "preempted" GoStop, as for sysmon's, and measure counts both.
+    from goblueprint.model import measure
+
+    sim = _stw_preempting_two(consts)
+    tl = sim.rec.timeline(engine.T_START, sim.end, 3)
+    stopped = tl.flows.filter(tl.flows["kind"] == int(FlowKind.REQUEUE))
+    assert [tl.strings[x] for x in stopped["label"].to_list()] == ["preempted"] * 2
+    assert measure.from_timeline(tl, 3)["preemptions"] == 2
+    assert sim.preemptions == 0  # sysmon's own count
+
+
+def test_gc_mark_done_preempts_every_running_g_before_it_stops_the_world(consts: Constants) -> None:
+    # gcMarkDone runs forEachP (flush each P's write barrier buffer) before it stops the world
+    # for mark termination: its preemptall stops the busy Gs through gopreempt_m, to the global
+    # queue, so the stop finds their Ps with no G, and after it they are taken from the global
+    # queue (a plain stop keeps them on their Ps' runnext, Go 1.26 on).
+    def taken_from_global(reason: str) -> int:
+        sim = _stw_preempting_two(consts, reason)
+        dec = sim.rec.decisions()
+        tl = sim.rec.timeline(engine.T_START, sim.end, 3)
+        stopped = tl.flows.filter(tl.flows["kind"] == int(FlowKind.REQUEUE))
+        stw = tl.spans.filter(tl.spans["lane_kind"] == int(engine.LSTW))
+        assert stopped.height == 2 and set(stopped["from_time"].to_list()) == {int(stw["start"][0])}
+        return dec.filter((dec["point"] == "next_g") & (dec["reason"] == "local queue empty")).height
+
+    assert taken_from_global("stop-the-world (GC)") == 0
+    assert taken_from_global("stop-the-world (GC mark termination)") == 2
+
+
+def test_gc_mark_termination_waits_for_every_p_s_safe_point_once_the_world_runs_again(
+    consts: Constants,
+) -> None:
+    # gcMarkTermination, after startTheWorldWithSema, runs forEachP (flush every P's mcache):
+    # the Ps restarted for the two preempted Gs have a woken M that has run nothing yet, so they
+    # are waited for (every running G preempted again each 100 µs meanwhile) until those run.
+    prog = Program()
+    prog.add_template("main.main", [(P.CPU, 10_000, 0), (P.STW, 0, 0), (P.CPU, 100_000, 0)])
+    for i in (1, 2):
+        prog.add_template(f"main.busy{i}", [(P.CPU, 1_000_000, 0)])
+    prog.roots += [(0, 0), (0, 1), (0, 2)]
+    prog.stw = [(0, 50_000, "stop-the-world (GC mark termination)")]
+    sim = Sim(prog, consts, policies.resolve([]), 3, seed=1)
+    waited: list[list[int]] = []
+    start_the_world = sim.start_the_world
+
+    def spy(i: int) -> None:
+        start_the_world(i)
+        waited.append(sorted(sim.safepoint_wait))
+
+    sim.start_the_world = spy  # type: ignore[method-assign]
+    sim.run()
+    assert waited == [[1, 2]] and not sim.safepoint_wait
+
+
+def _for_each_p_with_a_late_m(consts: Constants, cpus: int, late_ns: int) -> tuple[Sim, int]:
+    """P0 runs the caller of forEachP, P1 a busy G, and P2 is handed to an M woken LATE_NS before it
+    runs (with CPUS: one already waiting for a CPU, late_ns 0). Runs 1 ms; returns the busy G."""
+    prog = Program()
+    prog.add_template("runtime.gcBgMarkWorker", [(P.CPU, 2_000_000, 0)])
+    prog.add_template("main.busy", [(P.CPU, 2_000_000, 0)])
+    sim = Sim(prog, consts, policies.resolve([]), 3, seed=1, cpus=cpus)
+    caller, busy = sim.new_g(0), sim.new_g(1)
+    for p, g in ((0, caller), (1, busy)):
+        _take_p(sim, p)
+        sim.execute(p, g, False)
+    sim.pidle.remove(2)
+    sim.npidle -= 1
+    sim.startm(2, False, late_ns)
+    if cpus:
+        sim.schedule(2)  # the woken M runs, and waits for a CPU: both run the other two Ms
+        assert sim.cpuwait[2]
+    sim.for_each_p(caller)
+    sim.horizon = 1_000_000
+    sim.run()
+    return sim, busy
+
+
+def _preempted(sim: Sim, g: int) -> list[int]:
+    tl = sim.rec.timeline(engine.T_START, sim.now, sim.procs)
+    fl = tl.flows.filter((tl.flows["kind"] == int(FlowKind.REQUEUE)) & (tl.flows["g"] == g))
+    return [t - engine.T_START for t in fl["from_time"].to_list()]
+
+
+def test_for_each_p_preempts_every_running_g_again_until_every_p_ran_its_function(consts: Constants) -> None:
+    # forEachPInternal waits in notetsleep(100 µs) and calls preemptall again each time it times
+    # out while a P has not run the safe-point function: here P2's M runs (schedule()) only
+    # 350 µs on, and the busy G is preempted each time, though its P ran the function at once.
+    sim, busy = _for_each_p_with_a_late_m(consts, cpus=0, late_ns=350_000)
+    tick = consts.safepoint_repreempt_ns
+    assert tick == 100_000
+    assert _preempted(sim, busy) == [0, tick, 2 * tick, 3 * tick]
+    assert not sim.safepoint_wait
+    caller_runs = sim.rec.timeline(engine.T_START, sim.now, 3).spans.filter(
+        (pl.col("lane_kind") == 0) & (pl.col("lane_id") == 1)
+    )
+    assert caller_runs.height == 1  # the caller is never preempted by its own forEachP
+
+
+def test_a_g_waiting_in_for_each_p_leaves_its_cpu(consts: Constants) -> None:
+    # The machine's CPUs: forEachP's caller sleeps in notetsleep (the trace still shows its G
+    # running), so an M waiting for one of the 2 CPUs runs at once, its P runs the function,
+    # and nobody is preempted again; counted on its CPU, that M would wait out the OS's slice
+    # (1.5 ms) with the busy G preempted every 100 µs meanwhile.
+    sim, busy = _for_each_p_with_a_late_m(consts, cpus=2, late_ns=0)
+    assert _preempted(sim, busy) == [0]
+    assert not sim.safepoint_wait and not sim.cpuwait[2]
 
 
 def test_gosched_if_busy_yields_only_while_no_p_is_idle(consts: Constants) -> None:
