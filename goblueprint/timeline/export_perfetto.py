@@ -270,6 +270,10 @@ class _Export:
 
     def name_ids(self, texts: pl.Series) -> np.ndarray:
         """Global name id of each text (one dict lookup per distinct text)."""
+        if not len(texts):
+            # (polars hands an empty Series out as an object array, which would make every array
+            # concatenated with it one too: the marks of a trace without any)
+            return np.zeros(0, np.int64)
         uniq = texts.unique(maintain_order=True)
         ids = self.text_ids(uniq.to_list())
         return texts.replace_strict(uniq, ids, return_dtype=pl.Int64).to_numpy()
