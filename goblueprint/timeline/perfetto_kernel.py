@@ -371,6 +371,73 @@ def dense_codes(keys):  # pragma: no cover - compiled
     return codes, uniq[:count].copy()
 
 
+@njit(cache=True, nogil=True)
+def title_codes(kind, g, label, state, state_index, pm_kinds, g_kind):  # pragma: no cover - compiled
+    """``render.lanes.title_keys`` of spans (KIND, G, LABEL, STATE: their columns; STATE_INDEX:
+    ``state_names``' map of a state code; PM_KINDS: the lane kinds named after the G they run,
+    G_KIND: the goroutines'), grouped as ``dense_codes`` groups them: each row's code and the
+    distinct keys.  One pass and no temporary column per step: the export titles every span."""
+    n = kind.shape[0]
+    keys = np.empty(n, np.int64)
+    low = (1 << 52) - 1
+    for i in range(n):
+        k = kind[i]
+        on_pm = False
+        for j in range(pm_kinds.shape[0]):
+            on_pm |= k == pm_kinds[j]
+        if on_pm and g[i] >= 0:
+            form, value = 2, g[i]
+        else:
+            form, value = 1 if k == g_kind else 0, np.int64(label[i])
+        keys[i] = (np.int64(form) << 60) | (np.int64(state_index[state[i]]) << 52) | (value & low)
+    return dense_codes(keys)
+
+
+@njit(cache=True, nogil=True)
+def counter_deltas(name, time, value, origin, last):  # pragma: no cover - compiled
+    """A batch of counter samples (NAME: string id, TIME, VALUE) grouped by name, ascending, each
+    name's in batch order: the names, where each one's samples begin (len + 1 offsets), their
+    times as deltas from the name's previous sample (LAST[name], since ORIGIN; updated) and their
+    values.  The last item is the first name (ascending) whose samples go back in time, -1 if none.
+    One pass to count, one to place: no sort, no per-name mask."""
+    n = name.shape[0]
+    count = np.zeros(last.shape[0] + 1, np.int64)
+    for i in range(n):
+        count[name[i] + 1] += 1
+    used = 0
+    for c in range(last.shape[0]):
+        used += count[c + 1] > 0
+    ids = np.empty(used, np.int64)
+    off = np.zeros(used + 1, np.int64)
+    used = 0
+    for c in range(last.shape[0]):
+        if count[c + 1] > 0:
+            ids[used] = c
+            off[used + 1] = off[used] + count[c + 1]
+            used += 1
+    at = np.zeros(last.shape[0], np.int64)  # each name's next place
+    for u in range(used):
+        at[ids[u]] = off[u]
+    delta = np.empty(n, np.int64)
+    values = np.empty(n, np.float64)
+    for i in range(n):
+        c = name[i]
+        t = time[i] - origin
+        delta[at[c]] = t - last[c]
+        values[at[c]] = value[i]
+        last[c] = t
+        at[c] += 1
+    bad = -1
+    for u in range(used):
+        for j in range(off[u], off[u + 1]):
+            if delta[j] < 0:
+                bad = ids[u]
+                break
+        if bad >= 0:
+            break
+    return ids, off, delta, values, bad
+
+
 # The clock snapshot every sequence's first packet carries (TracePacket.clock_snapshot = 6): the
 # sequence's incremental clock 64 at 0, and the default clock (BOOTTIME = 6) at 0.
 _SNAPSHOT = np.array(
