@@ -47,6 +47,7 @@ Timestamps are nanoseconds since the start of the trace.  Flow ids are global.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -258,12 +259,13 @@ class _Export:
         self.lane_keys: dict[
             int, tuple[np.ndarray, np.ndarray]
         ] = {}  # lane kind -> (lane ids, index in lanes)
+        self.lane_luts: dict[int, np.ndarray] = {}  # lane kind -> index in lanes by id (index_lanes)
         self.strings = pl.Series("s", src.strings, dtype=pl.String)
         self.stub = Timeline(strings=src.strings)  # what key_titles reads of a Timeline
         self.state_index = state_names()[1]
         # Times are written since the trace start; an earlier sample (none in a
-        # well-formed trace) moves the origin rather than wrap the unsigned clock.
-        self.origin = src.first_time()
+        # well-formed trace) moves the origin rather than wrap the unsigned clock.  Set by run().
+        self.origin = 0
 
     # -- names, ids, packets ------------------------------------------------------------
     def new_id(self) -> int:
@@ -424,16 +426,36 @@ class _Export:
 
     def lane_of(self, kind: LaneKind, ids: np.ndarray) -> np.ndarray:
         """Index in ``lanes`` of lane (KIND, id) for each id, -1 where there is none."""
+        lut = self.lane_luts.get(int(kind))
+        if lut is not None:
+            # Ids below 0 or past the last lane's land on the table's last slot, which is -1.
+            return lut[np.clip(ids, -1, len(lut) - 1)]
         keys, idx = self.lane_keys.get(int(kind), (np.zeros(0, np.int64), np.zeros(0, np.int64)))
         if not len(keys):
             return np.full(len(ids), -1, dtype=np.int64)
         pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
         return np.where(keys[pos] == ids, idx[pos], -1)
 
+    def index_lanes(self, kind: int, ids: np.ndarray, idx: np.ndarray) -> None:
+        """``lane_of``'s map for KIND: lanes IDS (ascending) at IDX.  A table indexed by id when the
+        ids are dense enough (goroutine, P and M ids are): a gather per id, where a binary search
+        per flow was a fifth of reading the flows."""
+        self.lane_keys[kind] = (ids, idx)
+        if len(ids) and ids[0] >= 0 and ids[-1] < 8 * len(ids) + 4096:
+            lut = np.full(int(ids[-1]) + 2, -1, np.int64)
+            lut[ids] = idx
+            self.lane_luts[kind] = lut
+
     # -- the layout -----------------------------------------------------------------
     def run(self) -> None:
         src = self.src
-        keys = src.lane_keys()
+        # The lanes and the earliest time are passes over a column or two of the tables, made
+        # while nothing else runs yet: the counters' and instants' on a thread (polars lets go of
+        # the GIL while it reads), the spans' here (one table is read by one thread at a time).
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="first-time") as pool:
+            others = pool.submit(src.first_time, ("counters", "instants"))
+            keys = src.lane_keys()
+            self.origin = min(src.first_time(("spans",)), others.result())
         # One row per lane with spans: each Lane's ``lo`` is its index in KEYS (and the
         # order lane_pieces yields them); a lane with instants only has lo == hi.
         lanes = arrange(Timeline(lanes=src.lanes), keys)
@@ -442,9 +464,8 @@ class _Export:
             pairs.setdefault(int(lane.kind), []).append((lane.lane_id, k))
         for kind, members in pairs.items():
             members.sort()
-            self.lane_keys[kind] = (
-                np.array([m[0] for m in members], np.int64),
-                np.array([m[1] for m in members], np.int64),
+            self.index_lanes(
+                kind, np.array([m[0] for m in members], np.int64), np.array([m[1] for m in members], np.int64)
             )
         self.g_lanes = {lane.lane_id: lane for lane in lanes if lane.kind == LaneKind.G}
         # Each lane's parent track and rank in it.

@@ -116,3 +116,27 @@ def test_counter_deltas_group_each_name_and_carry_its_clock(seed: int) -> None:
     time = np.array([10, 90_000, 90_001, 50, 5], np.int64) + origin
     bad = kernels.get().counter_deltas(name, time, np.zeros(5), origin, last)[-1]
     assert bad == 17
+
+
+def test_lane_of_by_table_is_the_binary_search() -> None:
+    """``lane_of`` by a table indexed by id (dense ids) finds what the search of the sorted ids
+    finds, -1 for ids without a lane: below 0 (NONE), between lanes, past the last."""
+    from goblueprint.timeline.export_perfetto import _Export
+
+    rng = np.random.default_rng(7)
+    ids = np.unique(rng.integers(0, 3000, 800))
+    idx = rng.permutation(len(ids)).astype(np.int64)
+    by_table, by_search = _Export.__new__(_Export), _Export.__new__(_Export)
+    for e in (by_table, by_search):
+        e.lane_keys, e.lane_luts = {}, {}
+    by_table.index_lanes(0, ids, idx)
+    by_search.lane_keys[0] = (ids, idx)
+    assert 0 in by_table.lane_luts and not by_search.lane_luts
+    asked = np.concatenate([[-1, -7, ids[-1], ids[-1] + 1, 1 << 40], rng.integers(-5, 3100, 5000)])
+    got = by_table.lane_of(0, asked)
+    assert np.array_equal(got, by_search.lane_of(0, asked))
+    assert got[0] == got[1] == got[3] == got[4] == -1 and got[2] == idx[-1]
+    # Ids too sparse for a table are searched.
+    by_table.index_lanes(1, np.array([5, 1 << 40]), np.array([0, 1]))
+    assert 1 not in by_table.lane_luts
+    assert by_table.lane_of(1, np.array([5, 6, 1 << 40, -1])).tolist() == [0, -1, 1, -1]
