@@ -45,9 +45,15 @@ def _before(t1, r1, s1, t2, r2, s2):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _stable_by(first, second, rows):  # pragma: no cover - compiled
-    """ROWS stably sorted by (FIRST, SECOND) of each row, as numpy's lexsort would."""
-    o = rows[np.argsort(second[rows], kind="mergesort")]
-    return o[np.argsort(first[o], kind="mergesort")]
+    """ROWS stably sorted by (FIRST, SECOND) of each row, as numpy's lexsort would: ROWS itself
+    when they are in that order already, the common case (a window's flows that end, by event;
+    the sinks' rows), which the two merge sorts took half of a busy window's time to find."""
+    for k in range(1, rows.shape[0]):
+        a, b = rows[k - 1], rows[k]
+        if first[b] < first[a] or (first[b] == first[a] and second[b] < second[a]):
+            o = rows[np.argsort(second[rows], kind="mergesort")]
+            return o[np.argsort(first[o], kind="mergesort")]
+    return rows
 
 
 @njit(cache=True, nogil=True)
@@ -128,7 +134,7 @@ def track_order(
 
     # Flows ending on rows: found by row as the rows' events are placed.
     m = sink_row.shape[0]
-    sink_by_row = np.argsort(sink_row, kind="mergesort")
+    sink_by_row = _stable_by(sink_row, sink_row, np.arange(m))
     sink_rows = sink_row[sink_by_row]
     is_sink = np.zeros(n, np.bool_)
     for j in range(m):
