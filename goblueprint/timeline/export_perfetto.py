@@ -429,7 +429,7 @@ class _Export:
         lut = self.lane_luts.get(int(kind))
         if lut is not None:
             # Ids below 0 or past the last lane's land on the table's last slot, which is -1.
-            return lut[np.clip(ids, -1, len(lut) - 1)]
+            return lut[np.clip(np.asarray(ids, np.int64), -1, len(lut) - 1)]
         keys, idx = self.lane_keys.get(int(kind), (np.zeros(0, np.int64), np.zeros(0, np.int64)))
         if not len(keys):
             return np.full(len(ids), -1, dtype=np.int64)
