@@ -405,23 +405,27 @@ def counter_deltas(name, time, value, origin, last):  # pragma: no cover - compi
     name's in batch order: the names, where each one's samples begin (len + 1 offsets), their
     times as deltas from the name's previous sample (LAST[name], since ORIGIN; updated) and their
     values.  The last item is the first name (ascending) whose samples go back in time, -1 if none.
-    One pass to count, one to place: no sort, no per-name mask."""
+    One pass to count, one to place: no sort, no per-name mask.  The counts span the names up to
+    the batch's largest (the counters' come first among the strings), not every string."""
     n = name.shape[0]
-    count = np.zeros(last.shape[0] + 1, np.int64)
+    top = 0
+    for i in range(n):
+        top = max(top, name[i] + 1)
+    count = np.zeros(top + 1, np.int64)
     for i in range(n):
         count[name[i] + 1] += 1
     used = 0
-    for c in range(last.shape[0]):
+    for c in range(top):
         used += count[c + 1] > 0
     ids = np.empty(used, np.int64)
     off = np.zeros(used + 1, np.int64)
     used = 0
-    for c in range(last.shape[0]):
+    for c in range(top):
         if count[c + 1] > 0:
             ids[used] = c
             off[used + 1] = off[used] + count[c + 1]
             used += 1
-    at = np.zeros(last.shape[0], np.int64)  # each name's next place
+    at = np.zeros(top, np.int64)  # each name's next place
     for u in range(used):
         at[ids[u]] = off[u]
     delta = np.empty(n, np.int64)
