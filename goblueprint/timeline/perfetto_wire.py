@@ -38,12 +38,10 @@ import numpy as np
 
 CHUNK = 1 << 19  # uncompressed bytes per compressed_packets: deflate's gain has flattened out long before
 # (a 30.9 MB trace's file: 42.12 MB in chunks of 1 MiB, 42.14 MB in these)
-# libdeflate's level 1: the export's own CPU on the 30.9 MB trace is 4.7-4.9 s at level 1 against
-# 5.3-5.6 s at level 4 (3 runs each, alternating), for a file of 1.59x the trace (level 4: 1.28x;
-# zlib's level 3 before: 1.36x).  The file must stay under 2x the trace: the test traces' files
-# are 0.82-1.65x at level 1 (gcmix, gens, sched 1.22-1.27, big x16); level 4 keeps them 0.75-1.33x
-# if a workload ever comes near it.
-_LEVEL = 1
+# libdeflate's level 4: a smaller file than zlib's level 3 (1.28x the 30.9 MB trace against 1.36x)
+# for 0.55 s less CPU.  Level 1 saves 0.4 s more, but its files reach 1.6-1.65x the trace on the
+# test traces (gens, big x16): too near the 2x that the file must stay under.
+_LEVEL = 4
 _WORKERS = 2
 # Chunks submitted but not yet written.  A chunk's encode and deflate take unequal times (the
 # spans' reader and the main thread share the cores), and with 2 in flight the main thread
