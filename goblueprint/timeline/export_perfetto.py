@@ -47,7 +47,7 @@ Timestamps are nanoseconds since the start of the trace.  Flow ids are global.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -55,7 +55,7 @@ import numpy as np
 import polars as pl
 
 from goblueprint.errors import GoblueprintError, PathError
-from goblueprint.render.lanes import GROUPS, Lane, arrange, counter_lanes, key_titles, layers, title_keys
+from goblueprint.render.lanes import GROUPS, Lane, arrange, counter_lanes, key_titles, layers, state_names
 from goblueprint.timeline.model import SCHEMAS, LaneKind, State, Timeline
 from goblueprint.timeline.perfetto_flows import FOREVER, FlowStore
 from goblueprint.timeline.perfetto_sources import SPAN_COLUMNS, IngestedSource, Rows, Source, TimelineSource
@@ -80,6 +80,8 @@ WINDOW_ROWS = 1 << 14
 # The span columns a piece keeps once titled (the others only make titles): less to copy when
 # pieces are cut and joined.
 _KEPT = ("lane_kind", "lane_id", "start", "end", "state")
+# The lanes whose slices are titled after the G they run (render.lanes.title_keys).
+_PM_KINDS = np.array([int(LaneKind.P), int(LaneKind.M)], np.int64)
 _CLOCK = 64  # the first sequence-scoped clock id; each sequence has its own
 _BOOTTIME = 6  # Perfetto's default trace clock
 COUNTER_TITLES = {
@@ -257,11 +259,13 @@ class _Export:
         self.lane_keys: dict[
             int, tuple[np.ndarray, np.ndarray]
         ] = {}  # lane kind -> (lane ids, index in lanes)
+        self.lane_luts: dict[int, np.ndarray] = {}  # lane kind -> index in lanes by id (index_lanes)
         self.strings = pl.Series("s", src.strings, dtype=pl.String)
         self.stub = Timeline(strings=src.strings)  # what key_titles reads of a Timeline
+        self.state_index = state_names()[1]
         # Times are written since the trace start; an earlier sample (none in a
-        # well-formed trace) moves the origin rather than wrap the unsigned clock.
-        self.origin = src.first_time()
+        # well-formed trace) moves the origin rather than wrap the unsigned clock.  Set by run().
+        self.origin = 0
 
     # -- names, ids, packets ------------------------------------------------------------
     def new_id(self) -> int:
@@ -270,6 +274,10 @@ class _Export:
 
     def name_ids(self, texts: pl.Series) -> np.ndarray:
         """Global name id of each text (one dict lookup per distinct text)."""
+        if not len(texts):
+            # (polars hands an empty Series out as an object array, which would make every array
+            # concatenated with it one too: the marks of a trace without any)
+            return np.zeros(0, np.int64)
         uniq = texts.unique(maintain_order=True)
         ids = self.text_ids(uniq.to_list())
         return texts.replace_strict(uniq, ids, return_dtype=pl.Int64).to_numpy()
@@ -418,16 +426,36 @@ class _Export:
 
     def lane_of(self, kind: LaneKind, ids: np.ndarray) -> np.ndarray:
         """Index in ``lanes`` of lane (KIND, id) for each id, -1 where there is none."""
+        lut = self.lane_luts.get(int(kind))
+        if lut is not None:
+            # Ids below 0 or past the last lane's land on the table's last slot, which is -1.
+            return lut[np.clip(np.asarray(ids, np.int64), -1, len(lut) - 1)]
         keys, idx = self.lane_keys.get(int(kind), (np.zeros(0, np.int64), np.zeros(0, np.int64)))
         if not len(keys):
             return np.full(len(ids), -1, dtype=np.int64)
         pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
         return np.where(keys[pos] == ids, idx[pos], -1)
 
+    def index_lanes(self, kind: int, ids: np.ndarray, idx: np.ndarray) -> None:
+        """``lane_of``'s map for KIND: lanes IDS (ascending) at IDX.  A table indexed by id when the
+        ids are dense enough (goroutine, P and M ids are): a gather per id, where a binary search
+        per flow was a fifth of reading the flows."""
+        self.lane_keys[kind] = (ids, idx)
+        if len(ids) and ids[0] >= 0 and ids[-1] < 8 * len(ids) + 4096:
+            lut = np.full(int(ids[-1]) + 2, -1, np.int64)
+            lut[ids] = idx
+            self.lane_luts[kind] = lut
+
     # -- the layout -----------------------------------------------------------------
     def run(self) -> None:
         src = self.src
-        keys = src.lane_keys()
+        # The lanes and the earliest time are passes over a column or two of the tables, made
+        # while nothing else runs yet: the counters' and instants' on a thread (polars lets go of
+        # the GIL while it reads), the spans' here (one table is read by one thread at a time).
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="first-time") as pool:
+            others = pool.submit(src.first_time, ("counters", "instants"))
+            keys = src.lane_keys()
+            self.origin = min(src.first_time(("spans",)), others.result())
         # One row per lane with spans: each Lane's ``lo`` is its index in KEYS (and the
         # order lane_pieces yields them); a lane with instants only has lo == hi.
         lanes = arrange(Timeline(lanes=src.lanes), keys)
@@ -436,9 +464,8 @@ class _Export:
             pairs.setdefault(int(lane.kind), []).append((lane.lane_id, k))
         for kind, members in pairs.items():
             members.sort()
-            self.lane_keys[kind] = (
-                np.array([m[0] for m in members], np.int64),
-                np.array([m[1] for m in members], np.int64),
+            self.index_lanes(
+                kind, np.array([m[0] for m in members], np.int64), np.array([m[1] for m in members], np.int64)
             )
         self.g_lanes = {lane.lane_id: lane for lane in lanes if lane.kind == LaneKind.G}
         # Each lane's parent track and rank in it.
@@ -594,20 +621,22 @@ class _Export:
         """SPANS (of any lanes) with their titles as global name ids: made for a batch at once,
         so the cost of naming follows the rows, not the number of lanes and pieces."""
         # Each column taken out of polars once (a batch's columns are mostly in two chunks, so
-        # each to_numpy is a copy); title_keys reads them from a DataFrame that wraps the arrays.
+        # each to_numpy is a copy).
         cols = {c: spans[c].to_numpy() for c in spans.columns}
         kept = Rows({c: cols[c] for c in _KEPT})
         if not spans.height:
             kept["title"] = np.zeros(0, np.int64)
             return kept
-        # key_titles names a P's or M's slices after the G lanes they run: pass only those.
-        kinds = cols["lane_kind"]
-        pm = (kinds == int(LaneKind.P)) | (kinds == int(LaneKind.M))
-        runs = self.distinct(cols["g"][pm]).tolist()
+        # span_titles' keys (title_keys), grouped by hashing in one compiled pass: its sort and
+        # binary search per row cost more than the rest of the export's work on a row.
+        code, keys = self.kernels.title_codes(
+            _typed(cols["lane_kind"], np.uint8), _i64(cols["g"]), _typed(cols["label"], np.uint32),
+            _typed(cols["state"], np.uint8), self.state_index, _PM_KINDS, int(LaneKind.G),
+        )  # fmt: skip
+        # key_titles names a P's or M's slices after the G lanes they run (keys of form 2 hold
+        # the G): pass only those.
+        runs = (keys[(keys >> 60) == 2] & ((1 << 52) - 1)).tolist()
         on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
-        # span_titles' keys, grouped by hashing: its sort and binary search per row cost more
-        # than the rest of the export's work on a row.
-        code, keys = self.kernels.dense_codes(_i64(title_keys(pl.DataFrame(cols))))
         ids = self.text_ids(key_titles(self.stub, keys, on))
         kept["title"] = ids[code]
         return kept
@@ -733,15 +762,23 @@ class _Export:
                 desc = self.descriptor(COUNTER_TITLES.get(raw, raw), parent, k, unit)
             self.open_sequence(desc, np.zeros(0, np.int64))
             seq_of[sid] = desc.uuid
-        last = dict.fromkeys(names, 0)  # each sequence's clock: the time of its last sample
+        # Each sequence's clock (the time of its last sample), by name: the names are string ids.
+        last = np.zeros(len(src.strings), np.int64)
         for batch in src.counter_batches():
-            for sid, times, values in _by_name(self.kernels, batch):
-                t = times - self.origin
-                delta = np.diff(t, prepend=last[sid])
-                if len(delta) and delta.min() < 0:
-                    raise GoblueprintError(f"counter {src.strings[sid]!r}: samples out of time order")
-                last[sid] = int(t[-1])
-                self.sample(seq_of[sid], delta, values)
+            sids = _i64(batch["name"].to_numpy())
+            if len(sids) and not (0 <= sids.min() and sids.max() < len(last)):
+                raise GoblueprintError("a counter sample's name is not one of the trace's strings")
+            ids, off, delta, values, bad = self.kernels.counter_deltas(
+                sids, _i64(batch["time"].to_numpy()), _typed(batch["value"].to_numpy(), np.float64),
+                self.origin, last,
+            )  # fmt: skip
+            if bad >= 0:
+                raise GoblueprintError(f"counter {src.strings[bad]!r}: samples out of time order")
+            for sid, a, b in zip(ids.tolist(), off[:-1].tolist(), off[1:].tolist(), strict=True):
+                seq = seq_of.get(sid)
+                if seq is None:
+                    raise GoblueprintError(f"counter {src.strings[sid]!r} is not among the counters' names")
+                self.sample(seq, delta[a:b], values[a:b])
         if gc.height:
             # GC in progress as a 0/1 counter, so it plots next to the heap.
             desc = self.descriptor("GC in progress", parent, 1 << 20, pb.CounterDescriptor.UNIT_COUNT)
@@ -772,6 +809,13 @@ def _samples(k, seq: int, delta: np.ndarray, values: np.ndarray) -> np.ndarray:
     )
 
 
+def _typed(a: np.ndarray, dtype: type) -> np.ndarray:
+    """A contiguous array of DTYPE (a compiled loop's argument type): A itself when it is one."""
+    if a.dtype == dtype and a.flags.c_contiguous:
+        return a
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
 def _i64(a: np.ndarray) -> np.ndarray:
     """A writable contiguous int64 array (the compiled loops' argument type).  Called several
     times a window: the common case (it is one already) is told by its flags, not by
@@ -779,22 +823,3 @@ def _i64(a: np.ndarray) -> np.ndarray:
     if a.dtype == np.int64 and a.flags.c_contiguous and a.flags.writeable:
         return a
     return np.array(a, dtype=np.int64, order="C")
-
-
-def _by_name(k, batch: pl.DataFrame) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-    """The batch's samples of each counter name (string id, times, values), in batch order, by
-    name: one stable sort of the names' codes (a few, so 16 bits: numpy sorts them by radix,
-    one pass), not a mask and two gathers per name."""
-    code, ids = k.dense_codes(_i64(batch["name"].to_numpy()))
-    times = batch["time"].to_numpy()
-    values = batch["value"].to_numpy()
-    if len(ids) == 1:
-        yield int(ids[0]), times, values
-        return
-    small = code.astype(np.uint16) if len(ids) <= 1 << 16 else code
-    order = np.argsort(small, kind="stable")
-    times, values = times[order], values[order]
-    ends = np.cumsum(np.bincount(code, minlength=len(ids))).tolist()
-    for c in np.argsort(ids).tolist():
-        lo = ends[c - 1] if c else 0
-        yield int(ids[c]), times[lo : ends[c]], values[lo : ends[c]]

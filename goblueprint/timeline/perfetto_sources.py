@@ -35,6 +35,9 @@ FLOW_COLUMNS = ("g", "from_g", "from_p", "from_time", "to_p", "to_time", "label"
 COUNTER_COLUMNS = ("name", "time", "value")
 BATCH_ROWS = 1 << 16  # rows per Parquet batch: a few MB of columns
 _STREAMED = ("spans", "flows", "counters", "instants")
+# The tables whose times the trace's first time is the earliest of (and their time columns).
+FIRST_TIME_TABLES = ("spans", "counters", "instants")
+_TIME_COLUMN = {"spans": "start", "counters": "time", "instants": "time"}
 
 
 class Rows(dict[str, np.ndarray]):
@@ -70,8 +73,9 @@ class Source(Protocol):
         """(lane_kind, lane_id) of every lane with spans, in the order ``lane_spans`` yields them."""
         ...
 
-    def first_time(self) -> int:
-        """The earliest time of any span, counter or instant, or ``start_ns`` if earlier."""
+    def first_time(self, tables: tuple[str, ...] = FIRST_TIME_TABLES) -> int:
+        """The earliest time of any row of TABLES (spans, counters, instants), or ``start_ns`` if
+        earlier.  Tables apart may be read at once on two threads: no handle is shared."""
         ...
 
     def lane_pieces(self, window_rows: int, prepare: Prepare) -> Iterator[Piece]:
@@ -259,12 +263,13 @@ class TimelineSource:
     def lane_keys(self) -> pl.DataFrame:
         return self.spans.select("lane_kind", "lane_id")[self.edges[:-1]]
 
-    def first_time(self) -> int:
+    def first_time(self, tables: tuple[str, ...] = FIRST_TIME_TABLES) -> int:
         tl = self.tl
+        frames = {"spans": tl.spans, "counters": tl.counters, "instants": tl.instants}
         firsts = [tl.start_ns] + [
-            int(df[col].min())  # type: ignore[arg-type]
-            for df, col in ((tl.spans, "start"), (tl.counters, "time"), (tl.instants, "time"))
-            if df.height
+            int(frames[t][_TIME_COLUMN[t]].min())  # type: ignore[arg-type]
+            for t in tables
+            if frames[t].height
         ]
         return min(firsts)
 
@@ -396,10 +401,10 @@ class IngestedSource:
             )
         return self._keys
 
-    def first_time(self) -> int:
+    def first_time(self, tables: tuple[str, ...] = FIRST_TIME_TABLES) -> int:
         firsts = [self.start_ns]
-        for table, column in (("spans", "start"), ("counters", "time"), ("instants", "time")):
-            low = self._column_min(table, column)
+        for table in tables:
+            low = self._column_min(table, _TIME_COLUMN[table])
             if low is not None:
                 firsts.append(low)
         return min(firsts)

@@ -88,9 +88,12 @@ def test_deferred_records_keep_their_place_and_estimates_cut_the_chunks() -> Non
     assert len(small) < len(large)
 
 
-def test_deflate_piece_by_piece_is_the_stream_of_the_pieces_joined() -> None:
-    """A chunk is deflated as its pieces come (no joined copy): the same bytes as deflating them
-    joined, however they are split (the file must not change with where records end)."""
+def test_a_chunk_is_the_stream_of_its_pieces_joined() -> None:
+    """A chunk is one zlib stream (what Perfetto inflates) of its pieces joined, those deferred
+    encoded first, at the level the module states: however the records are split, the same bytes
+    (the file must not change with where records end)."""
+    import deflate
+
     from goblueprint.timeline.perfetto_wire import _LEVEL, _deflate
 
     rng = np.random.default_rng(3)
@@ -99,7 +102,8 @@ def test_deflate_piece_by_piece_is_the_stream_of_the_pieces_joined() -> None:
     repeats = np.tile(np.arange(40, dtype=np.uint8), 4000)
     runs = np.repeat(rng.integers(0, 8, 3000, dtype=np.uint8), rng.integers(1, 9, 3000))
     data = np.concatenate([noise, repeats, runs]).tobytes()
-    want = zlib.compress(data, _LEVEL)
+    want = bytes(deflate.zlib_compress(data, _LEVEL))
+    assert zlib.decompress(want) == data
     for sizes in ([1] * 300 + [len(data)], [258, 259, 262, 1 << 15, 3], [7] * 2000, [len(data)]):
         cuts = np.minimum(np.cumsum(sizes), len(data))
         pieces = [data[a:b] for a, b in zip([0, *cuts[:-1]], cuts, strict=True)]

@@ -36,7 +36,15 @@ NAMES = {
     "stays": ("collect_stays",),
     "util": ("utilization_rows",),
     "detail": ("merge_spans", "bucket_runs", "merge_tile"),
-    "perfetto": ("track_order", "encode_track_events", "window_packets", "dense_codes", "lanes_packets"),
+    "perfetto": (
+        "track_order",
+        "encode_track_events",
+        "window_packets",
+        "dense_codes",
+        "lanes_packets",
+        "title_codes",
+        "counter_deltas",
+    ),
 }
 # Where each NAMES key's functions live.
 MODULES = {

@@ -102,6 +102,9 @@ def sample_args() -> dict[str, tuple]:
         "encode_track_events": (0, e, np.zeros(0, np.uint8), e, e, e, e, e),
         "window_packets": (0, 0, e, e, e, e, e, e, e, e, e),
         "dense_codes": (e,),
+        # (the spans' columns as stored: lane_kind, g, label, state; state_names' map)
+        "title_codes": (st8, e, lane, st8, np.zeros(256, np.uint8), e, 0),
+        "counter_deltas": (e, e, np.zeros(0, np.float64), 0, e),
         # (no lanes: every offsets array holds its one 0)
         "lanes_packets": (
             e, e, e, np.zeros(0, np.uint8), np.zeros(1, np.int64), np.zeros(0, np.uint8), np.zeros(1, np.int64),
