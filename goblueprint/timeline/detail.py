@@ -29,6 +29,7 @@ numbering).  Output (``RUNS_SCHEMA``), sorted by lane then ``b0``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,25 +114,52 @@ def runs(
 
 
 def _bucket_runs(merged: pl.DataFrame, width: int) -> pl.DataFrame:
-    """detail_kernel.bucket_runs over MERGED (merge_overlaps' output), its output grown until
-    every lane fits."""
+    """The runs of buckets of WIDTH ns of MERGED (merge_overlaps' output)."""
+    cols = [merged[c].to_numpy() for c in ("lane", "start", "end", "state")]
+    got = level_columns(cols, width, 1)[0]
+    return pl.DataFrame(dict(zip(RUNS_SCHEMA, got, strict=True)), schema=RUNS_SCHEMA)
+
+
+def level_columns(cols: Sequence[np.ndarray], width0: int, count: int) -> list[list[np.ndarray]]:
+    """detail_kernel.level_runs over COLS (lane, start, end, state of merge_overlaps' output):
+    per level v (buckets WIDTH0 // FANOUT**v ns wide) its runs' columns, ``RUNS_SCHEMA``'s."""
     from goblueprint.trace import kernels
 
-    cols = [merged[c].to_numpy() for c in ("lane", "start", "end", "state")]
-    n = merged.height
-    cap = max(16, n + n // 2)  # most spans are one run or less; a lane needing more grows it
-    out = _run_columns(cap)
-    row, k = 0, 0
+    if width0 % FANOUT ** (count - 1):
+        raise ValueError(f"bucket width {width0} is not a multiple of {FANOUT}**{count - 1}")
+    n = len(cols[0])
+    # Room per level: the finest holds the most runs (most merged spans are a run or less
+    # there, and each coarser level about half the finer one's); a level short of room for a
+    # lane grows.
+    size = [max(4096, (n // 2) >> (count - 1 - v)) for v in range(count)]
+    out = _run_columns(sum(size))
+    base = np.zeros(count + 1, np.int64)
+    base[1:] = np.cumsum(size)
+    kk = base[:-1].copy()
+    want = np.zeros(count, np.int64)
+    row = 0
     while True:
-        row, k = kernels.get().bucket_runs(*cols, width, row, *out, k)
+        row = kernels.get().level_runs(*cols, width0, count, row, *out, base, kk, want)
         if row >= n:
             break
-        # As many again as the rows so far foretell for the rest, and at least twice as many.
-        grown = _run_columns(max(2 * len(out[0]), k + k * (n - row) // max(row, 1) + 3 * 1024))
-        for new, old in zip(grown, out, strict=True):
-            new[:k] = old[:k]
-        out = grown
-    return pl.DataFrame(dict(zip(RUNS_SCHEMA, (c[:k] for c in out), strict=True)), schema=RUNS_SCHEMA)
+        # A short level grows by as many again as its rows so far foretell for the rest,
+        # and at least twice.
+        grown = list(size)
+        for v in range(count):
+            used = int(kk[v] - base[v])
+            if want[v]:
+                grown[v] = max(2 * size[v], used + int(want[v]) + used * (n - row) // max(row, 1) + 1024)
+        new = _run_columns(sum(grown))
+        new_base = np.zeros(count + 1, np.int64)
+        new_base[1:] = np.cumsum(grown)
+        for v in range(count):
+            used = int(kk[v] - base[v])
+            for dst, src in zip(new, out, strict=True):
+                dst[new_base[v] : new_base[v] + used] = src[base[v] : base[v] + used]
+            kk[v] = new_base[v] + used
+        out, base, size = new, new_base, grown
+        want[:] = 0
+    return [[c[base[v] : kk[v]] for c in out] for v in range(count)]
 
 
 def _run_columns(cap: int) -> list[np.ndarray]:

@@ -26,10 +26,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from goblueprint.errors import GoblueprintError
-from goblueprint.timeline.detail import Levels, merge_overlaps, plan_levels, runs
+from goblueprint.timeline.detail import Levels, level_columns, merge_overlaps, plan_levels
 from goblueprint.timeline.detail_tiles import long_lane_runs
 from goblueprint.timeline.ingest import Ingested
 from goblueprint.timeline.model import Timeline, empty_frame
@@ -264,19 +265,24 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
                 .select("lane", pl.col("start") - origin, pl.col("end") - origin, "state")
                 .collect()
             )
-            for k, writer in enumerate(writers):
-                level = (
-                    runs(inp, levels.width(k), merged=True)
-                    .join(keys, on="lane")
-                    .sort(["lane_kind", "lane_id", "b0"])
-                    .select(list(LEVEL_SCHEMA))
-                    .cast(LEVEL_SCHEMA)
+            kinds, ids = chunk["lane_kind"].to_numpy(), chunk["lane_id"].to_numpy()
+            for k, (lane, *rest) in enumerate(_level_runs(inp, levels)):
+                level = pl.DataFrame(
+                    dict(zip(LEVEL_SCHEMA, (kinds[lane], ids[lane], *rest), strict=True)), schema=LEVEL_SCHEMA
                 )
-                writer.write_table(level.to_arrow(), row_group_size=ROW_GROUP)
+                writers[k].write_table(level.to_arrow(), row_group_size=ROW_GROUP)
+                per_lane = np.bincount(lane, minlength=chunk.height)
+                has = np.flatnonzero(per_lane)
                 run_counts.append(
-                    level.group_by(["lane_kind", "lane_id"], maintain_order=True)
-                    .agg(pl.lit(k, pl.UInt8).alias("level"), pl.len().cast(pl.Int64).alias("n"))
-                    .cast(RUN_COUNTS_SCHEMA)
+                    pl.DataFrame(
+                        {
+                            "lane_kind": kinds[has],
+                            "lane_id": ids[has],
+                            "level": np.full(len(has), k, np.uint8),
+                            "n": per_lane[has].astype(np.int64),
+                        },
+                        schema=RUN_COUNTS_SCHEMA,
+                    )
                 )
     finally:
         for writer in writers:
@@ -286,6 +292,21 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
         out / "run_counts.parquet", statistics=True
     )
     (out / "levels.json").write_text(json.dumps(levels.to_json(), sort_keys=True))
+
+
+def _level_runs(merged: pl.DataFrame, levels: Levels) -> list[list[np.ndarray]]:
+    """Per level the runs' columns of MERGED (merge_overlaps' output), as runs() makes them:
+    starts before the origin clipped to it, spans left empty dropped."""
+    start = np.maximum(merged["start"].to_numpy(), 0)
+    end = merged["end"].to_numpy()
+    keep = end > start
+    cols = [merged["lane"].to_numpy()[keep], start[keep], end[keep], merged["state"].to_numpy()[keep]]
+    if len(cols[2]):
+        last = int(cols[2].max()) - 1
+        for k in range(levels.count):
+            if last // levels.width(k) >= 2**31:
+                raise ValueError(f"bucket width {levels.width(k)}: bucket indexes beyond 2**31")
+    return level_columns(cols, levels.width0, levels.count)
 
 
 def _chunks(counts: pl.DataFrame) -> list[pl.DataFrame]:

@@ -9,7 +9,7 @@ is one tile's spans and runs:
 
 * the spans are merged per state as ``merge_overlaps`` does, the merged span still open at
   a tile's end carried to the next tile with its true start (``detail_kernel.merge_tile``);
-* each tile's merged spans give its runs at every level (``detail._bucket_runs``), the
+* each tile's merged spans give its runs at every level (``detail.level_columns``), the
   buckets before the tile (from a carried span's start) left out;
 * a run ending at a tile's edge joins the next tile's first run when they agree in state and
   fill, so the runs are those of the whole lane.
@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from goblueprint.errors import GoblueprintError
-from goblueprint.timeline.detail import DETAIL_INPUT, Levels, _bucket_runs
+from goblueprint.timeline.detail import Levels, level_columns
 
 TILE_ROWS = 1_000_000  # spans of a long lane read at once
 _STATES = 256
@@ -202,19 +202,15 @@ def _tile(
         raise GoblueprintError("spans table: a lane is not in start order")
     m_start, m_end, m_state = (c[:got] for c in out)
     order = np.argsort(m_state, kind="stable")  # by state, each state's by start
-    merged = pl.DataFrame(
-        {
-            "lane": np.zeros(got, np.uint32),
-            "start": np.maximum(m_start[order], 0),  # as runs() clips a span before the origin
-            "end": m_end[order],
-            "state": m_state[order],
-        },
-        schema=DETAIL_INPUT,
-    ).filter(pl.col("end") > pl.col("start"))
-    for level, sink in enumerate(sinks):
+    start = np.maximum(m_start[order], 0)  # as runs() clips a span before the origin
+    end, st = m_end[order], m_state[order]
+    keep = end > start
+    cols = (np.zeros(int(keep.sum()), np.uint32), start[keep], end[keep], st[keep])
+    for level, (sink, got_runs) in enumerate(
+        zip(sinks, level_columns(cols, levels.width0, levels.count), strict=True)
+    ):
         width = levels.width(level)
-        r = _bucket_runs(merged, width)
-        runs = _Runs(*(r[c].to_numpy().copy() for c in ("b0", "b1", "state", "fill")))
+        runs = _Runs(*(c.copy() for c in got_runs[1:]))
         if t0 is not None:  # a carried span's buckets before the tile were the tile's before
             lo = t0 // width
             keep = runs.b1 > lo
