@@ -171,16 +171,24 @@ def merge_overlaps(spans: pl.DataFrame) -> pl.DataFrame:
     time is the time any of them covers (nested regions count once), never more than a bucket.
 
     Out: ``DETAIL_INPUT`` columns, lanes ascending, each lane's rows by (state,
-    start) — the order ``bucket_runs`` relies on."""
-    from goblueprint.trace import kernels
-
+    start) — the order ``level_runs`` relies on."""
     df = spans.select(
         pl.col("lane").cast(pl.UInt32),
         pl.col("start").cast(pl.Int64),
         pl.col("end").cast(pl.Int64),
         pl.col("state").cast(pl.UInt8),
     ).sort("lane", maintain_order=True)
-    cols = [df[c].to_numpy() for c in ("lane", "start", "end", "state")]
-    out = [np.empty(df.height, c.dtype) for c in cols]
+    got = merge_columns(*(df[c].to_numpy() for c in ("lane", "start", "end", "state")))
+    return pl.DataFrame(dict(zip(DETAIL_INPUT, got, strict=True)), schema=DETAIL_INPUT)
+
+
+def merge_columns(
+    lane: np.ndarray, start: np.ndarray, end: np.ndarray, state: np.ndarray
+) -> list[np.ndarray]:
+    """merge_overlaps over columns (u32, i64, i64, u8) whose lanes are ascending already."""
+    from goblueprint.trace import kernels
+
+    cols = (lane, start, end, state)
+    out = [np.empty(len(lane), c.dtype) for c in cols]
     k = kernels.get().merge_spans(*cols, *out)
-    return pl.DataFrame(dict(zip(DETAIL_INPUT, (c[:k] for c in out), strict=True)), schema=DETAIL_INPUT)
+    return [c[:k] for c in out]

@@ -21,20 +21,27 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
 from goblueprint.errors import GoblueprintError
-from goblueprint.timeline.detail import Levels, level_columns, merge_overlaps, plan_levels
+from goblueprint.timeline.detail import Levels, level_columns, merge_columns, plan_levels
 from goblueprint.timeline.detail_tiles import long_lane_runs
 from goblueprint.timeline.ingest import Ingested
 from goblueprint.timeline.model import Timeline, empty_frame
 from goblueprint.timeline.stored import Texts, as_timeline
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # Bump when the stored levels change meaning (2: runs per lane and level stored; 3: overlapping
 # full ranges tie by state, not length, and long lanes are made a tile at a time).
@@ -212,8 +219,6 @@ def temporary_store(tl: Timeline) -> Iterator[DetailStore]:
 
 def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
     """Write the levels of the spans table SPANS (times since ORIGIN) to the new directory OUT."""
-    import pyarrow.parquet as pq
-
     out.mkdir(parents=True)
     counts = (
         pl.scan_parquet(spans)
@@ -223,8 +228,7 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
         .collect(engine="streaming")
     )
     counts.write_parquet(out / "counts.parquet")
-    schema = pl.DataFrame(schema=LEVEL_SCHEMA).to_arrow().schema
-    writers = [pq.ParquetWriter(out / f"level_{k}.parquet", schema) for k in range(levels.count)]
+    files = _LevelFiles(out, levels.count)
     # Runs per lane and level: what a page weighs before it reads any level.
     run_counts: list[pl.DataFrame] = []
     try:
@@ -240,9 +244,7 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
                     (kind, lane_id),
                     origin,
                     levels,
-                    lambda k, df: writers[k].write_table(
-                        df.cast(LEVEL_SCHEMA).to_arrow(), row_group_size=ROW_GROUP
-                    ),
+                    lambda k, df: files.write(k, df.cast(LEVEL_SCHEMA).to_arrow()),
                     ROW_GROUP,
                 )
                 run_counts += [
@@ -254,23 +256,10 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
                     if c
                 ]
                 continue
-            keys = chunk.with_row_index("lane").select("lane_kind", "lane_id", pl.col("lane").cast(pl.UInt32))
-            # The table's order kept (each lane's spans by start): merging them then takes
-            # only a counting sort by state.
-            inp = merge_overlaps(
-                pl.scan_parquet(spans)
-                .select("lane_kind", "lane_id", "start", "end", "state")
-                .filter(_lanes_filter(chunk))
-                .join(keys.lazy(), on=["lane_kind", "lane_id"], maintain_order="left")
-                .select("lane", pl.col("start") - origin, pl.col("end") - origin, "state")
-                .collect()
-            )
             kinds, ids = chunk["lane_kind"].to_numpy(), chunk["lane_id"].to_numpy()
-            for k, (lane, *rest) in enumerate(_level_runs(inp, levels)):
-                level = pl.DataFrame(
-                    dict(zip(LEVEL_SCHEMA, (kinds[lane], ids[lane], *rest), strict=True)), schema=LEVEL_SCHEMA
-                )
-                writers[k].write_table(level.to_arrow(), row_group_size=ROW_GROUP)
+            merged = _chunk_spans(spans, (row - n, row), chunk, origin)
+            for k, (lane, *rest) in enumerate(_level_runs(merged, levels)):
+                files.write(k, _level_table(kinds[lane], ids[lane], *rest))
                 per_lane = np.bincount(lane, minlength=chunk.height)
                 has = np.flatnonzero(per_lane)
                 run_counts.append(
@@ -285,8 +274,7 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
                     )
                 )
     finally:
-        for writer in writers:
-            writer.close()
+        files.close()
     by_level = pl.concat(run_counts) if run_counts else pl.DataFrame(schema=RUN_COUNTS_SCHEMA)
     by_level.cast(RUN_COUNTS_SCHEMA).sort(["level", "lane_kind", "lane_id"]).write_parquet(
         out / "run_counts.parquet", statistics=True
@@ -294,13 +282,88 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
     (out / "levels.json").write_text(json.dumps(levels.to_json(), sort_keys=True))
 
 
-def _level_runs(merged: pl.DataFrame, levels: Levels) -> list[list[np.ndarray]]:
-    """Per level the runs' columns of MERGED (merge_overlaps' output), as runs() makes them:
+@cache
+def _level_arrow() -> pa.Schema:
+    import pyarrow as pa
+
+    return pa.schema(
+        [(name, pa.uint8() if t == pl.UInt8 else pa.int64()) for name, t in LEVEL_SCHEMA.items()]
+    )
+
+
+def _level_table(*cols: np.ndarray) -> pa.Table:
+    """A level's rows (``LEVEL_SCHEMA``'s columns) as the Arrow table written."""
+    import pyarrow as pa
+
+    return pa.Table.from_arrays([pa.array(c) for c in cols], schema=_level_arrow())
+
+
+class _LevelFiles:
+    """The level files being written, a frame at a time in the order given, by one thread of
+    their own: pyarrow encodes and compresses without the GIL while the next chunk is read
+    and summarised.  At most a few frames wait, so what is held stays a chunk's runs."""
+
+    def __init__(self, out: Path, count: int) -> None:
+        import pyarrow.parquet as pq
+
+        self._writers = [pq.ParquetWriter(out / f"level_{k}.parquet", _level_arrow()) for k in range(count)]
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="goblueprint-levels")
+        self._pending: deque[Future[None]] = deque()
+        self._limit = 2 * count
+
+    def write(self, level: int, table: pa.Table) -> None:
+        while len(self._pending) >= self._limit:
+            self._pending.popleft().result()
+        self._pending.append(
+            self._pool.submit(self._writers[level].write_table, table, row_group_size=ROW_GROUP)
+        )
+
+    def close(self) -> None:
+        try:
+            while self._pending:
+                self._pending.popleft().result()
+        finally:
+            self._pool.shutdown()
+            for writer in self._writers:
+                writer.close()
+
+
+def _chunk_spans(spans: Path, rows: tuple[int, int], chunk: pl.DataFrame, origin: int) -> list[np.ndarray]:
+    """The merged spans (lane, start, end, state: merge_overlaps' columns, times since ORIGIN)
+    of ROWS [lo, hi) of SPANS, the spans of CHUNK's lanes (its rows give the lane: its index)."""
+    lo, hi = rows
+    part = (
+        pl.scan_parquet(spans)
+        .slice(lo, hi - lo)
+        .select("lane_kind", "lane_id", "start", "end", "state")
+        .collect()
+    )
+    per = chunk["n"].to_numpy()
+    if not (
+        part.height == hi - lo
+        and np.array_equal(part["lane_kind"].to_numpy(), np.repeat(chunk["lane_kind"].to_numpy(), per))
+        and np.array_equal(part["lane_id"].to_numpy(), np.repeat(chunk["lane_id"].to_numpy(), per))
+    ):
+        raise GoblueprintError(
+            f"spans table: rows {lo}..{hi} are not those of their lanes (not sorted by lane)"
+        )
+    # The table's order kept (each lane's spans by start): merging them then takes only a
+    # counting sort by state.
+    return merge_columns(
+        np.repeat(np.arange(len(per), dtype=np.uint32), per),
+        part["start"].cast(pl.Int64).to_numpy() - origin,
+        part["end"].cast(pl.Int64).to_numpy() - origin,
+        part["state"].cast(pl.UInt8).to_numpy(),
+    )
+
+
+def _level_runs(merged: list[np.ndarray], levels: Levels) -> list[list[np.ndarray]]:
+    """Per level the runs' columns of MERGED (merge_columns' output), as runs() makes them:
     starts before the origin clipped to it, spans left empty dropped."""
-    start = np.maximum(merged["start"].to_numpy(), 0)
-    end = merged["end"].to_numpy()
+    lane, start, end, state = merged
+    start = np.maximum(start, 0)
     keep = end > start
-    cols = [merged["lane"].to_numpy()[keep], start[keep], end[keep], merged["state"].to_numpy()[keep]]
+    cols = [lane[keep], start[keep], end[keep], state[keep]]
     if len(cols[2]):
         last = int(cols[2].max()) - 1
         for k in range(levels.count):
