@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 # full ranges tie by state, not length, and long lanes are made a tile at a time).
 STORE_FORMAT = 3
 CHUNK_SPANS = 1_000_000  # spans read at once while building the levels
+WORKERS = 2  # chunks summarised at once
+PIECE_SPANS = 250_000  # spans of a chunk read and summarised at once
 # A tile answers a lane with its exact spans up to this many in its window: the viewer draws
 # them once at most one per two pixels is in view, and asks for twice the view.
 EXACT_LIMIT = 5_000
@@ -231,48 +233,31 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
     files = _LevelFiles(out, levels.count)
     # Runs per lane and level: what a page weighs before it reads any level.
     run_counts: list[pl.DataFrame] = []
+    # Chunks are summarised WORKERS at a time (reading, merging and the compiled loops let go
+    # of the GIL), their frames written in the chunks' order.
+    pending: deque[Future[_ChunkLevels]] = deque()
+
+    def written(job: Future[_ChunkLevels]) -> None:
+        frames, counted = job.result()
+        for k, table in frames:
+            files.write(k, table)
+        run_counts.extend(counted)
+
     try:
-        row = 0  # the chunk's first row in SPANS (sorted by lane, as counts are)
-        for chunk in _chunks(counts):
-            n = int(chunk["n"].sum())
-            row += n
-            if chunk.height == 1 and n > CHUNK_SPANS:
-                kind, lane_id = int(chunk["lane_kind"][0]), int(chunk["lane_id"][0])
-                counted = long_lane_runs(
-                    pl.scan_parquet(spans),
-                    (row - n, row),
-                    (kind, lane_id),
-                    origin,
-                    levels,
-                    lambda k, df: files.write(k, df.cast(LEVEL_SCHEMA).to_arrow()),
-                    ROW_GROUP,
-                )
-                run_counts += [
-                    pl.DataFrame(
-                        {"lane_kind": [kind], "lane_id": [lane_id], "level": [k], "n": [c]},
-                        schema=RUN_COUNTS_SCHEMA,
-                    )
-                    for k, c in enumerate(counted)
-                    if c
-                ]
-                continue
-            kinds, ids = chunk["lane_kind"].to_numpy(), chunk["lane_id"].to_numpy()
-            merged = _chunk_spans(spans, (row - n, row), chunk, origin)
-            for k, (lane, *rest) in enumerate(_level_runs(merged, levels)):
-                files.write(k, _level_table(kinds[lane], ids[lane], *rest))
-                per_lane = np.bincount(lane, minlength=chunk.height)
-                has = np.flatnonzero(per_lane)
-                run_counts.append(
-                    pl.DataFrame(
-                        {
-                            "lane_kind": kinds[has],
-                            "lane_id": ids[has],
-                            "level": np.full(len(has), k, np.uint8),
-                            "n": per_lane[has].astype(np.int64),
-                        },
-                        schema=RUN_COUNTS_SCHEMA,
-                    )
-                )
+        with ThreadPoolExecutor(WORKERS, thread_name_prefix="goblueprint-levels") as pool:
+            try:
+                row = 0  # the chunk's first row in SPANS (sorted by lane, as counts are)
+                for chunk in _chunks(counts):
+                    n = int(chunk["n"].sum())
+                    if len(pending) >= WORKERS:
+                        written(pending.popleft())
+                    pending.append(pool.submit(_chunk_levels, spans, (row, row + n), chunk, origin, levels))
+                    row += n
+                while pending:
+                    written(pending.popleft())
+            finally:
+                for job in pending:
+                    job.cancel()
     finally:
         files.close()
     by_level = pl.concat(run_counts) if run_counts else pl.DataFrame(schema=RUN_COUNTS_SCHEMA)
@@ -280,6 +265,71 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
         out / "run_counts.parquet", statistics=True
     )
     (out / "levels.json").write_text(json.dumps(levels.to_json(), sort_keys=True))
+
+
+# What a chunk of lanes adds: its frames (level, table) in the order written, and its runs per
+# lane and level (RUN_COUNTS_SCHEMA).
+_ChunkLevels = tuple[list[tuple[int, "pa.Table"]], list[pl.DataFrame]]
+
+
+def _chunk_levels(
+    spans: Path, rows: tuple[int, int], chunk: pl.DataFrame, origin: int, levels: Levels
+) -> _ChunkLevels:
+    """The levels of CHUNK's lanes, whose spans are ROWS [lo, hi) of SPANS."""
+    frames: list[tuple[int, pa.Table]] = []
+    lo, hi = rows
+    if chunk.height == 1 and hi - lo > CHUNK_SPANS:
+        kind, lane_id = int(chunk["lane_kind"][0]), int(chunk["lane_id"][0])
+        counted = long_lane_runs(
+            pl.scan_parquet(spans),
+            rows,
+            (kind, lane_id),
+            origin,
+            levels,
+            lambda k, df: frames.append((k, df.cast(LEVEL_SCHEMA).to_arrow())),
+            ROW_GROUP,
+        )
+        return frames, [
+            pl.DataFrame(
+                {"lane_kind": [kind], "lane_id": [lane_id], "level": [k], "n": [c]}, schema=RUN_COUNTS_SCHEMA
+            )
+            for k, c in enumerate(counted)
+            if c
+        ]
+    run_counts = []
+    kinds, ids = chunk["lane_kind"].to_numpy(), chunk["lane_id"].to_numpy()
+    # Read and summarised a piece of lanes at a time (what is held: a piece's spans), each
+    # level's runs joined for the chunk: its rows are written as one frame, as they always were.
+    pieces: list[list[list[np.ndarray]]] = []
+    first, row = 0, lo
+    for end, piece_rows in _pieces(chunk["n"].to_numpy()):
+        merged = _chunk_spans(spans, (row, row + piece_rows), chunk[first:end], origin)
+        got = _level_runs(merged, levels)
+        for cols in got:
+            cols[0] = cols[0] + np.uint32(first)  # the lane's index in the chunk
+        pieces.append(got)
+        first, row = end, row + piece_rows
+    joined = (
+        [[np.concatenate(c) for c in zip(*level, strict=True)] for level in zip(*pieces, strict=True)]
+        if len(pieces) > 1
+        else pieces[0]
+    )
+    for k, (lane, *rest) in enumerate(joined):
+        frames.append((k, _level_table(kinds[lane], ids[lane], *rest)))
+        per_lane = np.bincount(lane, minlength=chunk.height)
+        has = np.flatnonzero(per_lane)
+        run_counts.append(
+            pl.DataFrame(
+                {
+                    "lane_kind": kinds[has],
+                    "lane_id": ids[has],
+                    "level": np.full(len(has), k, np.uint8),
+                    "n": per_lane[has].astype(np.int64),
+                },
+                schema=RUN_COUNTS_SCHEMA,
+            )
+        )
+    return frames, run_counts
 
 
 @cache
@@ -326,6 +376,20 @@ class _LevelFiles:
             self._pool.shutdown()
             for writer in self._writers:
                 writer.close()
+
+
+def _pieces(n: np.ndarray) -> list[tuple[int, int]]:
+    """The lanes of a chunk (N spans each) cut into consecutive pieces of at most PIECE_SPANS
+    spans (a lane with more is a piece alone): each piece's end (a lane index) and spans."""
+    out: list[tuple[int, int]] = []
+    rows = 0
+    for k, m in enumerate(n.tolist()):
+        if rows and rows + m > PIECE_SPANS:
+            out.append((k, rows))
+            rows = 0
+        rows += m
+    out.append((len(n), rows))
+    return out
 
 
 def _chunk_spans(spans: Path, rows: tuple[int, int], chunk: pl.DataFrame, origin: int) -> list[np.ndarray]:

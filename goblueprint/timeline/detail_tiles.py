@@ -30,7 +30,7 @@ import polars as pl
 from goblueprint.errors import GoblueprintError
 from goblueprint.timeline.detail import Levels, level_columns
 
-TILE_ROWS = 1_000_000  # spans of a long lane read at once
+TILE_ROWS = 250_000  # spans of a long lane read at once
 _STATES = 256
 
 
