@@ -188,7 +188,11 @@ def _payload(tables: PageTables, title: str, blob: _Blob, *, served: bool) -> di
     detail = plan_page(store, lanes, served=served)
     # Counters and arrows first, while little else is held (their few rows wait for their
     # place in the blob): the peak is then the exact spans' alone, not theirs on top of it.
-    samples = thin_counters(tables.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
+    samples = (
+        tables.thinned
+        if tables.thinned is not None
+        else thin_counters(tables.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
+    )
     arrows, flows_whole = _kept_flows(tables.flows, lanes, detail)
     spans, lanes = page_spans(tl, store, lanes, detail.exact, strings.intern)
     names, _code_to_index = state_names()

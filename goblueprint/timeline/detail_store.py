@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -458,6 +458,7 @@ class PageTables:
     ``light``: a Timeline without spans, flows, counters or instants (strings, lanes, stack
     frames: small tables); ``counters``, ``flows`` and ``instants`` are read lazily, so that
     only what the page keeps of them is ever collected; the spans are in ``store``.
+    ``thinned``: the counters as the page keeps them, if made already (``ingested_tables``).
     """
 
     light: Timeline
@@ -465,20 +466,35 @@ class PageTables:
     counters: pl.LazyFrame
     flows: pl.LazyFrame
     instants: pl.LazyFrame
+    thinned: pl.DataFrame | None = field(default=None, compare=False)
 
 
-def ingested_tables(found: Ingested) -> PageTables:
-    """The page tables of an ingested trace (its store built on first use)."""
-    store = open_store(found)
+# What thins the counters for a page: (counters, trace start, duration) -> the samples kept.
+Thin = Callable[[pl.LazyFrame, int, int], pl.DataFrame]
+
+
+def ingested_tables(found: Ingested, thin: Thin | None = None) -> PageTables:
+    """The page tables of an ingested trace (its store built on first use).  THIN, if given,
+    thins its counters on a thread of its own while the store is read or built (it reads
+    only the counters table: the levels' loops let go of the GIL, and a core is often free)."""
     light = found.timeline(tables=("lanes", "stack_frames"))
     texts = found.texts(light.strings)
-    return PageTables(
-        light=light,
-        store=store,
-        counters=found.timeline_scan("counters", texts),
-        flows=found.timeline_scan("flows", texts),
-        instants=found.timeline_scan("instants"),
-    )
+    counters = found.timeline_scan("counters", texts)
+    with ThreadPoolExecutor(1, thread_name_prefix="goblueprint-counters") as pool:
+        thinned = (
+            pool.submit(thin, counters, light.start_ns, max(1, light.end_ns - light.start_ns))
+            if thin is not None
+            else None
+        )
+        store = open_store(found)
+        return PageTables(
+            light=light,
+            store=store,
+            counters=counters,
+            flows=found.timeline_scan("flows", texts),
+            instants=found.timeline_scan("instants"),
+            thinned=None if thinned is None else thinned.result(),
+        )
 
 
 @contextmanager
