@@ -20,7 +20,8 @@ running span), the one starting first keeps it — on a tie the lower state (a r
 is no key: a long lane is summarised a tile of time at a time, before its ranges end).
 
 Tables in and out are columns; the loops per span and bucket are compiled
-(``detail_kernel``: one call per chunk of lanes and level).
+(``detail_kernel``: one call per piece of lanes for every level, ``level_columns``: the finest
+level is made from the spans, each coarser one from the finer one's buckets).
 
 ``runs`` input (``DETAIL_INPUT``): ``lane`` (u32, any lane numbering), ``start`` and
 ``end`` (i64 ns since the trace start, end exclusive), ``state`` (u8, any state

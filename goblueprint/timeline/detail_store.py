@@ -7,9 +7,12 @@ the spans table (lane_kind, lane_id, b0) with small row groups, so a tile reads 
 row groups of its lanes and window (predicate pushdown on the row groups' statistics).
 Exact spans come from the ingested spans table the same way.
 
-Memory is bounded by what one chunk or one tile holds: ``CHUNK_SPANS`` spans while
-building (a lane with more is read a tile of time at a time: ``detail_tiles``), and for a tile the row groups its lanes touch, at most ``EXACT_LIMIT`` exact
-spans per lane in the answer.
+While building, the chunks of lanes (``CHUNK_SPANS`` spans; a lane with more is read a tile
+of time at a time: ``detail_tiles``) are summarised ``WORKERS`` at once, each read and merged
+a piece of ``PIECE_SPANS`` spans at a time, every level from one pass over a piece's spans
+(``detail.level_columns``); the level files are written on a thread of their own, in the
+chunks' order.  Memory is bounded by what those pieces and tiles hold, and for a tile the
+row groups its lanes touch, at most ``EXACT_LIMIT`` exact spans per lane in the answer.
 
 The HTML page of ``trace timeline`` is made from the same store (``PageTables``): its levels
 are read from the level files, its exact spans from the spans table, so the page and the
@@ -221,6 +224,8 @@ def temporary_store(tl: Timeline) -> Iterator[DetailStore]:
 
 def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
     """Write the levels of the spans table SPANS (times since ORIGIN) to the new directory OUT."""
+    from goblueprint.trace import kernels
+
     out.mkdir(parents=True)
     counts = (
         pl.scan_parquet(spans)
@@ -230,6 +235,7 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
         .collect(engine="streaming")
     )
     counts.write_parquet(out / "counts.parquet")
+    kernels.get()  # loaded (or built) once, here, not by two workers at once
     files = _LevelFiles(out, levels.count)
     # Runs per lane and level: what a page weighs before it reads any level.
     run_counts: list[pl.DataFrame] = []
