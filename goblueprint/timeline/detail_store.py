@@ -239,30 +239,36 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
     files = _LevelFiles(out, levels.count)
     # Runs per lane and level: what a page weighs before it reads any level.
     run_counts: list[pl.DataFrame] = []
-    # Chunks are summarised WORKERS at a time (reading, merging and the compiled loops let go
-    # of the GIL), their frames written in the chunks' order.
-    pending: deque[Future[_ChunkLevels]] = deque()
-
-    def written(job: Future[_ChunkLevels]) -> None:
-        frames, counted = job.result()
-        for k, table in frames:
-            files.write(k, table)
-        run_counts.extend(counted)
-
+    items = []  # (rows of SPANS, chunk of lanes), in the table's order (sorted by lane, as counts are)
+    row = 0
+    for chunk in _chunks(counts):
+        n = int(chunk["n"].sum())
+        items.append(((row, row + n), chunk))
+        row += n
+    long = [chunk.height == 1 and hi - lo > CHUNK_SPANS for (lo, hi), chunk in items]
+    # Up to WORKERS chunks are summarised ahead on a small pool (reading, merging and the
+    # compiled loops let go of the GIL), their frames written in the chunks' order.  A long
+    # lane is made on this thread, its frames written as they come (they may be many).
+    ahead: dict[int, Future[_ChunkLevels]] = {}
+    nxt = 0
     try:
         with ThreadPoolExecutor(WORKERS, thread_name_prefix="goblueprint-levels") as pool:
             try:
-                row = 0  # the chunk's first row in SPANS (sorted by lane, as counts are)
-                for chunk in _chunks(counts):
-                    n = int(chunk["n"].sum())
-                    if len(pending) >= WORKERS:
-                        written(pending.popleft())
-                    pending.append(pool.submit(_chunk_levels, spans, (row, row + n), chunk, origin, levels))
-                    row += n
-                while pending:
-                    written(pending.popleft())
+                for i, (rows, chunk) in enumerate(items):
+                    # (WORKERS at once in all: a long lane made here counts as one.)
+                    while nxt < len(items) and len(ahead) < WORKERS - long[i]:
+                        if not long[nxt]:
+                            ahead[nxt] = pool.submit(_chunk_levels, spans, *items[nxt], origin, levels)
+                        nxt += 1
+                    if long[i]:
+                        run_counts += _long_lane_levels(spans, rows, chunk, origin, levels, files.write)
+                        continue
+                    frames, counted = ahead.pop(i).result()
+                    for k, table in frames:
+                        files.write(k, table)
+                    run_counts += counted
             finally:
-                for job in pending:
+                for job in ahead.values():
                     job.cancel()
     finally:
         files.close()
@@ -278,30 +284,41 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
 _ChunkLevels = tuple[list[tuple[int, "pa.Table"]], list[pl.DataFrame]]
 
 
+def _long_lane_levels(
+    spans: Path,
+    rows: tuple[int, int],
+    chunk: pl.DataFrame,
+    origin: int,
+    levels: Levels,
+    write: Callable[[int, pa.Table], None],
+) -> list[pl.DataFrame]:
+    """The levels of CHUNK's one long lane, whose spans are ROWS [lo, hi) of SPANS, handed to
+    WRITE(level, table) a row group at a time; its runs per level (RUN_COUNTS_SCHEMA)."""
+    kind, lane_id = int(chunk["lane_kind"][0]), int(chunk["lane_id"][0])
+    counted = long_lane_runs(
+        pl.scan_parquet(spans),
+        rows,
+        (kind, lane_id),
+        origin,
+        levels,
+        lambda k, df: write(k, df.cast(LEVEL_SCHEMA).to_arrow()),
+        ROW_GROUP,
+    )
+    return [
+        pl.DataFrame(
+            {"lane_kind": [kind], "lane_id": [lane_id], "level": [k], "n": [c]}, schema=RUN_COUNTS_SCHEMA
+        )
+        for k, c in enumerate(counted)
+        if c
+    ]
+
+
 def _chunk_levels(
     spans: Path, rows: tuple[int, int], chunk: pl.DataFrame, origin: int, levels: Levels
 ) -> _ChunkLevels:
-    """The levels of CHUNK's lanes, whose spans are ROWS [lo, hi) of SPANS."""
+    """The levels of CHUNK's lanes (not one long lane), whose spans are ROWS [lo, hi) of SPANS."""
     frames: list[tuple[int, pa.Table]] = []
-    lo, hi = rows
-    if chunk.height == 1 and hi - lo > CHUNK_SPANS:
-        kind, lane_id = int(chunk["lane_kind"][0]), int(chunk["lane_id"][0])
-        counted = long_lane_runs(
-            pl.scan_parquet(spans),
-            rows,
-            (kind, lane_id),
-            origin,
-            levels,
-            lambda k, df: frames.append((k, df.cast(LEVEL_SCHEMA).to_arrow())),
-            ROW_GROUP,
-        )
-        return frames, [
-            pl.DataFrame(
-                {"lane_kind": [kind], "lane_id": [lane_id], "level": [k], "n": [c]}, schema=RUN_COUNTS_SCHEMA
-            )
-            for k, c in enumerate(counted)
-            if c
-        ]
+    lo, _hi = rows
     run_counts = []
     kinds, ids = chunk["lane_kind"].to_numpy(), chunk["lane_id"].to_numpy()
     # Read and summarised a piece of lanes at a time (what is held: a piece's spans), each
