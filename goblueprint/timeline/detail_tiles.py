@@ -21,7 +21,8 @@ spans overlapping it, and the ones the tile holds are the whole lane's, true sta
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,6 +65,7 @@ class _LevelSink:
     held: list[_Runs] = field(default_factory=list)
     rows: int = 0  # runs written or held
     last: _Runs | None = None
+    ready: int = 0  # runs in held (counted as they come: a coarse level's tiles add a few each)
 
     def add(self, runs: _Runs) -> None:
         if len(runs) == 0:
@@ -78,15 +80,17 @@ class _LevelSink:
                 self.rows -= 1
             else:
                 self.held.append(self.last)
+                self.ready += 1
         self.held.append(runs.cut(0, -1))
+        self.ready += len(runs) - 1
         self.last = runs.cut(len(runs) - 1)
         self.rows += len(runs)
-        ready = sum(len(h) for h in self.held)
-        if ready >= self.group:
+        if self.ready >= self.group:
             whole = _Runs.joined(self.held)
-            cut = ready - ready % self.group
+            cut = self.ready - self.ready % self.group
             self.write(whole.cut(0, cut))
             self.held = [whole.cut(cut)]
+            self.ready -= cut
 
     def close(self) -> None:
         if self.last is not None:
@@ -95,7 +99,7 @@ class _LevelSink:
             whole = _Runs.joined(self.held)
             if len(whole):
                 self.write(whole)
-        self.held, self.last = [], None
+        self.held, self.last, self.ready = [], None, 0
 
 
 def long_lane_runs(
@@ -141,12 +145,7 @@ def long_lane_runs(
     pending = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint8))
     t0: int | None = None  # where the tile begins (None: before the lane's first span)
     lo, hi = rows
-    for off in range(lo, hi, TILE_ROWS):
-        part = (
-            spans.slice(off, min(TILE_ROWS, hi - off))
-            .select("lane_kind", "lane_id", "start", "end", "state")
-            .collect()
-        )
+    for off, part in _tile_reads(spans, lo, hi):
         if part.height == 0 or not ((part["lane_kind"] == kind).all() and (part["lane_id"] == lane_id).all()):
             raise GoblueprintError(f"spans table: rows {off}.. are not all of lane {kind}/{lane_id}")
         start = np.concatenate([pending[0], part["start"].to_numpy() - origin])
@@ -181,6 +180,27 @@ def long_lane_runs(
     for sink in sinks:
         sink.close()
     return [sink.rows for sink in sinks]
+
+
+def _tile_reads(spans: pl.LazyFrame, lo: int, hi: int) -> Iterator[tuple[int, pl.DataFrame]]:
+    """Rows [LO, HI) of SPANS (the lane's columns), TILE_ROWS at a time with their first row;
+    the next tile read on a thread of its own while this one is summarised (polars reads
+    without the GIL): what is held is one tile more."""
+
+    def read(off: int) -> pl.DataFrame:
+        return (
+            spans.slice(off, min(TILE_ROWS, hi - off))
+            .select("lane_kind", "lane_id", "start", "end", "state")
+            .collect()
+        )
+
+    offsets = range(lo, hi, TILE_ROWS)
+    with ThreadPoolExecutor(1, thread_name_prefix="goblueprint-tiles") as pool:
+        following: Future[pl.DataFrame] | None = None
+        for k, off in enumerate(offsets):
+            part = (following if following is not None else pool.submit(read, off)).result()
+            following = pool.submit(read, offsets[k + 1]) if k + 1 < len(offsets) else None
+            yield off, part
 
 
 def _tile(
