@@ -113,3 +113,37 @@ def test_a_spans_table_not_sorted_by_lane_is_refused(tmp_path):
     spans.write_parquet(file)
     with pytest.raises(GoblueprintError, match="not sorted by lane"):
         detail_store.build(file, 0, plan_levels(100), tmp_path / "out")
+
+
+def test_long_lanes_written_a_few_runs_at_a_time(tmp_path, monkeypatch):
+    """Row groups of a few runs: a long lane's levels are handed on in many frames as its
+    tiles come (the runs held back counted across tiles), and are still the whole lane's."""
+    monkeypatch.setattr(detail_store, "ROW_GROUP", 37)
+    rng = np.random.default_rng(7)
+    rows = []
+    for lane in range(2):
+        t = 0
+        for _ in range(4000):
+            d = int(rng.integers(1, 3000))
+            rows.append((1, lane, t, t + d, int(rng.integers(0, 3))))
+            t += d + int(rng.integers(0, 2)) * int(rng.integers(0, 5000))
+    spans = pl.DataFrame(rows, schema=_SPANS, orient="row")
+    duration = int(spans["end"].max())
+    whole, tiled, calls = _both(spans, 0, duration, tmp_path, monkeypatch, 1000, 333)
+    assert len(calls) == 2
+    for name in whole:
+        if name != "counts.parquet":
+            assert tiled[name].equals(whole[name]), name
+    # Whole row groups, but for each lane's last: as the levels of a lane made at once are cut.
+    for name in whole:
+        if name.startswith("level_"):
+            sizes = _group_rows(tmp_path / "tiled" / name)
+            assert sum(n != 37 for n in sizes) <= 2, (name, sizes)
+    assert len(_group_rows(tmp_path / "tiled" / "level_0.parquet")) > 3
+
+
+def _group_rows(path: Path) -> list[int]:
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    return [meta.row_group(k).num_rows for k in range(meta.num_row_groups)]
