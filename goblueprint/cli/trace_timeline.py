@@ -96,10 +96,13 @@ def _page(args: argparse.Namespace, title: str) -> tuple[Page, Any]:
 
     if args.kernel is None and args.lab is None and not args.show_capture:
         from goblueprint.cli._ingested import ingested_trace
+        from goblueprint.render.page_counters import thin_counters
         from goblueprint.timeline.detail_store import ingested_tables
 
         found = ingested_trace(args.trace)
-        return build_page(ingested_tables(found), title), found
+        # The counters are thinned while the levels are built (on a first run): the one does
+        # not wait for the other.
+        return build_page(ingested_tables(found, thin_counters), title), found
     tl, reader = load_timeline(args.trace, args.kernel, show_capture=args.show_capture, lab=args.lab)
     with memory_tables(tl) as tables:
         return build_page(tables, title), reader

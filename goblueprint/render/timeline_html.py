@@ -20,7 +20,9 @@ import io
 import json
 import re
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, BinaryIO
@@ -100,13 +102,20 @@ class _Blob:
 
     Compressed (gzip, as ``gzip.compress(raw, 5, mtime=0)`` makes it: zlib's stream is the
     same however its input is cut) as each array is added, so the raw bytes are never all
-    held, only their compressed form.
+    held, only their compressed form.  The compressing is done on a thread of its own (zlib
+    lets go of the GIL), in the order the arrays come, while the page's next tables are made;
+    at most ``_HELD`` raw bytes wait for it.
     """
+
+    _HELD = 64 << 20
 
     def __init__(self, compress: bool = False) -> None:
         self.parts: list[bytes] = []
         self.size = 0  # raw bytes
         self._deflate = zlib.compressobj(level=GZIP_LEVEL, wbits=31) if compress else None
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="goblueprint-blob") if compress else None
+        self._pending: deque[tuple[Future[bytes], int]] = deque()
+        self._held = 0  # raw bytes given to the thread, not compressed yet
 
     def add(self, array: np.ndarray, dtype: str) -> int:
         data = np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<"))
@@ -121,14 +130,30 @@ class _Blob:
         return {"n": n, "arrays": {name: self.add(arr, dt) for name, (arr, dt) in columns.items()}}
 
     def _put(self, data: bytes | memoryview) -> None:
-        if self._deflate is None:
+        if self._deflate is None or self._pool is None:
             self.parts.append(bytes(data))
-        elif piece := self._deflate.compress(data):
+            return
+        n = len(data)
+        while self._pending and self._held + n > self._HELD:
+            self._take()
+        # The array's bytes are held by DATA (a view) until the thread is done with them.
+        self._pending.append((self._pool.submit(self._deflate.compress, data), n))
+        self._held += n
+
+    def _take(self) -> None:
+        job, n = self._pending.popleft()
+        if piece := job.result():
             self.parts.append(piece)
+        self._held -= n
 
     def finish(self) -> list[bytes]:
         """The blob's bytes (compressed if asked) as pieces; nothing may be added after."""
-        if self._deflate is not None:
+        if self._deflate is not None and self._pool is not None:
+            try:
+                while self._pending:
+                    self._take()
+            finally:
+                self._pool.shutdown()
             self.parts.append(self._deflate.flush())
             self._deflate = None
         return self.parts
@@ -163,7 +188,11 @@ def _payload(tables: PageTables, title: str, blob: _Blob, *, served: bool) -> di
     detail = plan_page(store, lanes, served=served)
     # Counters and arrows first, while little else is held (their few rows wait for their
     # place in the blob): the peak is then the exact spans' alone, not theirs on top of it.
-    samples = thin_counters(tables.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
+    samples = (
+        tables.thinned
+        if tables.thinned is not None
+        else thin_counters(tables.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
+    )
     arrows, flows_whole = _kept_flows(tables.flows, lanes, detail)
     spans, lanes = page_spans(tl, store, lanes, detail.exact, strings.intern)
     names, _code_to_index = state_names()

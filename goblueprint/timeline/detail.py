@@ -20,7 +20,8 @@ running span), the one starting first keeps it — on a tie the lower state (a r
 is no key: a long lane is summarised a tile of time at a time, before its ranges end).
 
 Tables in and out are columns; the loops per span and bucket are compiled
-(``detail_kernel``: one call per chunk of lanes and level).
+(``detail_kernel``: one call per piece of lanes for every level, ``level_columns``: the finest
+level is made from the spans, each coarser one from the finer one's buckets).
 
 ``runs`` input (``DETAIL_INPUT``): ``lane`` (u32, any lane numbering), ``start`` and
 ``end`` (i64 ns since the trace start, end exclusive), ``state`` (u8, any state
@@ -29,6 +30,7 @@ numbering).  Output (``RUNS_SCHEMA``), sorted by lane then ``b0``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,25 +115,52 @@ def runs(
 
 
 def _bucket_runs(merged: pl.DataFrame, width: int) -> pl.DataFrame:
-    """detail_kernel.bucket_runs over MERGED (merge_overlaps' output), its output grown until
-    every lane fits."""
+    """The runs of buckets of WIDTH ns of MERGED (merge_overlaps' output)."""
+    cols = [merged[c].to_numpy() for c in ("lane", "start", "end", "state")]
+    got = level_columns(cols, width, 1)[0]
+    return pl.DataFrame(dict(zip(RUNS_SCHEMA, got, strict=True)), schema=RUNS_SCHEMA)
+
+
+def level_columns(cols: Sequence[np.ndarray], width0: int, count: int) -> list[list[np.ndarray]]:
+    """detail_kernel.level_runs over COLS (lane, start, end, state of merge_overlaps' output):
+    per level v (buckets WIDTH0 // FANOUT**v ns wide) its runs' columns, ``RUNS_SCHEMA``'s."""
     from goblueprint.trace import kernels
 
-    cols = [merged[c].to_numpy() for c in ("lane", "start", "end", "state")]
-    n = merged.height
-    cap = max(16, n + n // 2)  # most spans are one run or less; a lane needing more grows it
-    out = _run_columns(cap)
-    row, k = 0, 0
+    if width0 % FANOUT ** (count - 1):
+        raise ValueError(f"bucket width {width0} is not a multiple of {FANOUT}**{count - 1}")
+    n = len(cols[0])
+    # Room per level: the finest holds the most runs (most merged spans are a run or less
+    # there, and each coarser level about half the finer one's); a level short of room for a
+    # lane grows.
+    size = [max(4096, (n // 2) >> (count - 1 - v)) for v in range(count)]
+    out = _run_columns(sum(size))
+    base = np.zeros(count + 1, np.int64)
+    base[1:] = np.cumsum(size)
+    kk = base[:-1].copy()
+    want = np.zeros(count, np.int64)
+    row = 0
     while True:
-        row, k = kernels.get().bucket_runs(*cols, width, row, *out, k)
+        row = kernels.get().level_runs(*cols, width0, count, row, *out, base, kk, want)
         if row >= n:
             break
-        # As many again as the rows so far foretell for the rest, and at least twice as many.
-        grown = _run_columns(max(2 * len(out[0]), k + k * (n - row) // max(row, 1) + 3 * 1024))
-        for new, old in zip(grown, out, strict=True):
-            new[:k] = old[:k]
-        out = grown
-    return pl.DataFrame(dict(zip(RUNS_SCHEMA, (c[:k] for c in out), strict=True)), schema=RUNS_SCHEMA)
+        # A short level grows by as many again as its rows so far foretell for the rest,
+        # and at least twice.
+        grown = list(size)
+        for v in range(count):
+            used = int(kk[v] - base[v])
+            if want[v]:
+                grown[v] = max(2 * size[v], used + int(want[v]) + used * (n - row) // max(row, 1) + 1024)
+        new = _run_columns(sum(grown))
+        new_base = np.zeros(count + 1, np.int64)
+        new_base[1:] = np.cumsum(grown)
+        for v in range(count):
+            used = int(kk[v] - base[v])
+            for dst, src in zip(new, out, strict=True):
+                dst[new_base[v] : new_base[v] + used] = src[base[v] : base[v] + used]
+            kk[v] = new_base[v] + used
+        out, base, size = new, new_base, grown
+        want[:] = 0
+    return [[c[base[v] : kk[v]] for c in out] for v in range(count)]
 
 
 def _run_columns(cap: int) -> list[np.ndarray]:
@@ -143,16 +172,24 @@ def merge_overlaps(spans: pl.DataFrame) -> pl.DataFrame:
     time is the time any of them covers (nested regions count once), never more than a bucket.
 
     Out: ``DETAIL_INPUT`` columns, lanes ascending, each lane's rows by (state,
-    start) — the order ``bucket_runs`` relies on."""
-    from goblueprint.trace import kernels
-
+    start) — the order ``level_runs`` relies on."""
     df = spans.select(
         pl.col("lane").cast(pl.UInt32),
         pl.col("start").cast(pl.Int64),
         pl.col("end").cast(pl.Int64),
         pl.col("state").cast(pl.UInt8),
     ).sort("lane", maintain_order=True)
-    cols = [df[c].to_numpy() for c in ("lane", "start", "end", "state")]
-    out = [np.empty(df.height, c.dtype) for c in cols]
+    got = merge_columns(*(df[c].to_numpy() for c in ("lane", "start", "end", "state")))
+    return pl.DataFrame(dict(zip(DETAIL_INPUT, got, strict=True)), schema=DETAIL_INPUT)
+
+
+def merge_columns(
+    lane: np.ndarray, start: np.ndarray, end: np.ndarray, state: np.ndarray
+) -> list[np.ndarray]:
+    """merge_overlaps over columns (u32, i64, i64, u8) whose lanes are ascending already."""
+    from goblueprint.trace import kernels
+
+    cols = (lane, start, end, state)
+    out = [np.empty(len(lane), c.dtype) for c in cols]
     k = kernels.get().merge_spans(*cols, *out)
-    return pl.DataFrame(dict(zip(DETAIL_INPUT, (c[:k] for c in out), strict=True)), schema=DETAIL_INPUT)
+    return [c[:k] for c in out]

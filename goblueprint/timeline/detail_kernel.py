@@ -1,11 +1,11 @@
-"""The levels of detail's two loops (timeline.detail): merging a lane's overlapping spans of
-one state, and summarising a lane's spans into runs of buckets of one width.
+"""The levels of detail's loops (timeline.detail): merging a lane's overlapping spans of
+one state, and summarising a lane's spans into runs of buckets at every level at once.
 
 Both take spans grouped by lane (a lane's rows contiguous, lanes in any order) and work one
 lane at a time with that lane's rows only, so a chunk of many lanes is one call.  The runs
-loop stops before a lane whose runs might not fit in what is left of its output (at most
-three rows per span: its full buckets, its first and its last) and returns where it stopped;
-the caller grows the output and calls again from there.  There is no Python twin.
+loop stops before a lane whose runs might not fit in what is left of some level's output (at
+most three rows per span: its full buckets, its first and its last) and returns where it
+stopped; the caller grows the output and calls again from there.  There is no Python twin.
 """
 
 from __future__ import annotations
@@ -99,12 +99,13 @@ def _put(out_lane, out_b0, out_b1, out_state, out_fill, k, k0, ln, b0, b1, st, f
 
 
 @njit(cache=True, nogil=True)
-def bucket_runs(
-    lane, start, end, state, width, row, out_lane, out_b0, out_b1, out_state, out_fill, k
+def _emit(
+    gstate, ngroups, f0, f1, fb, pbk, pcov, pb, width, ln, out_lane, out_b0, out_b1, out_state, out_fill, k
 ):  # pragma: no cover
-    """The runs of buckets of WIDTH ns that the merged spans of each lane cover (merge_spans'
-    output: a lane's rows by state, each state's by start and disjoint), from input ROW (a lane's first row) on, appended to OUT_* from row K: (next input
-    row, rows out).  The next input row is below the input's length when the output ran short.
+    """One lane's runs at one level, appended to OUT_* from row K; the rows out.  Per state
+    group g: its buckets covered whole, ranges f0[j]..f1[j] for j in fb[g]..fb[g+1]-1, and
+    its partly covered buckets pbk[j] (the group's cover of it: pcov[j], a bucket maybe
+    listed more than once) for j in pb[g]..pb[g+1]-1, each in bucket order.
 
     A bucket a span covers whole is that span's state at fill FULL (where such ranges of a
     lane overlap, the one starting first — the lower state on a tie — keeps the buckets it
@@ -112,23 +113,133 @@ def bucket_runs(
     (ties: the lower state) and the fill of all its spans' cover, capped at the bucket.
     Adjacent buckets of a lane with one state and fill are one run; a lane's runs are in
     bucket order."""
+    nf = fb[ngroups]
+    # Full ranges by start (the lower state first on a tie), each clipped to where the ones
+    # before it reach: disjoint.  (Not the longer first: a range's length is not known
+    # until it ends, and the levels of a long lane are made a tile of time at a time.)
+    cur = fb[:ngroups].copy()
+    g0 = np.empty(nf, np.int64)
+    g1 = np.empty(nf, np.int64)
+    gs = np.empty(nf, np.uint8)
+    ng = 0
+    reach = np.int64(-1)
+    for _ in range(nf):
+        pick = -1
+        for h in range(ngroups):
+            j = cur[h]
+            # Ties on the first bucket: the group met first (the lower state) goes first.
+            if j < fb[h + 1] and (pick < 0 or f0[j] < f0[cur[pick]]):
+                pick = h
+        j = cur[pick]
+        cur[pick] += 1
+        lo = max(f0[j], reach)
+        if f1[j] > lo:
+            g0[ng] = lo
+            g1[ng] = f1[j]
+            gs[ng] = gstate[pick]
+            ng += 1
+        reach = max(reach, f1[j])
+    # Partly covered buckets in order: per bucket the dominant state and the fill.  Buckets
+    # inside a full range are that range's; the rest interleave with the ranges in order.
+    cur = pb[:ngroups].copy()
+    k0 = k
+    gi = 0
+    while True:
+        bucket = np.int64(-1)
+        for h in range(ngroups):
+            j = cur[h]
+            if j < pb[h + 1] and (bucket < 0 or pbk[j] < bucket):
+                bucket = pbk[j]
+        if bucket < 0:
+            break
+        best_state = 0
+        best = np.int64(-1)
+        total = np.int64(0)
+        for h in range(ngroups):
+            cov = np.int64(0)
+            j = cur[h]
+            while j < pb[h + 1] and pbk[j] == bucket:
+                cov += pcov[j]
+                j += 1
+            if j > cur[h]:
+                cur[h] = j
+                total += cov
+                if cov > best:
+                    best = cov
+                    best_state = gstate[h]
+        while gi < ng and g1[gi] <= bucket:
+            k = _put(out_lane, out_b0, out_b1, out_state, out_fill, k, k0, ln, g0[gi], g1[gi], gs[gi], FULL)
+            gi += 1
+        if gi < ng and g0[gi] <= bucket:
+            continue  # inside the full range gi
+        fill = (min(total, width) * FULL + width // 2) // width
+        k = _put(
+            out_lane, out_b0, out_b1, out_state, out_fill, k, k0, ln, bucket, bucket + 1, best_state, fill
+        )
+    while gi < ng:
+        k = _put(out_lane, out_b0, out_b1, out_state, out_fill, k, k0, ln, g0[gi], g1[gi], gs[gi], FULL)
+        gi += 1
+    return k
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_piece(pbk, pcov, n, first, bucket, cov):  # pragma: no cover
+    """Add COV to the group's partly covered BUCKET (the group's pieces begin at row FIRST, in
+    bucket order): to its last piece if that is the bucket, else as a new one; the pieces out."""
+    if n > first and pbk[n - 1] == bucket:
+        pcov[n - 1] += cov
+        return n
+    pbk[n] = bucket
+    pcov[n] = cov
+    return n + 1
+
+
+@njit(cache=True, nogil=True)
+def level_runs(
+    lane, start, end, state, width0, count, row, out_lane, out_b0, out_b1, out_state, out_fill, base, kk, want
+):  # pragma: no cover
+    """The runs of COUNT levels that the merged spans of each lane cover (merge_spans' output:
+    a lane's rows by state, each state's by start and disjoint, not touching), level v's
+    buckets WIDTH0 // FANOUT**v ns wide (WIDTH0 a multiple of FANOUT**(COUNT-1)), from input
+    ROW (a lane's first row) on.  Level v's runs go to OUT_*[BASE[v]:BASE[v+1]] from row
+    KK[v] on, KK updated; returns the next input row, below the input's length when some
+    level's room ran short for that row's lane: then WANT[v] > 0 is the room that level v
+    needs for it (at most three runs per span, and one per bucket the lane's time touches).
+
+    The finest level is made from the spans; each coarser one from the finer one's buckets
+    covered whole (per span a range, the coarser range the buckets it covers whole) and
+    partly covered ones (per state its cover of a bucket: the coarser bucket's is the sum
+    over the finer buckets in it, whole ones included).  A coarser bucket covered whole by
+    a state is covered by one span (a state's merged spans leave gaps between them), so the
+    buckets and covers are those made from the spans at that level's width: the same runs."""
     n = lane.shape[0]
-    cap = out_lane.shape[0]
+    finest = width0
+    for _ in range(count - 1):
+        finest //= 4
     a = row
     while a < n:
         b = a + 1
         while b < n and lane[b] == lane[a]:
             b += 1
         m = b - a
-        if k + 3 * m > cap:
-            return a, k
-        # The lane's rows come by state, each state's by start and disjoint: per state, its
-        # buckets covered whole, [in_lo, in_hi), and its partly covered buckets (a span's first
-        # and last) are each in bucket order, so the states' sequences are merged, not sorted.
         ngroups = 1
+        lo = start[a]
+        hi = end[a]
         for i in range(a + 1, b):
             if state[i] != state[i - 1]:
                 ngroups += 1
+            lo = min(lo, start[i])
+            hi = max(hi, end[i])
+        short = False
+        width = finest
+        for v in range(count - 1, -1, -1):
+            need = min(3 * m, (hi - 1) // width - lo // width + 1)
+            if kk[v] + need > base[v + 1]:
+                want[v] = need
+                short = True
+            width *= 4
+        if short:
+            return a
         gstate = np.empty(ngroups, np.int64)
         fb = np.zeros(ngroups + 1, np.int64)  # group g's full ranges: fb[g]..fb[g+1]-1
         pb = np.zeros(ngroups + 1, np.int64)  # group g's pieces: pb[g]..pb[g+1]-1
@@ -139,6 +250,7 @@ def bucket_runs(
         nf = 0
         npc = 0
         g = -1
+        width = finest
         for i in range(a, b):
             if i == a or state[i] != state[i - 1]:
                 g += 1
@@ -155,85 +267,82 @@ def bucket_runs(
                 f1[nf] = in_hi
                 nf += 1
             if not (in_lo <= first < in_hi):
-                pbk[npc] = first
-                pcov[npc] = min(e, (first + 1) * width) - s
-                npc += 1
+                npc = _add_piece(pbk, pcov, npc, pb[g], first, min(e, (first + 1) * width) - s)
             if last > first and not (in_lo <= last < in_hi):
-                pbk[npc] = last
-                pcov[npc] = e - last * width
-                npc += 1
+                npc = _add_piece(pbk, pcov, npc, pb[g], last, e - last * width)
         fb[ngroups] = nf
         pb[ngroups] = npc
-        # Full ranges by start (the lower state first on a tie), each clipped to where the ones
-        # before it reach: disjoint.  (Not the longer first: a range's length is not known
-        # until it ends, and the levels of a long lane are made a tile of time at a time.)
-        cur = fb[:ngroups].copy()
-        g0 = np.empty(nf, np.int64)
-        g1 = np.empty(nf, np.int64)
-        gs = np.empty(nf, np.uint8)
-        ng = 0
-        reach = np.int64(-1)
-        for _ in range(nf):
-            pick = -1
-            for h in range(ngroups):
-                j = cur[h]
-                # Ties on the first bucket: the group met first (the lower state) goes first.
-                if j < fb[h + 1] and (pick < 0 or f0[j] < f0[cur[pick]]):
-                    pick = h
-            j = cur[pick]
-            cur[pick] += 1
-            lo = max(f0[j], reach)
-            if f1[j] > lo:
-                g0[ng] = lo
-                g1[ng] = f1[j]
-                gs[ng] = gstate[pick]
-                ng += 1
-            reach = max(reach, f1[j])
-        # Partly covered buckets in order: per bucket the dominant state and the fill.  Buckets
-        # inside a full range are that range's; the rest interleave with the ranges in order.
-        cur = pb[:ngroups].copy()
-        k0 = k
         ln = lane[a]
-        gi = 0
-        while True:
-            bucket = np.int64(-1)
-            for h in range(ngroups):
-                j = cur[h]
-                if j < pb[h + 1] and (bucket < 0 or pbk[j] < bucket):
-                    bucket = pbk[j]
-            if bucket < 0:
-                break
-            best_state = 0
-            best = np.int64(-1)
-            total = np.int64(0)
-            for h in range(ngroups):
-                cov = np.int64(0)
-                j = cur[h]
-                while j < pb[h + 1] and pbk[j] == bucket:
-                    cov += pcov[j]
+        v = count - 1
+        kk[v] = _emit(
+            gstate,
+            ngroups,
+            f0,
+            f1,
+            fb,
+            pbk,
+            pcov,
+            pb,
+            width,
+            ln,
+            out_lane,
+            out_b0,
+            out_b1,
+            out_state,
+            out_fill,
+            kk[v],
+        )
+        # The coarser levels: each group's pieces and ranges in bucket order (disjoint), so
+        # their coarser buckets come in order too.
+        c0s = np.empty(m, np.int64)
+        c1s = np.empty(m, np.int64)
+        cbk = np.empty(2 * m, np.int64)
+        ccov = np.empty(2 * m, np.int64)
+        cfb = np.zeros(ngroups + 1, np.int64)
+        cpb = np.zeros(ngroups + 1, np.int64)
+        for v in range(count - 2, -1, -1):
+            fine = width
+            width = fine * 4
+            nf = 0
+            npc = 0
+            for g in range(ngroups):
+                cfb[g] = nf
+                cpb[g] = npc
+                i, ie = pb[g], pb[g + 1]
+                j, je = fb[g], fb[g + 1]
+                while i < ie or j < je:
+                    if j >= je or (i < ie and pbk[i] < f0[j]):
+                        npc = _add_piece(cbk, ccov, npc, cpb[g], pbk[i] // 4, pcov[i])
+                        i += 1
+                        continue
+                    r0, r1 = f0[j], f1[j]
                     j += 1
-                if j > cur[h]:
-                    cur[h] = j
-                    total += cov
-                    if cov > best:
-                        best = cov
-                        best_state = gstate[h]
-            while gi < ng and g1[gi] <= bucket:
-                k = _put(
-                    out_lane, out_b0, out_b1, out_state, out_fill, k, k0, ln, g0[gi], g1[gi], gs[gi], FULL
-                )
-                gi += 1
-            if gi < ng and g0[gi] <= bucket:
-                continue  # inside the full range gi
-            fill = (min(total, width) * FULL + width // 2) // width
-            k = _put(
-                out_lane, out_b0, out_b1, out_state, out_fill, k, k0, ln, bucket, bucket + 1, best_state, fill
-            )
-        while gi < ng:
-            k = _put(out_lane, out_b0, out_b1, out_state, out_fill, k, k0, ln, g0[gi], g1[gi], gs[gi], FULL)
-            gi += 1
+                    lo = (r0 + 3) // 4
+                    hi = r1 // 4
+                    first = r0 // 4
+                    last = (r1 - 1) // 4
+                    if not (lo <= first < hi):
+                        npc = _add_piece(cbk, ccov, npc, cpb[g], first, fine * (min(r1, 4 * first + 4) - r0))
+                    if last > first and not (lo <= last < hi):
+                        npc = _add_piece(cbk, ccov, npc, cpb[g], last, fine * (r1 - 4 * last))
+                    if hi > lo:
+                        c0s[nf] = lo
+                        c1s[nf] = hi
+                        nf += 1
+            cfb[ngroups] = nf
+            cpb[ngroups] = npc
+            f0, c0s = c0s, f0
+            f1, c1s = c1s, f1
+            pbk, cbk = cbk, pbk
+            pcov, ccov = ccov, pcov
+            fb, cfb = cfb, fb
+            pb, cpb = cpb, pb
+            kk[v] = _emit(
+                gstate, ngroups, f0, f1, fb, pbk, pcov, pb, width, ln,
+                out_lane, out_b0, out_b1, out_state, out_fill, kk[v],
+            )  # fmt: skip
         a = b
-    return a, k
+    return a
 
 
 @njit(cache=True, nogil=True)

@@ -7,9 +7,12 @@ the spans table (lane_kind, lane_id, b0) with small row groups, so a tile reads 
 row groups of its lanes and window (predicate pushdown on the row groups' statistics).
 Exact spans come from the ingested spans table the same way.
 
-Memory is bounded by what one chunk or one tile holds: ``CHUNK_SPANS`` spans while
-building (a lane with more is read a tile of time at a time: ``detail_tiles``), and for a tile the row groups its lanes touch, at most ``EXACT_LIMIT`` exact
-spans per lane in the answer.
+While building, the chunks of lanes (``CHUNK_SPANS`` spans; a lane with more is read a tile
+of time at a time: ``detail_tiles``) are summarised ``WORKERS`` at once, each read and merged
+a piece of ``PIECE_SPANS`` spans at a time, every level from one pass over a piece's spans
+(``detail.level_columns``); the level files are written on a thread of their own, in the
+chunks' order.  Memory is bounded by what those pieces and tiles hold, and for a tile the
+row groups its lanes touch, at most ``EXACT_LIMIT`` exact spans per lane in the answer.
 
 The HTML page of ``trace timeline`` is made from the same store (``PageTables``): its levels
 are read from the level files, its exact spans from the spans table, so the page and the
@@ -21,24 +24,37 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
 from goblueprint.errors import GoblueprintError
-from goblueprint.timeline.detail import Levels, merge_overlaps, plan_levels, runs
+from goblueprint.timeline.detail import Levels, level_columns, merge_columns, plan_levels
 from goblueprint.timeline.detail_tiles import long_lane_runs
 from goblueprint.timeline.ingest import Ingested
 from goblueprint.timeline.model import Timeline, empty_frame
 from goblueprint.timeline.stored import Texts, as_timeline
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 # Bump when the stored levels change meaning (2: runs per lane and level stored; 3: overlapping
 # full ranges tie by state, not length, and long lanes are made a tile at a time).
 STORE_FORMAT = 3
 CHUNK_SPANS = 1_000_000  # spans read at once while building the levels
+# Chunks summarised at once.  Two gained ~0.1-0.2 s on the 30.9 MB trace's levels but held
+# ~70-100 MB more at the peak (each thread's allocations stay in its own arena), and the
+# first run's peak is the ingest's and the levels' together.
+WORKERS = 1
+PIECE_SPANS = 250_000  # spans of a chunk read and summarised at once
 # A tile answers a lane with its exact spans up to this many in its window: the viewer draws
 # them once at most one per two pixels is in view, and asks for twice the view.
 EXACT_LIMIT = 5_000
@@ -211,7 +227,7 @@ def temporary_store(tl: Timeline) -> Iterator[DetailStore]:
 
 def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
     """Write the levels of the spans table SPANS (times since ORIGIN) to the new directory OUT."""
-    import pyarrow.parquet as pq
+    from goblueprint.trace import kernels
 
     out.mkdir(parents=True)
     counts = (
@@ -222,70 +238,228 @@ def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
         .collect(engine="streaming")
     )
     counts.write_parquet(out / "counts.parquet")
-    schema = pl.DataFrame(schema=LEVEL_SCHEMA).to_arrow().schema
-    writers = [pq.ParquetWriter(out / f"level_{k}.parquet", schema) for k in range(levels.count)]
+    kernels.get()  # loaded (or built) once, here, not by two workers at once
+    files = _LevelFiles(out, levels.count)
     # Runs per lane and level: what a page weighs before it reads any level.
     run_counts: list[pl.DataFrame] = []
+    items = []  # (rows of SPANS, chunk of lanes), in the table's order (sorted by lane, as counts are)
+    row = 0
+    for chunk in _chunks(counts):
+        n = int(chunk["n"].sum())
+        items.append(((row, row + n), chunk))
+        row += n
+    long = [chunk.height == 1 and hi - lo > CHUNK_SPANS for (lo, hi), chunk in items]
+    # Up to WORKERS chunks are summarised ahead on a small pool (reading, merging and the
+    # compiled loops let go of the GIL), their frames written in the chunks' order.  A long
+    # lane is made on this thread, its frames written as they come (they may be many).
+    ahead: dict[int, Future[_ChunkLevels]] = {}
+    nxt = 0
     try:
-        row = 0  # the chunk's first row in SPANS (sorted by lane, as counts are)
-        for chunk in _chunks(counts):
-            n = int(chunk["n"].sum())
-            row += n
-            if chunk.height == 1 and n > CHUNK_SPANS:
-                kind, lane_id = int(chunk["lane_kind"][0]), int(chunk["lane_id"][0])
-                counted = long_lane_runs(
-                    pl.scan_parquet(spans),
-                    (row - n, row),
-                    (kind, lane_id),
-                    origin,
-                    levels,
-                    lambda k, df: writers[k].write_table(
-                        df.cast(LEVEL_SCHEMA).to_arrow(), row_group_size=ROW_GROUP
-                    ),
-                    ROW_GROUP,
-                )
-                run_counts += [
-                    pl.DataFrame(
-                        {"lane_kind": [kind], "lane_id": [lane_id], "level": [k], "n": [c]},
-                        schema=RUN_COUNTS_SCHEMA,
-                    )
-                    for k, c in enumerate(counted)
-                    if c
-                ]
-                continue
-            keys = chunk.with_row_index("lane").select("lane_kind", "lane_id", pl.col("lane").cast(pl.UInt32))
-            # The table's order kept (each lane's spans by start): merging them then takes
-            # only a counting sort by state.
-            inp = merge_overlaps(
-                pl.scan_parquet(spans)
-                .select("lane_kind", "lane_id", "start", "end", "state")
-                .filter(_lanes_filter(chunk))
-                .join(keys.lazy(), on=["lane_kind", "lane_id"], maintain_order="left")
-                .select("lane", pl.col("start") - origin, pl.col("end") - origin, "state")
-                .collect()
-            )
-            for k, writer in enumerate(writers):
-                level = (
-                    runs(inp, levels.width(k), merged=True)
-                    .join(keys, on="lane")
-                    .sort(["lane_kind", "lane_id", "b0"])
-                    .select(list(LEVEL_SCHEMA))
-                    .cast(LEVEL_SCHEMA)
-                )
-                writer.write_table(level.to_arrow(), row_group_size=ROW_GROUP)
-                run_counts.append(
-                    level.group_by(["lane_kind", "lane_id"], maintain_order=True)
-                    .agg(pl.lit(k, pl.UInt8).alias("level"), pl.len().cast(pl.Int64).alias("n"))
-                    .cast(RUN_COUNTS_SCHEMA)
-                )
+        with ThreadPoolExecutor(WORKERS, thread_name_prefix="goblueprint-levels") as pool:
+            try:
+                for i, (rows, chunk) in enumerate(items):
+                    # (WORKERS at once in all: a long lane made here counts as one.)
+                    while nxt < len(items) and len(ahead) < WORKERS - long[i]:
+                        if not long[nxt]:
+                            ahead[nxt] = pool.submit(_chunk_levels, spans, *items[nxt], origin, levels)
+                        nxt += 1
+                    if long[i]:
+                        run_counts += _long_lane_levels(spans, rows, chunk, origin, levels, files.write)
+                        continue
+                    frames, counted = ahead.pop(i).result()
+                    for k, table in frames:
+                        files.write(k, table)
+                    run_counts += counted
+            finally:
+                for job in ahead.values():
+                    job.cancel()
     finally:
-        for writer in writers:
-            writer.close()
+        files.close()
     by_level = pl.concat(run_counts) if run_counts else pl.DataFrame(schema=RUN_COUNTS_SCHEMA)
     by_level.cast(RUN_COUNTS_SCHEMA).sort(["level", "lane_kind", "lane_id"]).write_parquet(
         out / "run_counts.parquet", statistics=True
     )
     (out / "levels.json").write_text(json.dumps(levels.to_json(), sort_keys=True))
+
+
+# What a chunk of lanes adds: its frames (level, table) in the order written, and its runs per
+# lane and level (RUN_COUNTS_SCHEMA).
+_ChunkLevels = tuple[list[tuple[int, "pa.Table"]], list[pl.DataFrame]]
+
+
+def _long_lane_levels(
+    spans: Path,
+    rows: tuple[int, int],
+    chunk: pl.DataFrame,
+    origin: int,
+    levels: Levels,
+    write: Callable[[int, pa.Table], None],
+) -> list[pl.DataFrame]:
+    """The levels of CHUNK's one long lane, whose spans are ROWS [lo, hi) of SPANS, handed to
+    WRITE(level, table) a row group at a time; its runs per level (RUN_COUNTS_SCHEMA)."""
+    kind, lane_id = int(chunk["lane_kind"][0]), int(chunk["lane_id"][0])
+    counted = long_lane_runs(
+        pl.scan_parquet(spans),
+        rows,
+        (kind, lane_id),
+        origin,
+        levels,
+        lambda k, df: write(k, df.cast(LEVEL_SCHEMA).to_arrow()),
+        ROW_GROUP,
+    )
+    return [
+        pl.DataFrame(
+            {"lane_kind": [kind], "lane_id": [lane_id], "level": [k], "n": [c]}, schema=RUN_COUNTS_SCHEMA
+        )
+        for k, c in enumerate(counted)
+        if c
+    ]
+
+
+def _chunk_levels(
+    spans: Path, rows: tuple[int, int], chunk: pl.DataFrame, origin: int, levels: Levels
+) -> _ChunkLevels:
+    """The levels of CHUNK's lanes (not one long lane), whose spans are ROWS [lo, hi) of SPANS."""
+    frames: list[tuple[int, pa.Table]] = []
+    lo, _hi = rows
+    run_counts = []
+    kinds, ids = chunk["lane_kind"].to_numpy(), chunk["lane_id"].to_numpy()
+    # Read and summarised a piece of lanes at a time (what is held: a piece's spans), each
+    # level's runs joined for the chunk: its rows are written as one frame, as they always were.
+    pieces: list[list[list[np.ndarray]]] = []
+    first, row = 0, lo
+    for end, piece_rows in _pieces(chunk["n"].to_numpy()):
+        merged = _chunk_spans(spans, (row, row + piece_rows), chunk[first:end], origin)
+        got = _level_runs(merged, levels)
+        for cols in got:
+            cols[0] = cols[0] + np.uint32(first)  # the lane's index in the chunk
+        pieces.append(got)
+        first, row = end, row + piece_rows
+    joined = (
+        [[np.concatenate(c) for c in zip(*level, strict=True)] for level in zip(*pieces, strict=True)]
+        if len(pieces) > 1
+        else pieces[0]
+    )
+    for k, (lane, *rest) in enumerate(joined):
+        frames.append((k, _level_table(kinds[lane], ids[lane], *rest)))
+        per_lane = np.bincount(lane, minlength=chunk.height)
+        has = np.flatnonzero(per_lane)
+        run_counts.append(
+            pl.DataFrame(
+                {
+                    "lane_kind": kinds[has],
+                    "lane_id": ids[has],
+                    "level": np.full(len(has), k, np.uint8),
+                    "n": per_lane[has].astype(np.int64),
+                },
+                schema=RUN_COUNTS_SCHEMA,
+            )
+        )
+    return frames, run_counts
+
+
+@cache
+def _level_arrow() -> pa.Schema:
+    import pyarrow as pa
+
+    return pa.schema(
+        [(name, pa.uint8() if t == pl.UInt8 else pa.int64()) for name, t in LEVEL_SCHEMA.items()]
+    )
+
+
+def _level_table(*cols: np.ndarray) -> pa.Table:
+    """A level's rows (``LEVEL_SCHEMA``'s columns) as the Arrow table written."""
+    import pyarrow as pa
+
+    return pa.Table.from_arrays([pa.array(c) for c in cols], schema=_level_arrow())
+
+
+class _LevelFiles:
+    """The level files being written, a frame at a time in the order given, by one thread of
+    their own: pyarrow encodes and compresses without the GIL while the next chunk is read
+    and summarised.  At most a few frames wait, so what is held stays a chunk's runs."""
+
+    def __init__(self, out: Path, count: int) -> None:
+        import pyarrow.parquet as pq
+
+        self._writers = [pq.ParquetWriter(out / f"level_{k}.parquet", _level_arrow()) for k in range(count)]
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="goblueprint-levels")
+        self._pending: deque[Future[None]] = deque()
+        self._limit = 2 * count
+
+    def write(self, level: int, table: pa.Table) -> None:
+        while len(self._pending) >= self._limit:
+            self._pending.popleft().result()
+        self._pending.append(
+            self._pool.submit(self._writers[level].write_table, table, row_group_size=ROW_GROUP)
+        )
+
+    def close(self) -> None:
+        try:
+            while self._pending:
+                self._pending.popleft().result()
+        finally:
+            self._pool.shutdown()
+            for writer in self._writers:
+                writer.close()
+
+
+def _pieces(n: np.ndarray) -> list[tuple[int, int]]:
+    """The lanes of a chunk (N spans each) cut into consecutive pieces of at most PIECE_SPANS
+    spans (a lane with more is a piece alone): each piece's end (a lane index) and spans."""
+    out: list[tuple[int, int]] = []
+    rows = 0
+    for k, m in enumerate(n.tolist()):
+        if rows and rows + m > PIECE_SPANS:
+            out.append((k, rows))
+            rows = 0
+        rows += m
+    out.append((len(n), rows))
+    return out
+
+
+def _chunk_spans(spans: Path, rows: tuple[int, int], chunk: pl.DataFrame, origin: int) -> list[np.ndarray]:
+    """The merged spans (lane, start, end, state: merge_overlaps' columns, times since ORIGIN)
+    of ROWS [lo, hi) of SPANS, the spans of CHUNK's lanes (its rows give the lane: its index)."""
+    lo, hi = rows
+    part = (
+        pl.scan_parquet(spans)
+        .slice(lo, hi - lo)
+        .select("lane_kind", "lane_id", "start", "end", "state")
+        .collect()
+    )
+    per = chunk["n"].to_numpy()
+    if not (
+        part.height == hi - lo
+        and np.array_equal(part["lane_kind"].to_numpy(), np.repeat(chunk["lane_kind"].to_numpy(), per))
+        and np.array_equal(part["lane_id"].to_numpy(), np.repeat(chunk["lane_id"].to_numpy(), per))
+    ):
+        raise GoblueprintError(
+            f"spans table: rows {lo}..{hi} are not those of their lanes (not sorted by lane)"
+        )
+    # The table's order kept (each lane's spans by start): merging them then takes only a
+    # counting sort by state.
+    return merge_columns(
+        np.repeat(np.arange(len(per), dtype=np.uint32), per),
+        part["start"].cast(pl.Int64).to_numpy() - origin,
+        part["end"].cast(pl.Int64).to_numpy() - origin,
+        part["state"].cast(pl.UInt8).to_numpy(),
+    )
+
+
+def _level_runs(merged: list[np.ndarray], levels: Levels) -> list[list[np.ndarray]]:
+    """Per level the runs' columns of MERGED (merge_columns' output), as runs() makes them:
+    starts before the origin clipped to it, spans left empty dropped."""
+    lane, start, end, state = merged
+    start = np.maximum(start, 0)
+    keep = end > start
+    cols = [lane[keep], start[keep], end[keep], state[keep]]
+    if len(cols[2]):
+        last = int(cols[2].max()) - 1
+        for k in range(levels.count):
+            if last // levels.width(k) >= 2**31:
+                raise ValueError(f"bucket width {levels.width(k)}: bucket indexes beyond 2**31")
+    return level_columns(cols, levels.width0, levels.count)
 
 
 def _chunks(counts: pl.DataFrame) -> list[pl.DataFrame]:
@@ -310,6 +484,7 @@ class PageTables:
     ``light``: a Timeline without spans, flows, counters or instants (strings, lanes, stack
     frames: small tables); ``counters``, ``flows`` and ``instants`` are read lazily, so that
     only what the page keeps of them is ever collected; the spans are in ``store``.
+    ``thinned``: the counters as the page keeps them, if made already (``ingested_tables``).
     """
 
     light: Timeline
@@ -317,20 +492,35 @@ class PageTables:
     counters: pl.LazyFrame
     flows: pl.LazyFrame
     instants: pl.LazyFrame
+    thinned: pl.DataFrame | None = field(default=None, compare=False)
 
 
-def ingested_tables(found: Ingested) -> PageTables:
-    """The page tables of an ingested trace (its store built on first use)."""
-    store = open_store(found)
+# What thins the counters for a page: (counters, trace start, duration) -> the samples kept.
+Thin = Callable[[pl.LazyFrame, int, int], pl.DataFrame]
+
+
+def ingested_tables(found: Ingested, thin: Thin | None = None) -> PageTables:
+    """The page tables of an ingested trace (its store built on first use).  THIN, if given,
+    thins its counters on a thread of its own while the store is read or built (it reads
+    only the counters table: the levels' loops let go of the GIL, and a core is often free)."""
     light = found.timeline(tables=("lanes", "stack_frames"))
     texts = found.texts(light.strings)
-    return PageTables(
-        light=light,
-        store=store,
-        counters=found.timeline_scan("counters", texts),
-        flows=found.timeline_scan("flows", texts),
-        instants=found.timeline_scan("instants"),
-    )
+    counters = found.timeline_scan("counters", texts)
+    with ThreadPoolExecutor(1, thread_name_prefix="goblueprint-counters") as pool:
+        thinned = (
+            pool.submit(thin, counters, light.start_ns, max(1, light.end_ns - light.start_ns))
+            if thin is not None
+            else None
+        )
+        store = open_store(found)
+        return PageTables(
+            light=light,
+            store=store,
+            counters=counters,
+            flows=found.timeline_scan("flows", texts),
+            instants=found.timeline_scan("instants"),
+            thinned=None if thinned is None else thinned.result(),
+        )
 
 
 @contextmanager

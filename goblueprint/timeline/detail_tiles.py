@@ -9,7 +9,7 @@ is one tile's spans and runs:
 
 * the spans are merged per state as ``merge_overlaps`` does, the merged span still open at
   a tile's end carried to the next tile with its true start (``detail_kernel.merge_tile``);
-* each tile's merged spans give its runs at every level (``detail._bucket_runs``), the
+* each tile's merged spans give its runs at every level (``detail.level_columns``), the
   buckets before the tile (from a carried span's start) left out;
 * a run ending at a tile's edge joins the next tile's first run when they agree in state and
   fill, so the runs are those of the whole lane.
@@ -21,16 +21,17 @@ spans overlapping it, and the ones the tile holds are the whole lane's, true sta
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
 
 from goblueprint.errors import GoblueprintError
-from goblueprint.timeline.detail import DETAIL_INPUT, Levels, _bucket_runs
+from goblueprint.timeline.detail import Levels, level_columns
 
-TILE_ROWS = 1_000_000  # spans of a long lane read at once
+TILE_ROWS = 250_000  # spans of a long lane read at once
 _STATES = 256
 
 
@@ -64,6 +65,7 @@ class _LevelSink:
     held: list[_Runs] = field(default_factory=list)
     rows: int = 0  # runs written or held
     last: _Runs | None = None
+    ready: int = 0  # runs in held (counted as they come: a coarse level's tiles add a few each)
 
     def add(self, runs: _Runs) -> None:
         if len(runs) == 0:
@@ -78,15 +80,17 @@ class _LevelSink:
                 self.rows -= 1
             else:
                 self.held.append(self.last)
+                self.ready += 1
         self.held.append(runs.cut(0, -1))
+        self.ready += len(runs) - 1
         self.last = runs.cut(len(runs) - 1)
         self.rows += len(runs)
-        ready = sum(len(h) for h in self.held)
-        if ready >= self.group:
+        if self.ready >= self.group:
             whole = _Runs.joined(self.held)
-            cut = ready - ready % self.group
+            cut = self.ready - self.ready % self.group
             self.write(whole.cut(0, cut))
             self.held = [whole.cut(cut)]
+            self.ready -= cut
 
     def close(self) -> None:
         if self.last is not None:
@@ -95,7 +99,7 @@ class _LevelSink:
             whole = _Runs.joined(self.held)
             if len(whole):
                 self.write(whole)
-        self.held, self.last = [], None
+        self.held, self.last, self.ready = [], None, 0
 
 
 def long_lane_runs(
@@ -141,12 +145,7 @@ def long_lane_runs(
     pending = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint8))
     t0: int | None = None  # where the tile begins (None: before the lane's first span)
     lo, hi = rows
-    for off in range(lo, hi, TILE_ROWS):
-        part = (
-            spans.slice(off, min(TILE_ROWS, hi - off))
-            .select("lane_kind", "lane_id", "start", "end", "state")
-            .collect()
-        )
+    for off, part in _tile_reads(spans, lo, hi):
         if part.height == 0 or not ((part["lane_kind"] == kind).all() and (part["lane_id"] == lane_id).all()):
             raise GoblueprintError(f"spans table: rows {off}.. are not all of lane {kind}/{lane_id}")
         start = np.concatenate([pending[0], part["start"].to_numpy() - origin])
@@ -183,6 +182,27 @@ def long_lane_runs(
     return [sink.rows for sink in sinks]
 
 
+def _tile_reads(spans: pl.LazyFrame, lo: int, hi: int) -> Iterator[tuple[int, pl.DataFrame]]:
+    """Rows [LO, HI) of SPANS (the lane's columns), TILE_ROWS at a time with their first row;
+    the next tile read on a thread of its own while this one is summarised (polars reads
+    without the GIL): what is held is one tile more."""
+
+    def read(off: int) -> pl.DataFrame:
+        return (
+            spans.slice(off, min(TILE_ROWS, hi - off))
+            .select("lane_kind", "lane_id", "start", "end", "state")
+            .collect()
+        )
+
+    offsets = range(lo, hi, TILE_ROWS)
+    with ThreadPoolExecutor(1, thread_name_prefix="goblueprint-tiles") as pool:
+        following: Future[pl.DataFrame] | None = None
+        for k, off in enumerate(offsets):
+            part = (following if following is not None else pool.submit(read, off)).result()
+            following = pool.submit(read, offsets[k + 1]) if k + 1 < len(offsets) else None
+            yield off, part
+
+
 def _tile(
     k: object,
     start: np.ndarray,
@@ -202,19 +222,15 @@ def _tile(
         raise GoblueprintError("spans table: a lane is not in start order")
     m_start, m_end, m_state = (c[:got] for c in out)
     order = np.argsort(m_state, kind="stable")  # by state, each state's by start
-    merged = pl.DataFrame(
-        {
-            "lane": np.zeros(got, np.uint32),
-            "start": np.maximum(m_start[order], 0),  # as runs() clips a span before the origin
-            "end": m_end[order],
-            "state": m_state[order],
-        },
-        schema=DETAIL_INPUT,
-    ).filter(pl.col("end") > pl.col("start"))
-    for level, sink in enumerate(sinks):
+    start = np.maximum(m_start[order], 0)  # as runs() clips a span before the origin
+    end, st = m_end[order], m_state[order]
+    keep = end > start
+    cols = (np.zeros(int(keep.sum()), np.uint32), start[keep], end[keep], st[keep])
+    for level, (sink, got_runs) in enumerate(
+        zip(sinks, level_columns(cols, levels.width0, levels.count), strict=True)
+    ):
         width = levels.width(level)
-        r = _bucket_runs(merged, width)
-        runs = _Runs(*(r[c].to_numpy().copy() for c in ("b0", "b1", "state", "fill")))
+        runs = _Runs(*(c.copy() for c in got_runs[1:]))
         if t0 is not None:  # a carried span's buckets before the tile were the tile's before
             lo = t0 // width
             keep = runs.b1 > lo

@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from goblueprint.errors import GoblueprintError
 from goblueprint.timeline import detail_store, detail_tiles
 from goblueprint.timeline.detail import plan_levels, runs
 from goblueprint.timeline.model import build_timeline
@@ -80,3 +81,69 @@ def test_overlapping_states_across_tile_edges(tmp_path, monkeypatch, seed):
     want = runs(lane1, levels.width(k)).select("b0", "b1", "state", "fill")
     got = tiled[f"level_{k}.parquet"].filter(pl.col("lane_id") == 1).select("b0", "b1", "state", "fill")
     assert got.equals(want)
+
+
+def test_chunks_in_pieces_on_two_workers_write_the_same_files(tmp_path, monkeypatch):
+    """Chunks summarised a few lanes at a time and two at once: byte for byte the files of
+    whole chunks one at a time (a chunk's rows are still written as one frame, in order)."""
+    tl = build_timeline(lzma.decompress((GOLDEN / "sched-go1.27.trace.xz").read_bytes()))
+    spans = tl.spans.select(list(_SPANS)).cast(_SPANS)
+    file = tmp_path / "spans.parquet"
+    spans.sort(["lane_kind", "lane_id", "start", "end"], maintain_order=True).write_parquet(file)
+    levels = plan_levels(tl.end_ns - tl.start_ns)
+    monkeypatch.setattr(detail_store, "CHUNK_SPANS", 3000)
+    monkeypatch.setattr(detail_store, "WORKERS", 1)
+    monkeypatch.setattr(detail_store, "PIECE_SPANS", 10**9)
+    detail_store.build(file, tl.start_ns, levels, tmp_path / "whole")
+    monkeypatch.setattr(detail_store, "WORKERS", 2)
+    monkeypatch.setattr(detail_store, "PIECE_SPANS", 400)
+    detail_store.build(file, tl.start_ns, levels, tmp_path / "pieces")
+    names = sorted(p.name for p in (tmp_path / "whole").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "pieces").iterdir())
+    assert len(names) == levels.count + 3
+    for name in names:
+        assert (tmp_path / "pieces" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
+
+
+def test_a_spans_table_not_sorted_by_lane_is_refused(tmp_path):
+    spans = pl.DataFrame(
+        [(1, lane, t, t + 5, 1) for t in range(0, 100, 10) for lane in (1, 2)], schema=_SPANS, orient="row"
+    )
+    file = tmp_path / "spans.parquet"
+    spans.write_parquet(file)
+    with pytest.raises(GoblueprintError, match="not sorted by lane"):
+        detail_store.build(file, 0, plan_levels(100), tmp_path / "out")
+
+
+def test_long_lanes_written_a_few_runs_at_a_time(tmp_path, monkeypatch):
+    """Row groups of a few runs: a long lane's levels are handed on in many frames as its
+    tiles come (the runs held back counted across tiles), and are still the whole lane's."""
+    monkeypatch.setattr(detail_store, "ROW_GROUP", 37)
+    rng = np.random.default_rng(7)
+    rows = []
+    for lane in range(2):
+        t = 0
+        for _ in range(4000):
+            d = int(rng.integers(1, 3000))
+            rows.append((1, lane, t, t + d, int(rng.integers(0, 3))))
+            t += d + int(rng.integers(0, 2)) * int(rng.integers(0, 5000))
+    spans = pl.DataFrame(rows, schema=_SPANS, orient="row")
+    duration = int(spans["end"].max())
+    whole, tiled, calls = _both(spans, 0, duration, tmp_path, monkeypatch, 1000, 333)
+    assert len(calls) == 2
+    for name in whole:
+        if name != "counts.parquet":
+            assert tiled[name].equals(whole[name]), name
+    # Whole row groups, but for each lane's last: as the levels of a lane made at once are cut.
+    for name in whole:
+        if name.startswith("level_"):
+            sizes = _group_rows(tmp_path / "tiled" / name)
+            assert sum(n != 37 for n in sizes) <= 2, (name, sizes)
+    assert len(_group_rows(tmp_path / "tiled" / "level_0.parquet")) > 3
+
+
+def _group_rows(path: Path) -> list[int]:
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    return [meta.row_group(k).num_rows for k in range(meta.num_row_groups)]

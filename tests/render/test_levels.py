@@ -21,7 +21,17 @@ from goblueprint.cli import main
 from goblueprint.render import levels as page_levels
 from goblueprint.render.lanes import arrange
 from goblueprint.render.timeline_html import render_timeline_html
-from goblueprint.timeline.detail import COLUMNS, FANOUT, FULL, MAX_LEVELS, plan_levels, runs
+from goblueprint.timeline.detail import (
+    COLUMNS,
+    FANOUT,
+    FULL,
+    MAX_LEVELS,
+    RUNS_SCHEMA,
+    level_columns,
+    merge_overlaps,
+    plan_levels,
+    runs,
+)
 from goblueprint.timeline.model import build_timeline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,6 +126,34 @@ def test_runs_of_random_lanes_are_the_direct_count(seed):
     spans = pl.DataFrame([rows[i] for i in order], schema=dict(_hand_built().schema), orient="row")
     for width in (1, 7, 64, 500):
         _assert_runs_summarise(spans, width, overlapping={1, 3, 5, 7})
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_level_at_once_is_each_level_alone(seed):
+    """level_columns makes each coarser level from the finer one's buckets, not from the spans
+    again: the runs are those of each level's width alone.  Lanes of nested, overlapping and
+    touching ranges of three states, from a few ns to many buckets long, and a lane of
+    back-to-back spans long enough that the output grows."""
+    rng = np.random.default_rng(seed)
+    width0, count = 7 * FANOUT**4, 5
+    rows = []
+    for lane in range(6):
+        for _ in range(int(rng.integers(1, 400))):
+            s = int(rng.integers(0, 40 * width0))
+            d = int(rng.choice([1, 5, 7, 28, 100, 7 * FANOUT**2, 3 * width0, 11 * width0]))
+            rows.append((lane, s, s + d, int(rng.integers(0, 3))))
+    t = 0
+    for _ in range(20_000):
+        d = int(rng.integers(1, 12))
+        rows.append((6, t, t + d, int(rng.integers(0, 4))))
+        t += d + int(rng.integers(0, 2)) * int(rng.integers(0, 9))
+    spans = pl.DataFrame(rows, schema=dict(_hand_built().schema), orient="row")
+    merged = merge_overlaps(spans)
+    got = level_columns([merged[c].to_numpy() for c in ("lane", "start", "end", "state")], width0, count)
+    assert len(got) == count
+    for v, cols in enumerate(got):
+        want = runs(spans, width0 // FANOUT**v)
+        assert pl.DataFrame(dict(zip(RUNS_SCHEMA, cols, strict=True)), schema=RUNS_SCHEMA).equals(want), v
 
 
 def test_a_window_changes_nothing_inside_it():

@@ -35,7 +35,7 @@ NAMES = {
     "summary": ("summary_step",),
     "stays": ("collect_stays",),
     "util": ("utilization_rows",),
-    "detail": ("merge_spans", "bucket_runs", "merge_tile"),
+    "detail": ("merge_spans", "level_runs", "merge_tile"),
     "perfetto": (
         "track_order",
         "encode_track_events",

@@ -93,7 +93,7 @@ def sample_args() -> dict[str, tuple]:
             np.zeros(0, np.int8), *util_state, 0, False,
         ),
         "merge_spans": (lane, e, e, st8, lane, e, e, st8),
-        "bucket_runs": (lane, e, e, st8, 1, 0, lane, e, e, st8, st8, 0),
+        "level_runs": (lane, e, e, st8, 1, 1, 0, lane, e, e, st8, st8, e, e, e),
         # (run once as the JIT compiles it: its per-state arrays and output hold every state)
         "merge_tile": (
             e, e, st8, 0, np.zeros(256, np.bool_), *(np.zeros(256, np.int64),) * 4, np.zeros(256, np.uint8),
