@@ -36,6 +36,12 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+# Arrow's compute functions registered here, on the importing thread, before any writer
+# thread runs: the registry is filled when pyarrow.compute is first imported, and a Parquet
+# writer encoding a dictionary column's statistics on one thread while another thread's
+# first use of compute filled it failed with "No function registered with name: take".
+import pyarrow.compute
+
 from goblueprint.errors import PathError
 from goblueprint.timeline._api import (
     K_LABEL,
