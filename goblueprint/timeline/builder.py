@@ -741,13 +741,9 @@ class TimelineBuilder:
 
         # Spilled counters handed on by a thread of their own while the spans are sorted and
         # handed on (the main thread sorts while a writer encodes the spans: a core was left
-        # half idle); a row group of them is held at a time.
-        beside = (
-            tables_to is not None
-            and isinstance(ct, _SpilledOut)
-            and spilled is not None
-            and spans_to is not None
-        )
+        # half idle); a row group of them is held at a time.  Counters spill only where the
+        # spans do, so SPANS_TO is given then (checked above).
+        beside = tables_to is not None and isinstance(ct, _SpilledOut)
         with ThreadPoolExecutor(1, thread_name_prefix="counters") if beside else nullcontext() as pool:
             counters_done = (
                 pool.submit(tables_to, "counters", ct.pieces(text_ids, ROW_GROUP), list(strings))
@@ -765,11 +761,6 @@ class TimelineBuilder:
         # next is made, never both held.
         if counters_done is not None:
             counters_done.result()
-            counters = empty_frame("counters")
-        elif tables_to is not None and isinstance(ct, _SpilledOut):
-            # Handed on in pieces of a row group read from the spill: the table (~20 bytes a
-            # sample, millions of them) was the ingest's peak when made whole.
-            tables_to("counters", ct.pieces(text_ids, ROW_GROUP), list(strings))
             counters = empty_frame("counters")
         else:
             counters = frame(
