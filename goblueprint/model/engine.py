@@ -184,6 +184,9 @@ class Sim:
         self.pidle: list[int] = []  # a stack, like sched.pidle
         self.npidle = 0
         self.nmspinning = 0
+        # sched.needspinning: a wakep found no idle P (pidlegetSpinning); the next M about to
+        # drop its P without spinning spins instead (findRunnable's "delicate dance").
+        self.needspinning = False
         self.globq: deque[int] = deque()
         # Ms
         self.mcount = 0
@@ -813,7 +816,10 @@ class Sim:
 
     def wakep(self, readying: tuple[int, int] | None = None) -> bool:
         """wakep: one spinning M at a time, and only onto an idle P. True if it woke a thread."""
-        if self.nmspinning != 0 or self.npidle == 0 or self.stw_active:
+        if self.nmspinning != 0:
+            return False
+        if self.npidle == 0 or self.stw_active:
+            self.needspinning = True  # pidlegetSpinning found no P
             return False
         p = self.pidleget()
         self.rec.decision(self.now, p, "wakep", f"start a spinning M on P{p}", "work was readied",
@@ -932,15 +938,27 @@ class Sim:
             return first, False
         if self.spinning[p] or self.pol.may_spin(self):
             if not self.spinning[p]:
-                self.spinning[p] = True
-                self.nmspinning += 1
+                self.become_spinning(p)
             self.spinround[p] = 1
             self.sched_at(p, self.steal_ns)  # the first round, done when it has taken its time
             return SPINNING, False
-        else:
-            self.rec.decision(self.now, p, "may_spin", "no", f"{self.c.spinning_factor}×{self.nmspinning} "
-                              f"spinning ≥ {self.procs}−{self.npidle} busy Ps", "spin and steal")  # fmt: skip
+        if self.needspinning and not self.stw_active:
+            # Before releasep (under sched.lock): work was readied while no P was idle, so this M,
+            # refused a spin, spins after all rather than drop its P (becomeSpinning; goto top).
+            self.rec.decision(self.now, p, "may_spin", "yes: needspinning",
+                              "a wakep found no idle P since the last M began to spin",
+                              "drop the P")  # fmt: skip
+            self.become_spinning(p)
+            return self.find_runnable(p)
+        self.rec.decision(self.now, p, "may_spin", "no", f"{self.c.spinning_factor}×{self.nmspinning} "
+                          f"spinning ≥ {self.procs}−{self.npidle} busy Ps", "spin and steal")  # fmt: skip
         return -1, False
+
+    def become_spinning(self, p: int) -> None:
+        """mp.becomeSpinning: counted in nmspinning, and needspinning served."""
+        self.spinning[p] = True
+        self.nmspinning += 1
+        self.needspinning = False
 
     def steal_round(self, p: int) -> tuple[int, bool]:
         """The spinning M on P ends its current stealWork round: a G, the next round, or none.
@@ -1069,8 +1087,10 @@ class Sim:
         if was_spinning and (self.globq or any(self.runq) or any(r >= 0 for r in self.runnext)):
             if self.npidle and not self.stw_active:
                 q = self.pidleget()
+                self.needspinning = False  # becomeSpinning
                 self.startm(q, True, self.steal_ns, woken=False)  # this M, back with a P
                 return
+            self.needspinning = True  # pidlegetSpinning found no P
         if self.netready and self.poller < 0 and not self.stw_active:
             # findRunnable's blocking netpoll: with no P, this M blocks in netpoll (nobody else
             # does, sched.lastpoll.Swap(0) != 0: a poller already blocked would have taken these
@@ -1164,6 +1184,7 @@ class Sim:
             return
         if self.nmspinning + self.npidle == 0:
             self.pm[p] = -1
+            self.needspinning = False
             self.startm_on(p, True)
             return
         self.pm[p] = -1
@@ -1481,7 +1502,7 @@ class Sim:
         ticks = " ".join(str(t) for t in self.schedtick)
         self.schedtrace.append(
             f"SCHED {ms}ms: gomaxprocs={self.procs} idleprocs={self.npidle} threads={self.mcount + 1} "
-            f"spinningthreads={self.nmspinning} needspinning=0 idlethreads={len(self.midle)} "
+            f"spinningthreads={self.nmspinning} needspinning={int(self.needspinning)} idlethreads={len(self.midle)} "
             f"runqueue={len(self.globq)} [ {runq} ] schedticks=[ {ticks} ]"
         )
 

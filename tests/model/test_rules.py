@@ -200,6 +200,28 @@ def test_spinning_limit(consts: Constants) -> None:
     assert sim.pol.may_spin(sim) == (consts.spinning_factor * 2 < 4)
 
 
+def test_an_m_refused_a_spin_spins_anyway_when_a_wakep_found_no_idle_p(consts: Constants) -> None:
+    # Both Ps run (a stop-the-world's end, say): work readied then finds no idle P, and wakep's
+    # pidlegetSpinning sets sched.needspinning. P1 then goes idle and the next readying's wakep
+    # starts a spinning M on it (its CAS does not clear needspinning). P0's G stops with nothing
+    # local: 2×1 spinning ≥ 2−0 busy Ps refuses it a spin, but before releasep findRunnable sees
+    # needspinning and spins after all (becomeSpinning, which clears it; goto top) — it does not
+    # drop P0. Without needspinning it does.
+    for need in (True, False):
+        sim = _sim(consts, procs=2)
+        _take_p(sim, 0)
+        _take_p(sim, 1)
+        assert not sim.wakep() and sim.needspinning
+        sim.needspinning = need
+        sim.pidleput(1)
+        assert sim.wakep() and sim.nmspinning == 1 and sim.needspinning == need
+        g, _ = sim.find_runnable(0)
+        if need:
+            assert g == engine.SPINNING and sim.spinning[0] and sim.nmspinning == 2 and not sim.needspinning
+        else:
+            assert g == -1 and not sim.spinning[0] and sim.nmspinning == 1
+
+
 def test_syscall_retake_after_one_sysmon_observation_when_work_waits(consts: Constants) -> None:
     sim = _sim(consts, procs=2)
     _take_p(sim, 0)
