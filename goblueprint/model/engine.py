@@ -578,11 +578,17 @@ class Sim:
         self.gstatus[gp] = GS_RUNNABLE
         self.rec.state(LG, gp, self.now, G_RUNNABLE)
         self.gflow[gp] = self.rec.flow(F_WAKEUP, gp, -1, p, self.now, self.rec.sid("unblock (network)"))
-        # It runs first (findRunnable returns it): on the queue of the P, empty while it was idle,
-        # ahead of what injectglist puts there.
-        self.enqueue(p, gp, False, "netpoll")
+        # findRunnable returns it at once (list.pop(), after injectglist of the rest): the M runs
+        # it when it has run (held, like a G whose M pays for its wake-ups first), not through
+        # findRunnable's top, so the timers that expired meanwhile wait on P's heap for P's next
+        # timers.check, and P's runnext does not go first.
+        self.rec.decision(self.now, p, "next_g", f"G{gp} from netpoll", "the blocking netpoll returned it",
+                          f"{len(got)} ready on the network")  # fmt: skip
+        self.held[p], self.held_inherit[p] = gp, False
         self.inject(got[1:], "unblock (network)", p)
-        self.poller_runs(p)
+        due, self.poller_timers, self.poller = self.poller_timers, [], -1
+        self.polled_on[p] = True
+        self.ptimers[p].extend(due)
 
     def netpoll_list(self, first: list[int]) -> list[int]:
         """What netpoll returns: the Gs FIRST and then those in netready, in the order their fds
@@ -864,6 +870,12 @@ class Sim:
         if self.safepoint_wait:
             self.safepoint_wait.discard(p)  # schedule()'s runSafePointFn
         if self.held[p] >= 0:  # the M has paid for the threads it woke: it runs the G it chose
+            if self.owed[p]:  # (netpoll's G: injectglist's wake-ups came after it was chosen)
+                self.rec.decision(self.now, p, "waker_cost", f"G{self.held[p]} after {self.owed[p]} ns",
+                                  "this M woke a thread (startm's futex wake)", "run it at once")  # fmt: skip
+                self.sched_at(p, self.owed[p])
+                self.owed[p] = 0
+                return
             g, self.held[p] = self.held[p], -1
             self.execute(p, g, self.held_inherit[p])
             return
