@@ -18,9 +18,11 @@ of goschedImpl); sysmon's sleep (min doubling to max after
 idle ticks, each plus the OS's timer slack, as is its wait while every P is idle),
 its preemption of a G that kept one schedtick for forcePreemptNS, its retake of Ps from syscalls (after one tick of observation, or at once when
 there is work and nobody to do it) and its network poll; handoffp; exitsyscall and
-Go 1.27's exitsyscallTryGetP; timers on the P the G slept on, run by the M parked in
-netpoll (one M polls at a time: timers expiring before it runs run on its P), the
-owner's findRunnable or a thief's last steal round; injectglist; netpoll's list (the last
+Go 1.27's exitsyscallTryGetP; timers on the heap of the P the G slept on, run only by an M
+holding that P (the owner's findRunnable, or the M parked in netpoll when it takes that P:
+one M polls at a time, and timers expiring before it runs wake nobody else) or a thief's
+last steal round; the G a blocking netpoll returns run before its P's timers; sched.needspinning;
+injectglist; netpoll's list (the last
 ready G at its head) and its one poller (sched.lastpoll: nobody else polls while the M
 woken from netpoll has not run, and that M takes every G ready by then); the blocking
 netpoll of an M giving its P up;
