@@ -507,46 +507,36 @@ class Sim:
     def timer_fired(self, g: int) -> None:
         """A sleep's timer expires; the G is readied where and when an M runs the timer.
 
-        A timer stays on the heap of the P it was set on (its owner) until an M runs that
-        heap: the owner's own findRunnable (timers.check at its top), or a spinning M's last
-        stealWork round (any P's timers, idle ones too). While a P is idle, an M is parked in
-        netpoll until the earliest timer of all Ps (checkTimersNoP): it wakes, takes the top
-        idle P and goes to findRunnable's top, where it runs that P's timers only; another
-        P's are left to their owner, or to its own stealWork should it find nothing to run.
-        Only one M polls (sched.lastpoll): a timer that expires while that M is woken but has
-        not run yet wakes nobody else. A P in a syscall or stopped cannot run its timers: the
-        G is queued behind it. The trace records the unblock when the timer runs.
+        While a P is idle, an M is parked in netpoll until the earliest timer of all Ps
+        (findRunnable's checkTimersNoP): it wakes, takes an idle P and runs the timer
+        (its own P's, or stolen in stealWork's last round), readying the G there. Only one
+        M polls (sched.lastpoll): a timer that expires while that M is woken but has not run
+        yet wakes nobody else, and the M runs it too when it runs. Else the P that owns the
+        timer runs it at its next findRunnable (timers.check), unless a spinning M steals it
+        first. The trace records the unblock when the timer runs.
         """
         if self.gstatus[g] != GS_WAITING:
             return
-        owner = (
-            self.gtimerp[g] if 0 <= self.gtimerp[g] < self.procs else 0
-        )  # procresize moved a dead P's timers
-        on_heap = not self.stw_active and self.pstatus[owner] in (PS_RUN, PS_IDLE)
         if self.poller >= 0:
-            if owner == self.poller or not on_heap:
-                self.poller_timers.append(g)
-            else:
-                self.ptimers[owner].append(g)
+            self.poller_timers.append(g)
             return
         if self.npidle and not self.stw_active:
             p = self.pidleget()
-            self.poller, self.poller_timers = p, []
-            if owner == p or not on_heap:
-                self.poller_timers.append(g)
-            else:
-                self.ptimers[owner].append(g)  # the woken M's stealWork, or the owner, runs it
+            self.poller, self.poller_timers = p, [g]
             self.push(self.now + self.k.wake_m_ns, EV_TIMER_RUN, 0, p)  # before startm: first at that instant
             self.startm(p, False, self.k.wake_m_ns)
             self.poller_epoch = self.pepoch[p]
             return
-        if on_heap:
+        owner = (
+            self.gtimerp[g] if 0 <= self.gtimerp[g] < self.procs else 0
+        )  # procresize moved a dead P's timers
+        if self.pstatus[owner] == PS_RUN and not self.stw_active:
             self.ptimers[owner].append(g)
             return
         self.ready(g, -1, owner, self.unblock_label(g))  # its P is in a syscall or stopped: queued behind it
 
     def poller_runs(self, p: int) -> None:
-        """The woken netpoll M runs on P: timers.check readies the Gs of P's timers that expired
+        """The woken netpoll M runs on P: timers.check readies the Gs of every timer that expired
         since it was woken, in order, on P."""
         due, self.poller_timers, self.poller = self.poller_timers, [], -1
         self.polled_on[p] = True
@@ -1122,13 +1112,6 @@ class Sim:
             # returns at once with the Gs whose fds became ready while it held its P; it takes
             # an idle P back (pidleget: the top, the one it just released) and runs the first.
             self.startm(self.pidleget(), False, self.k.schedule_ns, woken=False)
-            return
-        if self.poller < 0 and not self.stw_active:
-            # The same blocking netpoll waits until the earliest timer of all Ps (checkTimersNoP):
-            # an idle P's expired timer, left to its owner, ends it at once (timer_fired decides).
-            for q in range(self.procs):
-                if self.pstatus[q] == PS_IDLE and self.ptimers[q]:
-                    self.refire_timers(q)
 
     def execute(self, p: int, g: int, inherit: bool) -> None:
         if not inherit:
