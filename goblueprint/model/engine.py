@@ -18,11 +18,10 @@ of goschedImpl); sysmon's sleep (min doubling to max after
 idle ticks, each plus the OS's timer slack, as is its wait while every P is idle),
 its preemption of a G that kept one schedtick for forcePreemptNS, its retake of Ps from syscalls (after one tick of observation, or at once when
 there is work and nobody to do it) and its network poll; handoffp; exitsyscall and
-Go 1.27's exitsyscallTryGetP; timers on the heap of the P the G slept on, run only by an M
-holding that P (the owner's findRunnable, or the M parked in netpoll when it takes that P:
-one M polls at a time, and timers expiring before it runs wake nobody else) or a thief's
-last steal round; the G a blocking netpoll returns run before its P's timers; sched.needspinning;
-injectglist; netpoll's list (the last
+Go 1.27's exitsyscallTryGetP; timers on the P the G slept on, run by the M parked in
+netpoll (one M polls at a time: timers expiring before it runs run on its P), the
+owner's findRunnable or a thief's last steal round; the G a blocking netpoll returns run
+before the timers that expired meanwhile; sched.needspinning; injectglist; netpoll's list (the last
 ready G at its head) and its one poller (sched.lastpoll: nobody else polls while the M
 woken from netpoll has not run, and that M takes every G ready by then); the blocking
 netpoll of an M giving its P up;
@@ -41,7 +40,10 @@ a woken M waits while every CPU runs an M, until one leaves its CPU or the OS's 
 it anyway (cpu_wait); a running thread is never taken off its CPU by the model, and sysmon
 and Ms in syscalls are not counted. Without them a thread the model runs always has one,
 except where a replay with a kernel recording says the traced thread had none
-(model.osstalls: STALL ops, Program.stall_after).
+(model.osstalls: STALL ops, Program.stall_after). Not as proc.go has it: the M woken from
+netpoll runs every timer that expired while it was on its way, whoever's heap it is on
+(timers.check runs its own P's only); the source's rule, tried, moved the replays' figures
+away from the real ones, likely as epoll_wait's 1 ms resolution is not modelled (docs/model.md).
 """
 
 from __future__ import annotations
