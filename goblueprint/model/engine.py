@@ -20,7 +20,8 @@ its preemption of a G that kept one schedtick for forcePreemptNS, its retake of 
 there is work and nobody to do it) and its network poll; handoffp; exitsyscall and
 Go 1.27's exitsyscallTryGetP; timers on the P the G slept on, run by the M parked in
 netpoll (one M polls at a time: timers expiring before it runs run on its P), the
-owner's findRunnable or a thief's last steal round; injectglist; netpoll's list (the last
+owner's findRunnable or a thief's last steal round; the G a blocking netpoll returns run
+before the timers that expired meanwhile; sched.needspinning; injectglist; netpoll's list (the last
 ready G at its head) and its one poller (sched.lastpoll: nobody else polls while the M
 woken from netpoll has not run, and that M takes every G ready by then); the blocking
 netpoll of an M giving its P up;
@@ -39,7 +40,10 @@ a woken M waits while every CPU runs an M, until one leaves its CPU or the OS's 
 it anyway (cpu_wait); a running thread is never taken off its CPU by the model, and sysmon
 and Ms in syscalls are not counted. Without them a thread the model runs always has one,
 except where a replay with a kernel recording says the traced thread had none
-(model.osstalls: STALL ops, Program.stall_after).
+(model.osstalls: STALL ops, Program.stall_after). Not as proc.go has it: the M woken from
+netpoll runs every timer that expired while it was on its way, whoever's heap it is on
+(timers.check runs its own P's only); the source's rule, tried, moved the replays' figures
+away from the real ones, likely as epoll_wait's 1 ms resolution is not modelled (docs/model.md).
 """
 
 from __future__ import annotations
@@ -184,6 +188,9 @@ class Sim:
         self.pidle: list[int] = []  # a stack, like sched.pidle
         self.npidle = 0
         self.nmspinning = 0
+        # sched.needspinning: a wakep found no idle P (pidlegetSpinning); the next M about to
+        # drop its P without spinning spins instead (findRunnable's "delicate dance").
+        self.needspinning = False
         self.globq: deque[int] = deque()
         # Ms
         self.mcount = 0
@@ -575,11 +582,17 @@ class Sim:
         self.gstatus[gp] = GS_RUNNABLE
         self.rec.state(LG, gp, self.now, G_RUNNABLE)
         self.gflow[gp] = self.rec.flow(F_WAKEUP, gp, -1, p, self.now, self.rec.sid("unblock (network)"))
-        # It runs first (findRunnable returns it): on the queue of the P, empty while it was idle,
-        # ahead of what injectglist puts there.
-        self.enqueue(p, gp, False, "netpoll")
+        # findRunnable returns it at once (list.pop(), after injectglist of the rest): the M runs
+        # it when it has run (held, like a G whose M pays for its wake-ups first), not through
+        # findRunnable's top, so the timers that expired meanwhile wait on P's heap for P's next
+        # timers.check, and P's runnext does not go first.
+        self.rec.decision(self.now, p, "next_g", f"G{gp} from netpoll", "the blocking netpoll returned it",
+                          f"{len(got)} ready on the network")  # fmt: skip
+        self.held[p], self.held_inherit[p] = gp, False
         self.inject(got[1:], "unblock (network)", p)
-        self.poller_runs(p)
+        due, self.poller_timers, self.poller = self.poller_timers, [], -1
+        self.polled_on[p] = True
+        self.ptimers[p].extend(due)
 
     def netpoll_list(self, first: list[int]) -> list[int]:
         """What netpoll returns: the Gs FIRST and then those in netready, in the order their fds
@@ -813,7 +826,10 @@ class Sim:
 
     def wakep(self, readying: tuple[int, int] | None = None) -> bool:
         """wakep: one spinning M at a time, and only onto an idle P. True if it woke a thread."""
-        if self.nmspinning != 0 or self.npidle == 0 or self.stw_active:
+        if self.nmspinning != 0:
+            return False
+        if self.npidle == 0 or self.stw_active:
+            self.needspinning = True  # pidlegetSpinning found no P
             return False
         p = self.pidleget()
         self.rec.decision(self.now, p, "wakep", f"start a spinning M on P{p}", "work was readied",
@@ -858,6 +874,12 @@ class Sim:
         if self.safepoint_wait:
             self.safepoint_wait.discard(p)  # schedule()'s runSafePointFn
         if self.held[p] >= 0:  # the M has paid for the threads it woke: it runs the G it chose
+            if self.owed[p]:  # (netpoll's G: injectglist's wake-ups came after it was chosen)
+                self.rec.decision(self.now, p, "waker_cost", f"G{self.held[p]} after {self.owed[p]} ns",
+                                  "this M woke a thread (startm's futex wake)", "run it at once")  # fmt: skip
+                self.sched_at(p, self.owed[p])
+                self.owed[p] = 0
+                return
             g, self.held[p] = self.held[p], -1
             self.execute(p, g, self.held_inherit[p])
             return
@@ -932,15 +954,27 @@ class Sim:
             return first, False
         if self.spinning[p] or self.pol.may_spin(self):
             if not self.spinning[p]:
-                self.spinning[p] = True
-                self.nmspinning += 1
+                self.become_spinning(p)
             self.spinround[p] = 1
             self.sched_at(p, self.steal_ns)  # the first round, done when it has taken its time
             return SPINNING, False
-        else:
-            self.rec.decision(self.now, p, "may_spin", "no", f"{self.c.spinning_factor}×{self.nmspinning} "
-                              f"spinning ≥ {self.procs}−{self.npidle} busy Ps", "spin and steal")  # fmt: skip
+        if self.needspinning and not self.stw_active:
+            # Before releasep (under sched.lock): work was readied while no P was idle, so this M,
+            # refused a spin, spins after all rather than drop its P (becomeSpinning; goto top).
+            self.rec.decision(self.now, p, "may_spin", "yes: needspinning",
+                              "a wakep found no idle P since the last M began to spin",
+                              "drop the P")  # fmt: skip
+            self.become_spinning(p)
+            return self.find_runnable(p)
+        self.rec.decision(self.now, p, "may_spin", "no", f"{self.c.spinning_factor}×{self.nmspinning} "
+                          f"spinning ≥ {self.procs}−{self.npidle} busy Ps", "spin and steal")  # fmt: skip
         return -1, False
+
+    def become_spinning(self, p: int) -> None:
+        """mp.becomeSpinning: counted in nmspinning, and needspinning served."""
+        self.spinning[p] = True
+        self.nmspinning += 1
+        self.needspinning = False
 
     def steal_round(self, p: int) -> tuple[int, bool]:
         """The spinning M on P ends its current stealWork round: a G, the next round, or none.
@@ -1069,8 +1103,10 @@ class Sim:
         if was_spinning and (self.globq or any(self.runq) or any(r >= 0 for r in self.runnext)):
             if self.npidle and not self.stw_active:
                 q = self.pidleget()
+                self.needspinning = False  # becomeSpinning
                 self.startm(q, True, self.steal_ns, woken=False)  # this M, back with a P
                 return
+            self.needspinning = True  # pidlegetSpinning found no P
         if self.netready and self.poller < 0 and not self.stw_active:
             # findRunnable's blocking netpoll: with no P, this M blocks in netpoll (nobody else
             # does, sched.lastpoll.Swap(0) != 0: a poller already blocked would have taken these
@@ -1164,6 +1200,7 @@ class Sim:
             return
         if self.nmspinning + self.npidle == 0:
             self.pm[p] = -1
+            self.needspinning = False
             self.startm_on(p, True)
             return
         self.pm[p] = -1
@@ -1481,7 +1518,7 @@ class Sim:
         ticks = " ".join(str(t) for t in self.schedtick)
         self.schedtrace.append(
             f"SCHED {ms}ms: gomaxprocs={self.procs} idleprocs={self.npidle} threads={self.mcount + 1} "
-            f"spinningthreads={self.nmspinning} needspinning=0 idlethreads={len(self.midle)} "
+            f"spinningthreads={self.nmspinning} needspinning={int(self.needspinning)} idlethreads={len(self.midle)} "
             f"runqueue={len(self.globq)} [ {runq} ] schedticks=[ {ticks} ]"
         )
 

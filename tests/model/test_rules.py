@@ -200,6 +200,28 @@ def test_spinning_limit(consts: Constants) -> None:
     assert sim.pol.may_spin(sim) == (consts.spinning_factor * 2 < 4)
 
 
+def test_an_m_refused_a_spin_spins_anyway_when_a_wakep_found_no_idle_p(consts: Constants) -> None:
+    # Both Ps run (a stop-the-world's end, say): work readied then finds no idle P, and wakep's
+    # pidlegetSpinning sets sched.needspinning. P1 then goes idle and the next readying's wakep
+    # starts a spinning M on it (its CAS does not clear needspinning). P0's G stops with nothing
+    # local: 2×1 spinning ≥ 2−0 busy Ps refuses it a spin, but before releasep findRunnable sees
+    # needspinning and spins after all (becomeSpinning, which clears it; goto top) — it does not
+    # drop P0. Without needspinning it does.
+    for need in (True, False):
+        sim = _sim(consts, procs=2)
+        _take_p(sim, 0)
+        _take_p(sim, 1)
+        assert not sim.wakep() and sim.needspinning
+        sim.needspinning = need
+        sim.pidleput(1)
+        assert sim.wakep() and sim.nmspinning == 1 and sim.needspinning == need
+        g, _ = sim.find_runnable(0)
+        if need:
+            assert g == engine.SPINNING and sim.spinning[0] and sim.nmspinning == 2 and not sim.needspinning
+        else:
+            assert g == -1 and not sim.spinning[0] and sim.nmspinning == 1
+
+
 def test_syscall_retake_after_one_sysmon_observation_when_work_waits(consts: Constants) -> None:
     sim = _sim(consts, procs=2)
     _take_p(sim, 0)
@@ -966,11 +988,32 @@ def test_a_woken_netpoll_m_takes_every_fd_ready_by_the_time_it_runs(consts: Cons
     sim.net_ready(b)  # the poller is woken already: nobody else polls (sched.lastpoll == 0)
     _, g, p = _run_until(sim, engine.EV_POLLED)
     sim.polled(g, p)
-    assert p == 0 and list(sim.runq[0]) == [b] and list(sim.globq) == [a] and not sim.netready
+    assert p == 0 and sim.held[0] == b and not sim.runq[0] and list(sim.globq) == [a] and not sim.netready
     assert sim.pstatus[1] == PS_RUN and sim.npidle == 0  # startIdle: an M for P1
     tl = sim.rec.timeline(engine.T_START, sim.now + 1, 2)
     assert sorted(tl.flows["g"].to_list()) == [a, b] and set(tl.flows["from_p"].to_list()) == {0}
     sim.check_invariants()
+
+
+def test_the_g_netpoll_returns_runs_before_the_timers_that_expired_meanwhile(consts: Constants) -> None:
+    # Both Ps idle: an fd becomes ready and wakes the M blocked in netpoll; before it runs, a
+    # timer on P0's heap expires. epoll_wait returns the G; findRunnable takes the top idle P
+    # (P0) and returns that G at once (list.pop()), not going back to its top, so the timer
+    # is run by P0's next timers.check, after the G. (The model ran the timer first: its G on
+    # runnext went ahead, and the polled G waited behind it in P0's queue.)
+    sim = _sim(consts, procs=2)
+    (n,) = _net_waiting(sim, 1)
+    s = _sleeping(sim, 0)
+    sim.net_ready(n)
+    sim.now += 1000
+    sim.timer_fired(s)
+    _, g, p = _run_until(sim, engine.EV_POLLED)
+    sim.polled(g, p)
+    sim.schedule(0)
+    assert p == 0 and sim.pg[0] == n and sim.gstatus[s] == engine.GS_WAITING and sim.ptimers[0] == [s]
+    sim.park(n, sim.rec.sid("network"))  # n waits again: P0's findRunnable runs the timer
+    sim.schedule(0)
+    assert s in (sim.pg[0], sim.held[0])  # (held while P0's M pays the wake-up its ready() made)
 
 
 def test_no_p_polls_the_network_while_the_woken_poller_has_not_run(consts: Constants) -> None:
