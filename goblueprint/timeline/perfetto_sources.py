@@ -13,8 +13,6 @@ columns the export needs, and the instants (a few per thread) whole."""
 from __future__ import annotations
 
 import itertools
-import queue
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Protocol
@@ -24,6 +22,7 @@ import polars as pl
 
 from goblueprint.errors import GoblueprintError, PathError
 from goblueprint.timeline.model import NONE, SCHEMAS, InstantKind, Timeline
+from goblueprint.timeline.read_ahead import read_ahead
 from goblueprint.timeline.stored import ROW_GROUP, SQL_TABLE, as_timeline
 
 if TYPE_CHECKING:
@@ -201,48 +200,6 @@ def pieces(frames: Iterator[pl.DataFrame], window_rows: int, where: str, prepare
                 yield from cut(last=False)
     if held:
         yield from cut(last=True)
-
-
-_DONE = object()
-
-
-def read_ahead(frames: Iterator[pl.DataFrame]) -> Iterator[pl.DataFrame]:
-    """FRAMES as they come, the next one read on a thread of its own meanwhile: reading a
-    Parquet batch (polars releases the GIL) overlaps the export of the one before.  Memory is one
-    more batch: the thread reads a batch only once the one before is taken.  Stopping early
-    (an error downstream) stops the thread and closes FRAMES."""
-    ready: queue.SimpleQueue = queue.SimpleQueue()
-    taken = threading.Semaphore(1)
-    stop = threading.Event()
-
-    def produce() -> None:
-        try:
-            while True:
-                taken.acquire()
-                if stop.is_set():
-                    return
-                frame = next(frames, _DONE)
-                ready.put(frame)
-                if frame is _DONE:
-                    return
-        except BaseException as exc:  # handed to the consumer, which raises it
-            ready.put(exc)
-
-    thread = threading.Thread(target=produce, name="read-ahead", daemon=True)
-    thread.start()
-    try:
-        while (item := ready.get()) is not _DONE:
-            if isinstance(item, BaseException):
-                raise item
-            taken.release()
-            yield item  # type: ignore[misc]
-    finally:
-        stop.set()
-        taken.release()
-        thread.join()
-        close = getattr(frames, "close", None)
-        if close is not None:
-            close()
 
 
 class TimelineSource:

@@ -715,8 +715,12 @@ class _SpansWriter:
 
         self.marks, self.show, self.used = marks, show, used
         self._writer = stored.writer(intervals, "spans")
-        # Encoded on a thread of its own while the next piece is sorted and named.
-        self._behind = WriteBehind()
+        # Encoded on a thread of its own while the next piece is sorted and named: a sorted
+        # piece's row groups all queued (builder._SPAN_SORT rows, held anyway until encoded),
+        # so the sort of the next runs beside their encoding.  With one group in flight the
+        # two took turns (the writer idle while a piece was sorted, the sorter while its
+        # groups were encoded), and that encoding is the critical path of an ingest's end.
+        self._behind = WriteBehind(ahead=_SPANS_AHEAD)
         self._texts: tuple[int, Any] = (-1, None)  # the strings as Arrow, made once
         self._rest: pl.DataFrame | None = None  # rows of a row group still to come
         self.rows = 0
@@ -760,6 +764,7 @@ class _SpansWriter:
 
 
 _SPAN_ROW_GROUP = 1 << 18  # as polars writes a table (stored.ROW_GROUP)
+_SPANS_AHEAD = 4  # row groups queued for the spans' writer: a sort piece's (builder._SPAN_SORT)
 
 
 class _Frames:

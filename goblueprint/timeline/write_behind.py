@@ -17,17 +17,18 @@ from typing import Any
 
 
 class WriteBehind:
-    """``submit(fn, *args)`` runs FN on a writer thread once fewer than THREADS calls are in
-    flight (the oldest waited for); an error of a call is raised by a later ``submit`` or by
-    ``close`` (a ``with`` block's end)."""
+    """``submit(fn, *args)`` runs FN on one of THREADS writer threads once fewer than AHEAD
+    calls (THREADS unless given) are in flight (the oldest waited for); an error of a call is
+    raised by a later ``submit`` or by ``close`` (a ``with`` block's end).  With one thread the
+    calls run in the order submitted (one file's row groups)."""
 
-    def __init__(self, threads: int = 1) -> None:
-        self._threads = threads
+    def __init__(self, threads: int = 1, ahead: int | None = None) -> None:
+        self._ahead = threads if ahead is None else max(ahead, threads)
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="write-behind")
         self._pending: deque[Future[Any]] = deque()
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> None:
-        while len(self._pending) >= self._threads:
+        while len(self._pending) >= self._ahead:
             self._pending.popleft().result()
         self._pending.append(self._pool.submit(fn, *args))
 
@@ -54,4 +55,4 @@ class WriteBehind:
         # Already failing: the write in flight is let finish (its file is closed after it),
         # and the error that got here is the one raised, not a later one of that write.
         self._pending.clear()
-        self._pool.shutdown(wait=True)
+        self._pool.shutdown(wait=True, cancel_futures=True)  # those queued behind it not begun

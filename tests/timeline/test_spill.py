@@ -57,3 +57,21 @@ def test_write_behind_keeps_order_bounds_the_calls_in_flight_and_raises_a_failur
     with pytest.raises(OSError, match="disk full"), WriteBehind(threads=2) as behind:
         behind.submit(fail)
         behind.submit(write, 9)
+
+
+def test_write_behind_queues_ahead_calls_on_one_thread_in_order() -> None:
+    done: list[int] = []
+    gate = threading.Event()
+
+    def write(i: int) -> None:
+        gate.wait(5)
+        done.append(i)
+
+    with WriteBehind(ahead=3) as behind:
+        for i in range(3):
+            behind.submit(write, i)  # none waited for: three may be in flight
+        assert done == []
+        gate.set()
+        for i in range(3, 6):
+            behind.submit(write, i)
+    assert done == list(range(6))
