@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,6 +41,7 @@ from goblueprint.timeline.detail_tiles import long_lane_runs
 from goblueprint.timeline.ingest import Ingested
 from goblueprint.timeline.model import Timeline, empty_frame
 from goblueprint.timeline.stored import Texts, as_timeline
+from goblueprint.timeline.write_behind import WriteBehind
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -376,30 +376,23 @@ def _level_table(*cols: np.ndarray) -> pa.Table:
 
 class _LevelFiles:
     """The level files being written, a frame at a time in the order given, by one thread of
-    their own: pyarrow encodes and compresses without the GIL while the next chunk is read
-    and summarised.  At most a few frames wait, so what is held stays a chunk's runs."""
+    their own (WriteBehind): pyarrow encodes and compresses without the GIL while the next
+    chunk is read and summarised.  At most a few frames wait, so what is held stays a chunk's
+    runs."""
 
     def __init__(self, out: Path, count: int) -> None:
         import pyarrow.parquet as pq
 
         self._writers = [pq.ParquetWriter(out / f"level_{k}.parquet", _level_arrow()) for k in range(count)]
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="goblueprint-levels")
-        self._pending: deque[Future[None]] = deque()
-        self._limit = 2 * count
+        self._behind = WriteBehind(ahead=2 * count)
 
     def write(self, level: int, table: pa.Table) -> None:
-        while len(self._pending) >= self._limit:
-            self._pending.popleft().result()
-        self._pending.append(
-            self._pool.submit(self._writers[level].write_table, table, row_group_size=ROW_GROUP)
-        )
+        self._behind.submit(partial(self._writers[level].write_table, row_group_size=ROW_GROUP), table)
 
     def close(self) -> None:
         try:
-            while self._pending:
-                self._pending.popleft().result()
+            self._behind.close()
         finally:
-            self._pool.shutdown()
             for writer in self._writers:
                 writer.close()
 

@@ -22,7 +22,6 @@ spans overlapping it, and the ones the tile holds are the whole lane's, true sta
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +29,7 @@ import polars as pl
 
 from goblueprint.errors import GoblueprintError
 from goblueprint.timeline.detail import Levels, level_columns
+from goblueprint.timeline.read_ahead import read_ahead
 
 TILE_ROWS = 250_000  # spans of a long lane read at once
 _STATES = 256
@@ -184,23 +184,21 @@ def long_lane_runs(
 
 def _tile_reads(spans: pl.LazyFrame, lo: int, hi: int) -> Iterator[tuple[int, pl.DataFrame]]:
     """Rows [LO, HI) of SPANS (the lane's columns), TILE_ROWS at a time with their first row;
-    the next tile read on a thread of its own while this one is summarised (polars reads
-    without the GIL): what is held is one tile more."""
+    the next tile read on a thread of its own while this one is summarised (read_ahead: polars
+    reads without the GIL): what is held is one tile more."""
 
-    def read(off: int) -> pl.DataFrame:
-        return (
-            spans.slice(off, min(TILE_ROWS, hi - off))
-            .select("lane_kind", "lane_id", "start", "end", "state")
-            .collect()
-        )
+    def reads() -> Iterator[tuple[int, pl.DataFrame]]:
+        for off in range(lo, hi, TILE_ROWS):
+            yield (
+                off,
+                (
+                    spans.slice(off, min(TILE_ROWS, hi - off))
+                    .select("lane_kind", "lane_id", "start", "end", "state")
+                    .collect()
+                ),
+            )
 
-    offsets = range(lo, hi, TILE_ROWS)
-    with ThreadPoolExecutor(1, thread_name_prefix="goblueprint-tiles") as pool:
-        following: Future[pl.DataFrame] | None = None
-        for k, off in enumerate(offsets):
-            part = (following if following is not None else pool.submit(read, off)).result()
-            following = pool.submit(read, offsets[k + 1]) if k + 1 < len(offsets) else None
-            yield off, part
+    return read_ahead(reads())
 
 
 def _tile(
