@@ -85,12 +85,18 @@ def build_parser() -> argparse.ArgumentParser:
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
     top.required = True
     groups: dict[str, argparse._SubParsersAction] = {}
-    for name, group, module in _command_modules():
+    modules = _command_modules()
+    # A group's line may come from any of its modules, not only the first one listed.
+    group_help = dict(GROUP_HELP)
+    for _, group, module in modules:
+        if group is not None and hasattr(module, "GROUP_HELP"):
+            group_help.setdefault(group, module.GROUP_HELP)
+    for name, group, module in modules:
         if group is None:
             sub = top.add_parser(name, help=module.HELP, description=module.HELP)
         else:
             if group not in groups:
-                help_text = GROUP_HELP.get(group) or getattr(module, "GROUP_HELP", group)
+                help_text = group_help.get(group, group)
                 group_parser = top.add_parser(group, help=help_text, description=help_text)
                 groups[group] = group_parser.add_subparsers(dest="subcommand", metavar="SUBCOMMAND")
                 groups[group].required = True

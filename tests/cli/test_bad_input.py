@@ -306,6 +306,22 @@ def test_wrong_command_lines_are_one_line_too():
         assert line.endswith("--help)"), line
 
 
+def test_every_command_group_says_what_it_is():
+    # A group's help line is its GROUP_HELP wherever in its modules that is defined, never
+    # just its name (the lab's came from lab_observe.py, which is not the group's first module).
+    top = run_many([["--help"]])[0]
+    assert top.code == 0
+    from goblueprint.cli import _command_modules
+
+    for group in sorted({group for _, group, _ in _command_modules() if group is not None}):
+        lines = [line.split() for line in top.stdout.splitlines()]
+        words = next((w for w in lines if w and w[0] == group), None)
+        assert words is not None, group
+        help_words = words[1:] or next(w for w in lines[lines.index(words) + 1 :] if w)
+        assert help_words != [group], (group, help_words)
+        assert len(help_words) > 2, (group, help_words)
+
+
 def test_trace_commands_document_the_partial_rule():
     names = ["stats", "dump", "metrics", "timeline", "export", "sql", "pprof", "view"]
     results = run_many([["trace", n, "--help"] for n in names] + [["schedtrace", "--help"]])
