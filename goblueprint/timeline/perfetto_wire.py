@@ -22,8 +22,8 @@ The chunks are deflated by libdeflate (the ``deflate`` package), not zlib: the s
 (a zlib stream, what Perfetto inflates), made from the whole chunk at once by a faster
 compressor.  On the 30.9 MB test trace (718 MB of packets before compression) zlib's level
 3 took 1.88 s of CPU for a 42.1 MB file, the largest part of the export's CPU; libdeflate
-took 0.92 s at level 1 (49.1 MB), 1.15 s at 3 (46.7 MB), 1.33 s at 4 (39.5 MB).  LEVEL below
-says which is used and why.
+took 0.92 s at level 1 (49.1 MB), 1.15 s at 3 (46.7 MB), 1.33 s at 4 (39.5 MB).  ``_LEVEL``
+below says which is used and why.
 """
 
 from __future__ import annotations
@@ -38,10 +38,13 @@ import numpy as np
 
 CHUNK = 1 << 19  # uncompressed bytes per compressed_packets: deflate's gain has flattened out long before
 # (a 30.9 MB trace's file: 42.12 MB in chunks of 1 MiB, 42.14 MB in these)
-# libdeflate's level 4: a smaller file than zlib's level 3 (1.28x the 30.9 MB trace against 1.36x)
-# for 0.55 s less CPU.  Level 1 saves 0.4 s more, but its files reach 1.6-1.65x the trace on the
-# test traces (gens, big x16): too near the 2x that the file must stay under.
-_LEVEL = 4
+# libdeflate's level 1: on the 30.9 MB trace (718 MB of packets) 0.93 s of CPU for a 49.1 MB
+# file (1.59x the trace), against 1.40 s for 39.5 MB (1.28x) at level 4; levels 2 and 3 take
+# about level 4's CPU for larger files (1.32 s, 50.5 MB; 1.54 s, 46.7 MB).  The export is CPU-bound
+# on both cores, so those 0.47 s (7% of its CPU) count, and the file stays under the 2x of the
+# trace it must: the test traces' are
+# 1.09-1.65x at level 1 (big x16 1.65x, gens 1.61x, x100 1.59x, x30 1.50x, sched 1.48x).
+_LEVEL = 1
 _WORKERS = 2
 # Chunks submitted but not yet written.  A chunk's encode and deflate take unequal times (the
 # spans' reader and the main thread share the cores), and with 2 in flight the main thread
