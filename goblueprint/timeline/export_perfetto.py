@@ -57,7 +57,7 @@ import polars as pl
 from goblueprint.errors import GoblueprintError, PathError
 from goblueprint.render.lanes import GROUPS, Lane, arrange, counter_lanes, key_titles, layers, state_names
 from goblueprint.timeline.model import SCHEMAS, LaneKind, State, Timeline
-from goblueprint.timeline.perfetto_flows import FOREVER, FlowStore
+from goblueprint.timeline.perfetto_flows import FOREVER, FlowStore, KeyIds
 from goblueprint.timeline.perfetto_sources import SPAN_COLUMNS, IngestedSource, Rows, Source, TimelineSource
 from goblueprint.timeline.perfetto_wire import (
     SEQ_INCREMENTAL_STATE_CLEARED,
@@ -263,6 +263,7 @@ class _Export:
         self.strings = pl.Series("s", src.strings, dtype=pl.String)
         self.stub = Timeline(strings=src.strings)  # what key_titles reads of a Timeline
         self.state_index = state_names()[1]
+        self.title_ids = KeyIds()  # titled's keys named so far
         # Times are written since the trace start; an earlier sample (none in a
         # well-formed trace) moves the origin rather than wrap the unsigned clock.  Set by run().
         self.origin = 0
@@ -633,12 +634,16 @@ class _Export:
             _typed(cols["lane_kind"], np.uint8), _i64(cols["g"]), _typed(cols["label"], np.uint32),
             _typed(cols["state"], np.uint8), self.state_index, _PM_KINDS, int(LaneKind.G),
         )  # fmt: skip
-        # key_titles names a P's or M's slices after the G lanes they run (keys of form 2 hold
-        # the G): pass only those.
-        runs = (keys[(keys >> 60) == 2] & ((1 << 52) - 1)).tolist()
-        on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
-        ids = self.text_ids(key_titles(self.stub, keys, on))
-        kept["title"] = ids[code]
+
+        def make(new: np.ndarray) -> np.ndarray:
+            # key_titles names a P's or M's slices after the G lanes they run (keys of form 2 hold
+            # the G): pass only those.
+            runs = (new[(new >> 60) == 2] & ((1 << 52) - 1)).tolist()
+            on = [self.g_lanes[g] for g in runs if g in self.g_lanes]
+            return self.text_ids(key_titles(self.stub, new, on))
+
+        # A key's title depends on the key alone: made once, for the first batch that has it.
+        kept["title"] = self.title_ids.get(keys, make)[code]
         return kept
 
     def window(self, st: _LaneState, spans: Rows, until: int | None) -> None:
