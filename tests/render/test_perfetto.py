@@ -449,6 +449,30 @@ def test_streamed_in_small_batches_names_each_title_and_flow_once(golden_ingeste
     assert pr.semantics(pr.read(small.getvalue())) == pr.semantics(pr.read(whole.getvalue()))
 
 
+def test_streamed_reads_a_table_as_slices_of_one_plan(golden_ingested, monkeypatch):
+    """A table is read batch by batch from one polars plan: a plan per batch read the file's
+    footer again for every batch.  The batches are the table's rows, in order."""
+    from goblueprint.timeline import perfetto_sources as ps
+
+    src = ps.IngestedSource(golden_ingested, batch_rows=64)
+    scans = []
+    scan = pl.scan_parquet
+
+    def counting_scan(*a, **k):
+        scans.append(1)
+        return scan(*a, **k)
+
+    monkeypatch.setattr(pl, "scan_parquet", counting_scan)
+    try:
+        batches = list(src._batches("spans", ps.SPAN_COLUMNS))
+    finally:
+        src.close()
+    monkeypatch.undo()
+    assert len(batches) > 10 and len(scans) == 1
+    want = golden_ingested.timeline_scan("spans").select(ps.SPAN_COLUMNS).collect()
+    assert pl.concat(batches).equals(want)
+
+
 def test_streamed_counter_names_are_those_of_the_counters_table(golden_ingested):
     """The export takes the counters' names from the manifest's record of the names each table
     names (no pass over the table): they are the table's, and a manifest without that record
