@@ -62,7 +62,13 @@ from goblueprint.timeline.perfetto_sources import SPAN_COLUMNS, IngestedSource, 
 from goblueprint.timeline.perfetto_wire import (
     SEQ_INCREMENTAL_STATE_CLEARED,
     SEQ_NEEDS_INCREMENTAL_STATE,
+    UNIT_COUNT,
+    UNIT_SIZE_BYTES,
     PacketWriter,
+    TrackDescriptor,
+    descriptor_packet,
+    intern_packet,
+    sequence_head,
 )
 
 if TYPE_CHECKING:
@@ -82,8 +88,6 @@ WINDOW_ROWS = 1 << 14
 _KEPT = ("lane_kind", "lane_id", "start", "end", "state")
 # The lanes whose slices are titled after the G they run (render.lanes.title_keys).
 _PM_KINDS = np.array([int(LaneKind.P), int(LaneKind.M)], np.int64)
-_CLOCK = 64  # the first sequence-scoped clock id; each sequence has its own
-_BOOTTIME = 6  # Perfetto's default trace clock
 COUNTER_TITLES = {
     "/sched/goroutines:goroutines": "goroutines",
     "/memory/classes/heap/objects:bytes": "heap in use",
@@ -212,7 +216,7 @@ class _Batch:
 class _Track:
     """A track's sequence as far as it is written: its interned names and its clock."""
 
-    def __init__(self, desc) -> None:
+    def __init__(self, desc: TrackDescriptor) -> None:
         self.desc = desc
         self.opened = False
         self.gids = np.zeros(0, np.int64)  # global name ids interned
@@ -243,11 +247,8 @@ class _LaneState:
 
 class _Export:
     def __init__(self, src: Source, writer: PacketWriter) -> None:
-        from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
-
         from goblueprint.trace import kernels
 
-        self.pb = pb
         self.kernels = kernels.get()  # loaded here, not by the first of the worker threads at once
         self.src = src
         self.w = writer
@@ -307,59 +308,31 @@ class _Export:
         """The distinct values of A, in no particular order: hashed, not sorted."""
         return self.kernels.dense_codes(_i64(a))[1]
 
-    def write(self, *packets) -> None:
-        self.w.write(self.pb.Trace(packet=packets).SerializeToString(), len(packets))
-
     def parent(self, title: str, rank: int) -> int:
         """A group's track, on the layout sequence (descriptors only)."""
-        pb = self.pb
-        uuid = self.new_id()
-        desc = pb.TrackDescriptor(uuid=uuid, name=title, sibling_order_rank=rank)
-        desc.child_ordering = pb.TrackDescriptor.EXPLICIT
-        p = pb.TracePacket(track_descriptor=desc)
+        desc = TrackDescriptor(self.new_id(), title, rank)
         if not self.layout_seq:
             self.layout_seq = self.new_id()
-            p.sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED
+            flags = SEQ_INCREMENTAL_STATE_CLEARED
         else:
-            p.sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE
-        p.trusted_packet_sequence_id = self.layout_seq
-        self.write(p)
-        return uuid
+            flags = SEQ_NEEDS_INCREMENTAL_STATE
+        self.w.write(descriptor_packet(self.layout_seq, flags, desc), 1)
+        return desc.uuid
 
-    def descriptor(self, name: str, parent: int, rank: int, counter_unit: int | None = None):
-        desc = self.pb.TrackDescriptor(uuid=self.new_id(), name=name, sibling_order_rank=rank)
-        if parent:
-            desc.parent_uuid = parent
-        else:
-            desc.child_ordering = self.pb.TrackDescriptor.EXPLICIT
-        if counter_unit is not None:
-            desc.counter.unit = counter_unit
-        return desc
+    def descriptor(
+        self, name: str, parent: int, rank: int, counter_unit: int | None = None
+    ) -> TrackDescriptor:
+        return TrackDescriptor(self.new_id(), name, rank, parent, counter_unit)
 
-    def open_sequence(self, desc, names: np.ndarray) -> None:
+    def open_sequence(self, desc: TrackDescriptor, names: np.ndarray) -> None:
         """A track's sequence state: its interned NAMES (global ids, iid k+1 for names[k]),
         its defaults (track, clock), the clock's start, then its descriptor."""
-        pb = self.pb
-        seq = desc.uuid
-        head = pb.TracePacket(trusted_packet_sequence_id=seq, first_packet_on_sequence=True)
-        head.sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED
-        head.trace_packet_defaults.timestamp_clock_id = _CLOCK
-        head.trace_packet_defaults.track_event_defaults.track_uuid = desc.uuid
-        head.interned_data.event_names.extend(
-            pb.EventName(iid=k + 1, name=self.names[g]) for k, g in enumerate(names.tolist())
-        )
-        # The incremental clock starts at 0 = the trace's start on the default clock.
-        head.clock_snapshot.clocks.add(clock_id=_CLOCK, timestamp=0, is_incremental=True)
-        head.clock_snapshot.clocks.add(clock_id=_BOOTTIME, timestamp=0)
-        tail = pb.TracePacket(trusted_packet_sequence_id=seq, track_descriptor=desc)
-        tail.sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE
-        self.write(head, tail)
+        head = sequence_head(desc, [self.names[g] for g in names.tolist()])
+        tail = descriptor_packet(desc.uuid, SEQ_NEEDS_INCREMENTAL_STATE, desc)
+        self.w.write(head + tail, 2)
 
-    def empty_track(self, desc) -> None:
-        p = self.pb.TracePacket(trusted_packet_sequence_id=desc.uuid, track_descriptor=desc)
-        p.sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED
-        p.first_packet_on_sequence = True
-        self.write(p)
+    def empty_track(self, desc: TrackDescriptor) -> None:
+        self.w.write(descriptor_packet(desc.uuid, SEQ_INCREMENTAL_STATE_CLEARED, desc, first=True), 1)
 
     def emit(
         self, track: _Track, s, e, title, titles, extra: dict[str, np.ndarray], sink_rows, sink_ids
@@ -417,13 +390,7 @@ class _Export:
     def intern(self, seq: int, gids: np.ndarray, first: int) -> None:
         """Names a sequence uses from now on, as iids FIRST, FIRST + 1, ... (it keeps those
         interned before)."""
-        pb = self.pb
-        p = pb.TracePacket(trusted_packet_sequence_id=seq)
-        p.sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE
-        p.interned_data.event_names.extend(
-            pb.EventName(iid=first + k, name=self.names[g]) for k, g in enumerate(gids.tolist())
-        )
-        self.write(p)
+        self.w.write(intern_packet(seq, first, [self.names[g] for g in gids.tolist()]), 1)
 
     def lane_of(self, kind: LaneKind, ids: np.ndarray) -> np.ndarray:
         """Index in ``lanes`` of lane (KIND, id) for each id, -1 where there is none."""
@@ -734,7 +701,6 @@ class _Export:
 
     def counters(self, rank: int, lane_track: dict[tuple[int, int], int], gc: pl.DataFrame) -> None:
         """Counter tracks, filled batch by batch (each its own sequence and clock), then GC in progress."""
-        pb = self.pb
         src = self.src
         names = src.counter_names()
         stub = Timeline(
@@ -754,11 +720,7 @@ class _Export:
         seq_of: dict[int, int] = {}
         for k, sid in enumerate(names):
             raw = src.strings[sid]
-            unit = (
-                pb.CounterDescriptor.UNIT_SIZE_BYTES
-                if raw.endswith(":bytes")
-                else pb.CounterDescriptor.UNIT_COUNT
-            )
+            unit = UNIT_SIZE_BYTES if raw.endswith(":bytes") else UNIT_COUNT
             owner = owners.get(sid)
             if owner is not None:
                 # A child of its lane's track: Perfetto shows it when the P is expanded, right below.
@@ -786,7 +748,7 @@ class _Export:
                 self.sample(seq, delta[a:b], values[a:b])
         if gc.height:
             # GC in progress as a 0/1 counter, so it plots next to the heap.
-            desc = self.descriptor("GC in progress", parent, 1 << 20, pb.CounterDescriptor.UNIT_COUNT)
+            desc = self.descriptor("GC in progress", parent, 1 << 20, UNIT_COUNT)
             t = np.stack([gc["start"].to_numpy(), gc["end"].to_numpy()], axis=1).ravel() - self.origin
             self.open_sequence(desc, np.zeros(0, np.int64))
             self.sample(desc.uuid, np.diff(t, prepend=0), np.tile([1.0, 0.0], gc.height))
