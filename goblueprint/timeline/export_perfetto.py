@@ -11,7 +11,8 @@ run queue") are child tracks of that lane's track; flows without a goroutine (th
 steals) go from the victim P's track to the thief P's; marks of a thread that runs
 without a P or G (the lab's sysmon wake-ups) are instant events on the thread's track.
 
-Encoding, chosen so the file stays about the size of the Go trace it comes from:
+Encoding, chosen so the file stays well under twice the size of the Go trace it comes from
+(0.8-1.65x on the test traces, at the deflate level ``perfetto_wire`` explains):
 
 * one packet sequence (``trusted_packet_sequence_id``) per track.  Its first packet
   clears the incremental state (SEQ_INCREMENTAL_STATE_CLEARED) and carries the
