@@ -43,6 +43,32 @@ def _stable_order(lane: np.ndarray) -> np.ndarray:
     return np.argsort(lane, kind="stable")
 
 
+class KeyIds:
+    """Global name ids of int64 keys (a name's parts packed in one number), made once per key over
+    the whole export: a batch's distinct keys are mostly ones an earlier batch named (the same
+    goroutines woken, the same states run), and making a name (its text, its dict lookups) cost
+    more than finding it among the known keys' sorted array."""
+
+    def __init__(self) -> None:
+        self.keys = np.zeros(0, np.int64)  # sorted
+        self.ids = np.zeros(0, np.int64)
+
+    def get(self, keys: np.ndarray, make: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """The name id of each of KEYS (distinct); MAKE(new keys) names those not seen before."""
+        at = np.minimum(np.searchsorted(self.keys, keys), max(len(self.keys) - 1, 0))
+        known = self.keys[at] == keys if len(self.keys) else np.zeros(len(keys), bool)
+        out = np.empty(len(keys), np.int64)
+        out[known] = self.ids[at[known]]
+        if not known.all():
+            new = keys[~known]
+            ids = np.asarray(make(new), np.int64)
+            out[~known] = ids
+            keys_all = np.concatenate((self.keys, new))
+            order = np.argsort(keys_all, kind="stable")
+            self.keys, self.ids = keys_all[order], np.concatenate((self.ids, ids))[order]
+        return out
+
+
 class _Bucketed:
     """Records appended batch by batch to a temporary file, each batch grouped by lane."""
 
@@ -188,6 +214,8 @@ class FlowStore:
         self.strings = strings
         self.out = _Bucketed(OUT)
         self.into = _Bucketed(IN)
+        self.out_names = KeyIds()
+        self.steal_names = KeyIds()
         try:
             n = 0
             for df in batches:
@@ -218,7 +246,9 @@ class FlowStore:
         out = np.empty(int(keep.sum()), OUT)
         out["ts"] = from_time[keep] - origin
         out["fid"] = fid[keep]
-        out["name"] = self._names(lambda what, s, x: f"{what} → {'P' if s else 'G'}{x}", label, steal, to)
+        out["name"] = self._names(
+            self.out_names, lambda what, s, x: f"{what} → {'P' if s else 'G'}{x}", label, steal, to
+        )
         # The batch's first flow starts first (the table is by from_time).
         start = int(from_time[0]) - origin if len(from_time) else 0
         self.out.append(src[keep], out, start)
@@ -230,29 +260,41 @@ class FlowStore:
         if steal.any():
             from_p = df["from_p"].to_numpy()[keep][steal]  # only a steal's name shows it
             into["name"][steal] = self._names(
-                lambda what, _s, p: f"{what} from P{p}", label[steal], steal[steal], from_p
+                self.steal_names, lambda what, _s, p: f"{what} from P{p}", label[steal], steal[steal], from_p
             )
         self.into.append(dst[keep], into, start)
 
-    def _names(self, text, label: np.ndarray, steal: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Global name id per row of TEXT(what the label says, steal, x), made once per distinct row:
-        the rows grouped by hashing their three parts' codes, not by sorting them (the order names
-        are numbered in shows nowhere: a sequence interns its names by their texts)."""
+    def _names(self, memo: KeyIds, text, label: np.ndarray, steal: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Global name id per row of TEXT(what the label says, steal, x), made once per distinct
+        (label, steal, x) over every batch (MEMO): the rows grouped by hashing their key, not by
+        sorting them (the order names are numbered in shows nowhere: a sequence interns its names
+        by their texts)."""
         if not len(label):
             return np.zeros(0, np.int64)
+        strings = max(len(self.strings), 1)
+        label = label.astype(np.int64)
+        if label.min() < 0 or label.max() >= strings:
+            raise GoblueprintError("a flow's label is not one of the trace's strings")
         dense = kernels.get().dense_codes
-        cx, xs = dense(np.ascontiguousarray(x, np.int64))
-        cl, labels = dense(label.astype(np.int64))
-        # Below n * 2 * n for N rows: no overflow for any table that fits in memory.
-        code, keys = dense((cx * 2 + steal.astype(np.int64)) * len(labels) + cl)
-        rest, lab = np.divmod(keys, len(labels))
-        texts = [
-            text(self.strings[lb] or "wake-up", bool(st), int(v))
-            for lb, st, v in zip(
-                labels[lab].tolist(), (rest % 2).tolist(), xs[rest // 2].tolist(), strict=True
-            )
-        ]
-        return self.text_ids(texts)[code]
+        x = np.ascontiguousarray(x, np.int64)
+        xs = None  # x as itself in the key: the same key in every batch
+        if x.min() < 0 or int(x.max()) >= (1 << 62) // (2 * strings):
+            # Ids far past any trace's (a malformed table's): x by its rank in the batch, which
+            # cannot overflow, and names made for this batch alone.
+            x, xs = dense(x)
+            memo = KeyIds()
+        code, keys = dense((x * 2 + steal.astype(np.int64)) * strings + label)
+
+        def make(new: np.ndarray) -> np.ndarray:
+            rest, lab = np.divmod(new, strings)
+            what = rest // 2 if xs is None else xs[rest // 2]
+            texts = [
+                text(self.strings[lb] or "wake-up", bool(st), int(v))
+                for lb, st, v in zip(lab.tolist(), (rest % 2).tolist(), what.tolist(), strict=True)
+            ]
+            return self.text_ids(texts)
+
+        return memo.get(keys, make)[code]
 
     def starting_all(self, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The flows starting on each of LANES (``_Bucketed.gather``): lanes of one window."""

@@ -318,9 +318,11 @@ class IngestedSource:
         schema = {c: SCHEMAS[table][c] for c in columns}
         step = rows or self.batch_rows
         try:
+            # One plan for every slice: a plan made per slice read the file's footer again each
+            # time (a fifth of reading the 30.9 MB trace's spans, on the thread that holds the GIL).
+            scan = (self._raw(table) if raw else self._scan(table)).select(columns)
             for lo in range(0, self.rows[table], step):
-                scan = self._raw(table) if raw else self._scan(table)
-                batch = scan.select(columns).slice(lo, step).collect()
+                batch = scan.slice(lo, step).collect()
                 # A cast to the types a batch has already still costs a pass over it.
                 yield batch if batch.schema == schema else batch.cast(schema)  # type: ignore[arg-type]
         except OSError as exc:

@@ -5,8 +5,9 @@ call) per event, so the hot packets, TrackEvents on a sequence that carries its 
 and clock in TracePacketDefaults, are laid out for a whole block of events at once by a
 compiled loop (``perfetto_kernel.encode_track_events``): one pass writes every packet, sized
 from its fields' varint sizes, into one byte buffer.  Everything else
-(descriptors, interned names, clock snapshots) is rare and goes through Perfetto's own
-Python protos.
+(descriptors, interned names, clock snapshots) is rare and is written field by field here
+(``TrackDescriptor``, ``sequence_head``...), the bytes Perfetto's own protobuf classes make
+(the tests check them against those), without loading those classes.
 
 ``PacketWriter`` streams the packets: it gathers them in chunks of about ``CHUNK`` bytes
 and writes each chunk deflated as one ``TracePacket.compressed_packets``, which is how
@@ -22,8 +23,8 @@ The chunks are deflated by libdeflate (the ``deflate`` package), not zlib: the s
 (a zlib stream, what Perfetto inflates), made from the whole chunk at once by a faster
 compressor.  On the 30.9 MB test trace (718 MB of packets before compression) zlib's level
 3 took 1.88 s of CPU for a 42.1 MB file, the largest part of the export's CPU; libdeflate
-took 0.92 s at level 1 (49.1 MB), 1.15 s at 3 (46.7 MB), 1.33 s at 4 (39.5 MB).  LEVEL below
-says which is used and why.
+took 0.92 s at level 1 (49.1 MB), 1.15 s at 3 (46.7 MB), 1.33 s at 4 (39.5 MB).  ``_LEVEL``
+below says which is used and why.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import IO
 
 import deflate
@@ -38,10 +40,13 @@ import numpy as np
 
 CHUNK = 1 << 19  # uncompressed bytes per compressed_packets: deflate's gain has flattened out long before
 # (a 30.9 MB trace's file: 42.12 MB in chunks of 1 MiB, 42.14 MB in these)
-# libdeflate's level 4: a smaller file than zlib's level 3 (1.28x the 30.9 MB trace against 1.36x)
-# for 0.55 s less CPU.  Level 1 saves 0.4 s more, but its files reach 1.6-1.65x the trace on the
-# test traces (gens, big x16): too near the 2x that the file must stay under.
-_LEVEL = 4
+# libdeflate's level 1: on the 30.9 MB trace (718 MB of packets) 0.93 s of CPU for a 49.1 MB
+# file (1.59x the trace), against 1.40 s for 39.5 MB (1.28x) at level 4; levels 2 and 3 take
+# about level 4's CPU for larger files (1.32 s, 50.5 MB; 1.54 s, 46.7 MB).  The export is CPU-bound
+# on both cores, so those 0.47 s (7% of its CPU) count, and the file stays under the 2x of the
+# trace it must: the test traces' are
+# 1.09-1.65x at level 1 (big x16 1.65x, gens 1.61x, x100 1.59x, x30 1.50x, sched 1.48x).
+_LEVEL = 1
 _WORKERS = 2
 # Chunks submitted but not yet written.  A chunk's encode and deflate take unequal times (the
 # spans' reader and the main thread share the cores), and with 2 in flight the main thread
@@ -99,6 +104,99 @@ def _varint_bytes(v: int) -> bytes:
         else:
             out.append(byte)
             return bytes(out)
+
+
+# The few packets that are not track events (descriptors, interned names, a sequence's head),
+# written here as Perfetto's protobuf classes would serialise them (known fields by number): the
+# generated module of Perfetto's protos held 8 MB of the export's peak memory for a few hundred
+# packets.  tests/timeline/test_perfetto_wire.py checks them against those classes.
+EXPLICIT = 3  # TrackDescriptor.ChildTracksOrdering.EXPLICIT
+UNIT_COUNT = 2  # CounterDescriptor.Unit
+UNIT_SIZE_BYTES = 3
+_CLOCK = 64  # the first sequence-scoped clock id; each sequence has its own
+_BOOTTIME = 6  # Perfetto's default trace clock
+
+
+def _uint(field: int, v: int) -> bytes:
+    """A varint field (V below 0: an int32's or int64's two's complement)."""
+    return _varint_bytes(field << 3) + _varint_bytes(v & 0xFFFFFFFFFFFFFFFF)
+
+
+def _bytes(field: int, body: bytes) -> bytes:
+    """A length-delimited field."""
+    return _varint_bytes(field << 3 | 2) + _varint_bytes(len(body)) + body
+
+
+@dataclass
+class TrackDescriptor:
+    """A track: UUID (its sequence's id too), NAME, under PARENT (0: a top-level track, whose
+    children go in EXPLICIT order) at RANK; COUNTER_UNIT for a counter track."""
+
+    uuid: int
+    name: str
+    rank: int
+    parent: int = 0
+    counter_unit: int | None = None
+
+    def encode(self) -> bytes:
+        out = [_uint(1, self.uuid), _bytes(2, self.name.encode())]
+        if self.parent:
+            out.append(_uint(5, self.parent))
+        if self.counter_unit is not None:
+            out.append(_bytes(8, _uint(3, self.counter_unit)))
+        if not self.parent:
+            out.append(_uint(11, EXPLICIT))
+        out.append(_uint(12, self.rank))
+        return b"".join(out)
+
+
+def packet(*fields: bytes) -> bytes:
+    """A Trace.packet record of a TracePacket's FIELDS (each encoded, in field number order)."""
+    body = b"".join(fields)
+    return bytes([_TRACE_PACKET]) + _varint_bytes(len(body)) + body
+
+
+def _event_names(first: int, names: list[str]) -> bytes:
+    """InternedData.event_names: NAMES as iids FIRST, FIRST + 1, ..."""
+    return b"".join(_bytes(2, _uint(1, first + k) + _bytes(2, name.encode())) for k, name in enumerate(names))
+
+
+# A sequence's clock snapshot: its incremental clock at 0, and the default clock at 0.
+_SNAPSHOT = _bytes(
+    6,
+    _bytes(1, _uint(1, _CLOCK) + _uint(2, 0) + _uint(3, 1)) + _bytes(1, _uint(1, _BOOTTIME) + _uint(2, 0)),
+)
+
+
+def descriptor_packet(seq: int, flags: int, desc: TrackDescriptor, first: bool = False) -> bytes:
+    """A packet on sequence SEQ that describes DESC (FIRST: the sequence's first packet)."""
+    fields = [_uint(10, seq), _uint(13, flags), _bytes(60, desc.encode())]
+    if first:
+        fields.append(_uint(87, 1))
+    return packet(*fields)
+
+
+def sequence_head(desc: TrackDescriptor, names: list[str]) -> bytes:
+    """The first packet of DESC's sequence: it clears the incremental state, interns NAMES as iids
+    1, 2, ... (the field even when there are none, as the protobuf classes wrote it), and sets the
+    defaults (the track, the sequence's incremental clock, which starts at 0 = the trace's start)."""
+    seq = desc.uuid
+    defaults = _bytes(11, _uint(11, seq)) + _uint(58, _CLOCK)
+    return packet(
+        _SNAPSHOT,
+        _uint(10, seq),
+        _bytes(12, _event_names(1, names)),
+        _uint(13, SEQ_INCREMENTAL_STATE_CLEARED),
+        _bytes(59, defaults),
+        _uint(87, 1),
+    )
+
+
+def intern_packet(seq: int, first: int, names: list[str]) -> bytes:
+    """A packet that interns NAMES on sequence SEQ as iids FIRST, FIRST + 1, ..."""
+    return packet(
+        _uint(10, seq), _bytes(12, _event_names(first, names)), _uint(13, SEQ_NEEDS_INCREMENTAL_STATE)
+    )
 
 
 Records = bytes | np.ndarray

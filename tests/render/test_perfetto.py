@@ -410,6 +410,69 @@ def test_streamed_in_small_batches_and_pieces_shows_the_same(golden_ingested, mo
     assert sum(len(v) for v in got.interned.values()) == sum(len(v) for v in want.interned.values())
 
 
+@pytest.mark.slow
+def test_streamed_in_small_batches_names_each_title_and_flow_once(golden_ingested, monkeypatch):
+    """Batch after batch the same states, goroutines and wake-ups come back: each slice title
+    and each flow name is made once over the export (its text, its lookups), for the first
+    batch that has it, not once per batch; and the file is the one made without batches."""
+    from goblueprint.timeline import export_perfetto as ep
+    from goblueprint.timeline import perfetto_sources as ps
+
+    keys: list[int] = []
+    titles = ep.key_titles
+
+    def counting_titles(tl, batch_keys, lanes):
+        keys.extend(batch_keys.tolist())
+        return titles(tl, batch_keys, lanes)
+
+    flow_texts: list[str] = []
+
+    class CountingFlows(ep.FlowStore):
+        def __init__(self, batches, lane_of, text_ids, strings, origin):
+            def counting_ids(texts):
+                flow_texts.extend(texts)
+                return text_ids(texts)
+
+            super().__init__(batches, lane_of, counting_ids, strings, origin)
+
+    monkeypatch.setattr(ep, "key_titles", counting_titles)
+    monkeypatch.setattr(ep, "FlowStore", CountingFlows)
+    small = io.BytesIO()
+    ep._write(ps.IngestedSource(golden_ingested, batch_rows=256), small)
+    monkeypatch.undo()
+    spans = golden_ingested.timeline_scan("spans").select(pl.len()).collect().item()
+    assert spans > 20 * 256  # many batches
+    assert len(keys) == len(set(keys)) > 10
+    assert len(flow_texts) == len(set(flow_texts)) > 10
+    whole = io.BytesIO()
+    write_perfetto(golden_ingested.timeline(), whole)
+    assert pr.semantics(pr.read(small.getvalue())) == pr.semantics(pr.read(whole.getvalue()))
+
+
+def test_streamed_reads_a_table_as_slices_of_one_plan(golden_ingested, monkeypatch):
+    """A table is read batch by batch from one polars plan: a plan per batch read the file's
+    footer again for every batch.  The batches are the table's rows, in order."""
+    from goblueprint.timeline import perfetto_sources as ps
+
+    src = ps.IngestedSource(golden_ingested, batch_rows=64)
+    scans = []
+    scan = pl.scan_parquet
+
+    def counting_scan(*a, **k):
+        scans.append(1)
+        return scan(*a, **k)
+
+    monkeypatch.setattr(pl, "scan_parquet", counting_scan)
+    try:
+        batches = list(src._batches("spans", ps.SPAN_COLUMNS))
+    finally:
+        src.close()
+    monkeypatch.undo()
+    assert len(batches) > 10 and len(scans) == 1
+    want = golden_ingested.timeline_scan("spans").select(ps.SPAN_COLUMNS).collect()
+    assert pl.concat(batches).equals(want)
+
+
 def test_streamed_counter_names_are_those_of_the_counters_table(golden_ingested):
     """The export takes the counters' names from the manifest's record of the names each table
     names (no pass over the table): they are the table's, and a manifest without that record

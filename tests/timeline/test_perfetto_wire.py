@@ -148,3 +148,87 @@ def test_records_made_at_once_are_cut_as_written_one_by_one() -> None:
     chunks = [zlib.decompress(p.compressed_packets) for p in pb.Trace.FromString(out.getvalue()).packet]
     assert chunks == one_by_one() and len(chunks) > 10
     assert [a for a, _ in asked] == [0] + [b for _, b in asked[:-1]] and asked[-1][1] == len(records)
+
+
+def test_descriptors_and_heads_are_the_bytes_of_perfettos_classes() -> None:
+    """The packets written without Perfetto's protobuf classes (descriptors, sequence heads,
+    interned names) are the bytes those classes serialise: every optional field, varint widths,
+    names beyond ASCII, and a head without names (which still holds an empty interned_data)."""
+    from goblueprint.timeline.perfetto_wire import (
+        EXPLICIT,
+        UNIT_COUNT,
+        UNIT_SIZE_BYTES,
+        TrackDescriptor,
+        descriptor_packet,
+        intern_packet,
+        sequence_head,
+    )
+
+    assert EXPLICIT == pb.TrackDescriptor.EXPLICIT
+    assert (UNIT_COUNT, UNIT_SIZE_BYTES) == (
+        pb.CounterDescriptor.UNIT_COUNT,
+        pb.CounterDescriptor.UNIT_SIZE_BYTES,
+    )
+
+    def theirs(desc: TrackDescriptor):
+        d = pb.TrackDescriptor(uuid=desc.uuid, name=desc.name, sibling_order_rank=desc.rank)
+        if desc.parent:
+            d.parent_uuid = desc.parent
+        else:
+            d.child_ordering = pb.TrackDescriptor.EXPLICIT
+        if desc.counter_unit is not None:
+            d.counter.unit = desc.counter_unit
+        return d
+
+    def serialised(*packets) -> bytes:
+        return pb.Trace(packet=packets).SerializeToString()
+
+    names = ["", "G1 runs", "wake-up → G17", "état: 準備", "x" * 300]
+    for uuid, parent, rank, unit in [
+        (1, 0, 0, None), (127, 128, 63, None), ((1 << 32) - 1, 3, 1 << 20, UNIT_COUNT), (70_000, 0, 5, UNIT_SIZE_BYTES),
+    ]:  # fmt: skip
+        for name in names:
+            desc = TrackDescriptor(uuid, name, rank, parent, unit)
+            for seq, flags, first in [(uuid, 1, True), (2, 2, False), ((1 << 32) - 1, 2, True)]:
+                p = pb.TracePacket(trusted_packet_sequence_id=seq, track_descriptor=theirs(desc))
+                p.sequence_flags = flags
+                if first:
+                    p.first_packet_on_sequence = True
+                assert descriptor_packet(seq, flags, desc, first=first) == serialised(p)
+            for used in ([], names[:1], names):
+                head = pb.TracePacket(trusted_packet_sequence_id=uuid, first_packet_on_sequence=True)
+                head.sequence_flags = 1
+                head.trace_packet_defaults.timestamp_clock_id = 64
+                head.trace_packet_defaults.track_event_defaults.track_uuid = uuid
+                head.interned_data.event_names.extend(
+                    pb.EventName(iid=k + 1, name=t) for k, t in enumerate(used)
+                )
+                head.clock_snapshot.clocks.add(clock_id=64, timestamp=0, is_incremental=True)
+                head.clock_snapshot.clocks.add(clock_id=6, timestamp=0)
+                assert sequence_head(desc, used) == serialised(head)
+                for start in (1, 200):
+                    p = pb.TracePacket(trusted_packet_sequence_id=uuid)
+                    p.sequence_flags = 2
+                    p.interned_data.event_names.extend(
+                        pb.EventName(iid=start + k, name=t) for k, t in enumerate(used)
+                    )
+                    assert intern_packet(uuid, start, used) == serialised(p)
+
+
+def test_the_export_does_not_load_perfettos_protobuf_classes(tmp_path) -> None:
+    """The export writes its few descriptors itself: the module of Perfetto's classes alone held
+    8 MB of its peak memory."""
+    import subprocess
+    import sys
+
+    code = (
+        "import io, sys\n"
+        "from goblueprint.timeline.export_perfetto import write_perfetto\n"
+        "from goblueprint.timeline.model import Timeline\n"
+        "write_perfetto(Timeline(), io.BytesIO())\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('perfetto', 'google.protobuf'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    assert out.stdout.strip() == "[]"
