@@ -546,73 +546,73 @@ def group_spans(
     RUN_LANE and RUN_LO (its first row: a run ends where the next begins, the last at
     len(SP)); the number of runs.
 
-    One pass to count kinds, one to place each kind's rows, a counting sort of a kind's
-    lanes when their ids lie in a narrow range (a chunk's procs, threads, the goroutines of
-    the moment), a merge sort otherwise; the columns are written once, typed, where numpy
-    took, cast and sorted them column by column (a tenth of an ingest's CPU)."""
+    A counting sort over SP's rows in their order (three passes: each kind's lane ids' range,
+    the rows of each slot, each row put in place): a slot per lane id of a kind whose ids lie
+    in a narrow range (a chunk's procs, threads, the goroutines of the moment), one for a
+    kind already in lane order or of ids too far apart, which is then merge sorted.  The
+    columns are written once, typed, where numpy took, cast and sorted them column by column
+    (a tenth of an ingest's CPU)."""
     n = SP.shape[0]
-    pos = np.zeros(257, np.int64)
-    for i in range(n):
-        pos[(SP[i, 0] & 255) + 1] += 1
-    for k in range(256):
-        pos[k + 1] += pos[k]
-    by_kind = np.empty(n, np.int64)
-    at = pos[:256].copy()
+    count = np.zeros(256, np.int64)
+    low = np.zeros(256, np.int64)
+    high = np.zeros(256, np.int64)
+    last = np.zeros(256, np.int64)
+    ordered = np.ones(256, np.bool_)
     for i in range(n):
         k = SP[i, 0] & 255
-        by_kind[at[k]] = i
-        at[k] += 1
-    order = np.empty(n, np.int64)
-    runs = 0
-    for k in range(256):
-        lo, hi = pos[k], pos[k + 1]
-        if lo == hi:
-            continue
-        first = SP[by_kind[lo], 1]
-        low, high, ordered = first, first, True
-        for j in range(lo + 1, hi):
-            v = SP[by_kind[j], 1]
-            if v < SP[by_kind[j - 1], 1]:
-                ordered = False
-            low = min(low, v)
-            high = max(high, v)
-        if ordered:
-            order[lo:hi] = by_kind[lo:hi]
-        elif 0 <= high - low <= 4 * (hi - lo) + 65536:  # (a difference that overflows is negative)
-            width = high - low + 1
-            count = np.zeros(width + 1, np.int64)
-            for j in range(lo, hi):
-                count[SP[by_kind[j], 1] - low + 1] += 1
-            for w in range(width):
-                count[w + 1] += count[w]
-            for j in range(lo, hi):
-                r = by_kind[j]
-                c = SP[r, 1] - low
-                order[lo + count[c]] = r
-                count[c] += 1
+        v = SP[i, 1]
+        if count[k] == 0:
+            low[k] = high[k] = v
         else:
-            lanes = np.empty(hi - lo, np.int64)
-            for j in range(lo, hi):
-                lanes[j - lo] = SP[by_kind[j], 1]
-            sorted_at = np.argsort(lanes, kind="mergesort")
-            for j in range(hi - lo):
-                order[lo + j] = by_kind[lo + sorted_at[j]]
-        for j in range(lo, hi):
-            r = order[j]
-            ln = SP[r, 1]
-            if j == lo or ln != lane[j - 1]:
-                run_kind[runs] = k
-                run_lane[runs] = ln
-                run_lo[runs] = j
-                runs += 1
-            kind[j] = SP[r, 0]
-            lane[j] = ln
-            start[j] = SP[r, 2]
-            end[j] = SP[r, 3]
-            state[j] = SP[r, 4]
-            g[j] = SP[r, 5]
-            p[j] = SP[r, 6]
-            m[j] = SP[r, 7]
-            label[j] = SP[r, 8]
-            stack[j] = SP[r, 9]
+            ordered[k] = ordered[k] and v >= last[k]
+            low[k] = min(low[k], v)
+            high[k] = max(high[k], v)
+        last[k] = v
+        count[k] += 1
+    base = np.zeros(257, np.int64)  # each kind's first slot
+    for k in range(256):
+        width = high[k] - low[k]  # (a difference that overflows is negative)
+        counted = count[k] > 0 and not ordered[k] and 0 <= width <= 2 * count[k] + 1024
+        base[k + 1] = base[k] + (width + 1 if counted else 1)
+    pos = np.zeros(base[256] + 1, np.int64)
+    for i in range(n):
+        k = SP[i, 0] & 255
+        slot = base[k] + (SP[i, 1] - low[k] if base[k + 1] - base[k] > 1 else 0)
+        pos[slot + 1] += 1
+    for s in range(base[256]):
+        pos[s + 1] += pos[s]
+    for i in range(n):
+        k = SP[i, 0] & 255
+        slot = base[k] + (SP[i, 1] - low[k] if base[k + 1] - base[k] > 1 else 0)
+        j = pos[slot]
+        pos[slot] = j + 1
+        kind[j] = SP[i, 0]
+        lane[j] = SP[i, 1]
+        start[j] = SP[i, 2]
+        end[j] = SP[i, 3]
+        state[j] = SP[i, 4]
+        g[j] = SP[i, 5]
+        p[j] = SP[i, 6]
+        m[j] = SP[i, 7]
+        label[j] = SP[i, 8]
+        stack[j] = SP[i, 9]
+    lo = 0
+    for k in range(256):
+        hi = lo + count[k]
+        if count[k] > 1 and not ordered[k] and base[k + 1] - base[k] == 1:  # ids too far apart
+            at = np.argsort(lane[lo:hi], kind="mergesort") + lo
+            for col in (lane, start, end, g, p, m):
+                col[lo:hi] = col[at]
+            for col8 in (kind, state):
+                col8[lo:hi] = col8[at]
+            for col32 in (label, stack):
+                col32[lo:hi] = col32[at]
+        lo = hi
+    runs = 0
+    for j in range(n):
+        if j == 0 or lane[j] != lane[j - 1] or kind[j] != kind[j - 1]:
+            run_kind[runs] = kind[j]
+            run_lane[runs] = lane[j]
+            run_lo[runs] = j
+            runs += 1
     return runs
