@@ -97,7 +97,8 @@ class ColumnSpill:
                 got = f.readinto(memoryview(buf[: hi - lo]).cast("B")) // dtype.itemsize
                 if got < hi - lo:
                     raise OSError(f"{self.paths[col]}: spilled column cut short")
-                np.take(buf, rows[a:b] - lo, out=out[a:b])
+                # (mode "clip": the rows are in the window; "raise" copies through a buffer)
+                np.take(buf, rows[a:b] - lo, out=out[a:b], mode="clip")
         return out
 
     def read_ranges(self, col: str, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
