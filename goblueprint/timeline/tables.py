@@ -147,6 +147,7 @@ class EventRows:
         self.spill: ColumnSpill | None = (
             None if spill is None else ColumnSpill(spill, "events", {n: COLUMNS[n] for n in self._KEPT})
         )
+        self._behind: WriteBehind | None = None  # the spill's appends in flight
         self._stacks = Seen()  # the stack ids the rows name
         self.strings: list[str] = []
         self._names = pl.Series("s", [], dtype=pl.String)
@@ -156,7 +157,13 @@ class EventRows:
         self.rows += len(cols["kind"])
         self._stacks.add(cols["stack"])
         if self.spill is not None:
-            self.spill.append(cols)  # only the kept columns are named, and written as they are
+            # Written on a thread of its own while the pass goes on (the write is a sixth of the
+            # pass thread's work, which the other consumers and the reader wait on): the
+            # chunk's arrays are made for it and never changed after, so they are written as
+            # they are, the next chunk's write waiting for this one's.
+            if self._behind is None:
+                self._behind = WriteBehind()
+            self._behind.submit(self.spill.append, {name: cols[name] for name in self._KEPT})
             return
         self.parts.append({name: cols[name].copy() for name in self._KEPT})
         self.pending += len(cols["kind"])
@@ -223,7 +230,7 @@ class EventRows:
         spilled columns straight into Arrow, not through a polars frame and back (each column
         copied, its nulls made and read again: half the events' CPU); the spill removed at
         the end."""
-        spill, self.spill = self.spill, None
+        spill = self._spilled()
         if spill is None:
             raise ValueError("EventRows.tables: for rows spilled to disk (EventRows(spill))")
         try:
@@ -236,6 +243,15 @@ class EventRows:
                 del coded
         finally:
             spill.remove()
+
+    def _spilled(self) -> ColumnSpill | None:
+        """The spill, every append written (an error of one raised here), taken from the rows:
+        it is read once."""
+        behind, self._behind = self._behind, None
+        if behind is not None:
+            behind.close()
+        spill, self.spill = self.spill, None
+        return spill
 
     def named(self, frame: pl.DataFrame) -> pl.DataFrame:
         """A coded FRAME of rows (frames()) as the events table: its codes and ids named."""
@@ -257,7 +273,7 @@ class EventRows:
         self._flush()
         while self.chunks:
             yield self.chunks.pop(0)
-        spill, self.spill = self.spill, None
+        spill = self._spilled()
         if spill is None:
             return
         try:
