@@ -25,6 +25,7 @@ into the Timeline: the pass's string and stack ids become the Timeline's own
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -286,40 +287,38 @@ class _SpilledSpans(_Out):
         self.files: dict[int, ColumnSpill] = {}
         self.runs: dict[int, ColumnSpill] = {}  # per kind: each chunk's lanes and their rows
         self.codes = {8: Seen(), 9: Seen()}  # label, stack
+        self._cols: list[np.ndarray] = [np.empty(0, t) for t in self.types.values()]
+        self._runs: list[np.ndarray] = []
 
-    def add_columns(self, cols: np.ndarray, floats: np.ndarray | None) -> None:
-        if not cols.shape[1]:
+    def add(self, rows: np.ndarray, floats: np.ndarray | None = None) -> None:
+        n = len(rows)
+        if not n:
             return
+        # Grouped by kind and lane, typed, in one compiled pass (builder_kernel.group_spans)
+        # into columns kept from chunk to chunk: no array of the chunk's size made per chunk.
+        if len(self._cols[0]) < n:
+            cap = max(n, _ROWS)
+            self._cols = [np.empty(cap, t) for t in self.types.values()]
+            self._runs = [np.empty(cap, np.int64) for _ in range(3)]
+        runs = kernels.get().group_spans(np.ascontiguousarray(rows, np.int64), *self._cols, *self._runs)
+        cols = [c[:n] for c in self._cols]
         for k, seen in self.codes.items():
             seen.add(cols[k])
-        kinds = cols[0].astype(np.uint8)  # lane kinds: a byte sorts by radix, not by merging
-        counts = np.bincount(kinds)
-        present = np.flatnonzero(counts).tolist()
-        # Grouped by kind, each kind's rows in the order they were made: the rows' order only,
-        # each column gathered once by the kind's and its lanes' order together.
-        by_kind = np.argsort(kinds, kind="stable") if len(present) > 1 else None
-        ends = np.cumsum(counts).tolist()
-        for kind in present:
-            lo = ends[kind] - int(counts[kind])
-            rows = by_kind[lo : ends[kind]] if by_kind is not None else None
-            lane = cols[1] if rows is None else np.take(cols[1], rows)
-            order, lanes, bounds = _by_lane(lane)
-            if order is not None:
-                rows = order if rows is None else rows[order]
+        run_kind, run_lane, run_lo = (r[:runs] for r in self._runs)
+        run_end = np.append(run_lo[1:], n)
+        firsts = np.flatnonzero(np.append(True, run_kind[1:] != run_kind[:-1])).tolist()
+        for a, b in itertools.pairwise([*firsts, runs]):
+            kind = int(run_kind[a])
+            lo, hi = int(run_lo[a]), int(run_end[b - 1])
             if kind not in self.files:
                 self.files[kind] = ColumnSpill(self.spill, f"spans-{kind:03d}", self.types)
                 self.runs[kind] = ColumnSpill(self.spill, f"runs-{kind:03d}", _RUNS)
             spill = self.files[kind]
-            base = spill.rows
-            # np.take, not cols[k][rows]: numpy's fancy indexing gathers int64 columns at a
-            # third of take's speed, and every span is gathered here once.
-            spill.append(
-                {
-                    name: cols[k] if rows is None else np.take(cols[k], rows)
-                    for k, name in enumerate(self.types)
-                }
+            base = spill.rows - lo
+            spill.append({name: cols[k][lo:hi] for k, name in enumerate(self.types)})
+            self.runs[kind].append(
+                {"lane": run_lane[a:b], "start": run_lo[a:b] + base, "end": run_end[a:b] + base}
             )
-            self.runs[kind].append({"lane": lanes, "start": bounds[:-1] + base, "end": bounds[1:] + base})
 
     def kinds(self) -> list[int]:
         return sorted(self.files)
@@ -381,7 +380,9 @@ class _SpilledSpans(_Out):
         cols = []
         for name in self.types:
             values = keys.pop(name) if name in keys else column(name)
-            cols.append(pl.Series(name, np.take(values, order)))  # (np.take: see add_columns)
+            # np.take, not values[order]: numpy's fancy indexing gathers int64 columns at a
+            # third of take's speed, and every span is gathered here once.
+            cols.append(pl.Series(name, np.take(values, order)))
             del values  # one unsorted column at a time beside the sorted ones
         return pl.DataFrame(cols)
 
@@ -415,22 +416,6 @@ def _ranges_cut(starts: np.ndarray, ends: np.ndarray, rows: int) -> list[tuple[n
         e[-1] -= int(done[b - 1]) - hi
         out.append((s, e))
     return out
-
-
-def _by_lane(lane: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
-    """The order grouping rows of one lane kind, of lane ids LANE, by lane id, each lane's rows
-    in their order (None: they are already), the lane ids in order and where each one's rows
-    begin in that order (and the end)."""
-    order = None
-    if len(lane) > 1 and (lane[1:] < lane[:-1]).any():
-        lo, hi = int(lane.min()), int(lane.max())
-        # A chunk's lanes span a narrow range (procs, threads, the goroutines of the moment):
-        # 16-bit keys sort by radix.
-        key = (lane - lo).astype(np.uint16) if hi - lo < 1 << 16 else lane
-        order = np.argsort(key, kind="stable")
-        lane = lane[order]
-    first = np.flatnonzero(np.concatenate([[True], lane[1:] != lane[:-1]]))
-    return order, lane[first], np.append(first, len(lane)).astype(np.int64)
 
 
 def _piece_ends(ids: np.ndarray, counts: np.ndarray, rows: int) -> np.ndarray:
@@ -495,6 +480,7 @@ class TimelineBuilder:
         self._stack_by_frames: dict[tuple[Any, ...], int] = {}
         self._stack_table: Any = None
         self._stack_cache: dict[int, int] = {}
+        self._E = np.empty((0, K.E_WIDTH), np.int64)  # columns()'s matrix of a chunk's events
 
     # --- stacks named from outside the pass ----------------------------------------------------
 
@@ -549,7 +535,11 @@ class TimelineBuilder:
         kind = cols["kind"]
         rk = cols["resource_kind"]
         rid = cols["resource_id"]
-        E = np.empty((n, K.E_WIDTH), np.int64)
+        if len(self._E) < n:
+            self._E = np.empty((n, K.E_WIDTH), np.int64)
+        # Every column filled below: the matrix of the last chunk is filled again, not made anew
+        # (a few MB a chunk, each page of a fresh one faulted in and zeroed by the kernel).
+        E = self._E[:n]
         E[:, K.E_KIND] = kind
         E[:, K.E_TIME] = cols["time"]
         E[:, K.E_G] = g = cols["goroutine"]
@@ -886,7 +876,13 @@ class TimelineBuilder:
             # offsets and the ids looked up, made whole, were the finish's peak.
             out = np.empty(len(col), np.uint32)
             for at in range(0, len(col), _ID_WINDOW):
-                np.take(lut, col[at : at + _ID_WINDOW].astype(np.int64) - lo, out=out[at : at + _ID_WINDOW])
+                # (mode "clip": the codes are the table's; "raise" copies through a buffer)
+                np.take(
+                    lut,
+                    col[at : at + _ID_WINDOW].astype(np.int64) - lo,
+                    out=out[at : at + _ID_WINDOW],
+                    mode="clip",
+                )
             return out
 
         return table, text_ids
@@ -894,7 +890,8 @@ class TimelineBuilder:
     def _stack_ids(self, columns: list[np.ndarray]) -> np.ndarray:
         """Pass stack id -> Timeline stack id, for every id up to the largest in COLUMNS."""
         used = _distinct(columns)
-        lut = np.zeros(int(used[-1]) + 1, np.int64)
+        # uint32, the stack columns' type: a column mapped through it is not cast again.
+        lut = np.zeros(int(used[-1]) + 1, np.uint32)
         if len(used) > 1:
             lut[used] = self.stacks_of_interned(used)
         return lut

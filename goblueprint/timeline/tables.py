@@ -147,6 +147,7 @@ class EventRows:
         self.spill: ColumnSpill | None = (
             None if spill is None else ColumnSpill(spill, "events", {n: COLUMNS[n] for n in self._KEPT})
         )
+        self._behind: WriteBehind | None = None  # the spill's appends in flight
         self._stacks = Seen()  # the stack ids the rows name
         self.strings: list[str] = []
         self._names = pl.Series("s", [], dtype=pl.String)
@@ -156,7 +157,13 @@ class EventRows:
         self.rows += len(cols["kind"])
         self._stacks.add(cols["stack"])
         if self.spill is not None:
-            self.spill.append(cols)  # only the kept columns are named, and written as they are
+            # Written on a thread of its own while the pass goes on (the write is a sixth of the
+            # pass thread's work, which the other consumers and the reader wait on): the
+            # chunk's arrays are made for it and never changed after, so they are written as
+            # they are, the next chunk's write waiting for this one's.
+            if self._behind is None:
+                self._behind = WriteBehind()
+            self._behind.submit(self.spill.append, {name: cols[name] for name in self._KEPT})
             return
         self.parts.append({name: cols[name].copy() for name in self._KEPT})
         self.pending += len(cols["kind"])
@@ -174,6 +181,15 @@ class EventRows:
         """The rows of the kept columns C, the next in the table, coded (_CODED_SCHEMA): text
         columns are codes and string ids, named only when written (events_arrow) or asked
         for (named)."""
+        coded = self._coded(c)
+        return pl.DataFrame(
+            {name: v if valid is None else _masked(v, valid) for name, (v, valid) in coded.items()},
+            schema=_CODED_SCHEMA,
+        )
+
+    def _coded(self, c: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+        """The rows of the kept columns C, the next in the table, as the columns of
+        _CODED_SCHEMA: each its values (0 where null) and where it is valid (None: every row)."""
         n = len(c["kind"])
         kind = c["kind"]
         has_resource, has_states, has_name = _HAS_RESOURCE[kind], _HAS_STATES[kind], _HAS_NAME[kind]
@@ -182,33 +198,60 @@ class EventRows:
         state_base = np.where(rk == _R_PROC, _N_GO_STATES, 0)
         task = c["task"]
 
-        def code(ids: np.ndarray, valid: np.ndarray, dtype: type) -> pl.Series:
-            return _masked(np.where(valid, ids, 0).astype(dtype), valid)
+        def code(ids: np.ndarray, valid: np.ndarray, dtype: type) -> tuple[np.ndarray, np.ndarray]:
+            return np.where(valid, ids, 0).astype(dtype), valid
 
-        frame = pl.DataFrame(
-            {
-                "seq": np.arange(self.seq, self.seq + n, dtype=np.int64),
-                "time": c["time"],
-                "kind": kind,
-                "g": c["goroutine"],
-                "p": c["proc"],
-                "m": c["thread"],
-                "stack": c["stack"].astype(np.uint32),
-                "resource_kind": code(rk, has_resource, np.uint8),
-                "resource_id": _masked(c["resource_id"], has_resource),
-                "old_state": code(c["old_state"] + state_base, has_states, np.uint8),
-                "new_state": code(c["new_state"] + state_base, has_states, np.uint8),
-                "reason": code(c["reason"], has_states, np.uint32),
-                "name": code(c["name"], has_name, np.uint32),
-                "value": _masked(c["value"].astype(np.float64), _HAS_VALUE[kind]),
-                # Task ids are uint64; NoTask and other huge ids become -1 in an Int64 column.
-                "task": _masked(np.where(task > _MAX_I64, -1, task.astype(np.int64)), has_task),
-                "message": code(c["message"], _HAS_MESSAGE[kind], np.uint32),
-            },
-            schema=_CODED_SCHEMA,
-        )
+        coded = {
+            "seq": (np.arange(self.seq, self.seq + n, dtype=np.int64), None),
+            "time": (c["time"], None),
+            "kind": (kind, None),
+            "g": (c["goroutine"], None),
+            "p": (c["proc"], None),
+            "m": (c["thread"], None),
+            "stack": (c["stack"].astype(np.uint32), None),
+            "resource_kind": code(rk, has_resource, np.uint8),
+            "resource_id": (c["resource_id"], has_resource),
+            "old_state": code(c["old_state"] + state_base, has_states, np.uint8),
+            "new_state": code(c["new_state"] + state_base, has_states, np.uint8),
+            "reason": code(c["reason"], has_states, np.uint32),
+            "name": code(c["name"], has_name, np.uint32),
+            "value": (c["value"].astype(np.float64), _HAS_VALUE[kind]),
+            # Task ids are uint64; NoTask and other huge ids become -1 in an Int64 column.
+            "task": (np.where(task > _MAX_I64, -1, task.astype(np.int64)), has_task),
+            "message": code(c["message"], _HAS_MESSAGE[kind], np.uint32),
+        }
         self.seq += n
-        return frame
+        return coded
+
+    def tables(self, stack_lut: np.ndarray, texts: pa.Array, marks: Any, show: bool) -> Iterator[pa.Table]:
+        """The table's rows (spilled: EventRows(SPILL)) in order, as events_arrow gives them:
+        the stacks the Timeline's (STACK_LUT: timeline_stack_ids), capture's left out (MARKS,
+        unless SHOW), the texts' ids into TEXTS (the pass strings as Arrow).  Made from the
+        spilled columns straight into Arrow, not through a polars frame and back (each column
+        copied, its nulls made and read again: half the events' CPU); the spill removed at
+        the end."""
+        spill = self._spilled()
+        if spill is None:
+            raise ValueError("EventRows.tables: for rows spilled to disk (EventRows(spill))")
+        try:
+            for lo, hi in spill.windows(_EVENT_CHUNK):
+                coded = self._coded({name: spill.read(name, lo, hi) for name in self._KEPT})
+                stack = coded["stack"][0]
+                coded["stack"] = (stack_lut[stack] if len(stack) else stack, None)
+                keep = _kept_events(coded, marks, show)
+                yield _coded_arrow(coded, keep, texts)
+                del coded
+        finally:
+            spill.remove()
+
+    def _spilled(self) -> ColumnSpill | None:
+        """The spill, every append written (an error of one raised here), taken from the rows:
+        it is read once."""
+        behind, self._behind = self._behind, None
+        if behind is not None:
+            behind.close()
+        spill, self.spill = self.spill, None
+        return spill
 
     def named(self, frame: pl.DataFrame) -> pl.DataFrame:
         """A coded FRAME of rows (frames()) as the events table: its codes and ids named."""
@@ -230,7 +273,7 @@ class EventRows:
         self._flush()
         while self.chunks:
             yield self.chunks.pop(0)
-        spill, self.spill = self.spill, None
+        spill = self._spilled()
         if spill is None:
             return
         try:
@@ -247,22 +290,21 @@ class EventRows:
         return pl.concat(chunks)
 
 
-def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path, strings: list[str]) -> int:
-    """Write the events table, given as coded CHUNKS (EventRows.frames()) in row order, their
-    string ids into STRINGS, to PATH with a row group per generation (each starts at a Sync
-    event), for DuckDB to skip by, a generation of more than _EVENT_GROUP rows cut in row
-    groups of that many; returns the rows written.
+def write_by_generation(chunks: Iterable[pa.Table], path: Path) -> int:
+    """Write the events table, given as CHUNKS in row order (EventRows.tables(), or
+    events_arrow of EventRows.frames()), to PATH with a row group per generation (each starts
+    at a Sync event), for DuckDB to skip by, a generation of more than _EVENT_GROUP rows cut
+    in row groups of that many; returns the rows written.
 
     A row group is held only while it is made and written, once: each chunk's part of it is
-    made Arrow as it comes (the polars rows let go of) and the parts are written as they are,
-    never concatenated.  What is held is the group being encoded and the next one's parts:
-    at most two groups of _EVENT_GROUP rows whatever the generations' sizes (a generation of
-    a trace with few, large ones is hundreds of MB as Arrow), never the table.
+    sliced (no copy) and the parts are written as they are, never concatenated.  What is
+    held is the group being encoded and the next one's parts: at most two groups of
+    _EVENT_GROUP rows whatever the generations' sizes (a generation of a trace with few,
+    large ones is hundreds of MB as Arrow), never the table.
     """
     rows = held = 0
     group: list[pa.Table] = []
-    texts = pa.array(strings, pa.string())
-    sync = _KIND_NAMES.index("SYNC")
+    sync = _event_codes()["kind"][0][_KIND_NAMES.index("SYNC")]
     with (
         _events_writer(path) as writer,
         WriteBehind() as behind,  # a group encoded while the next one's rows are made
@@ -278,13 +320,15 @@ def write_by_generation(chunks: Iterable[pl.DataFrame], path: Path, strings: lis
                 held = 0
 
         for chunk in chunks:
-            starts = np.flatnonzero(chunk["kind"].to_numpy() == sync).tolist()
-            for lo, hi in itertools.pairwise(sorted({0, *starts, chunk.height})):
+            kinds = chunk.column("kind").combine_chunks().indices.to_numpy()
+            starts = np.flatnonzero(kinds == sync).tolist()
+            del kinds
+            for lo, hi in itertools.pairwise(sorted({0, *starts, chunk.num_rows})):
                 if lo in starts:
                     write()  # a Sync: the generation before it is complete
                 while lo < hi:
                     take = min(hi - lo, _EVENT_GROUP - held)
-                    group.append(events_arrow(chunk.slice(lo, take), texts))
+                    group.append(chunk.slice(lo, take))
                     held += take
                     lo += take
                     if held == _EVENT_GROUP:
@@ -301,20 +345,58 @@ def events_arrow(frame: pl.DataFrame, texts: Any) -> Any:
     """A coded FRAME of events (EventRows.frames()) as the events table in Arrow, its text
     columns dictionary arrays of the codes (TEXTS: the pass strings, an Arrow string array;
     the same object for every part of a row group, so the writer keeps one dictionary)."""
-    from goblueprint.timeline.stored import coded
+    coded = {}
+    for name in EventRows.COLUMNS:
+        values = frame[name]
+        valid = values.is_not_null().to_numpy() if values.null_count() else None
+        coded[name] = (values.fill_null(0).to_numpy(), valid)
+    return _coded_arrow(coded, None, texts)
+
+
+def _kept_events(
+    coded: dict[str, tuple[np.ndarray, np.ndarray | None]], marks: Any, show: bool
+) -> np.ndarray | None:
+    """The rows of CODED (EventRows._coded) that MARKS keep (capture_marks.events), None: all."""
+    if show or not marks.goroutines:
+        return None
+    (rk, has_resource), (g, _), (rid, _) = coded["resource_kind"], coded["g"], coded["resource_id"]
+    frame = pl.DataFrame(
+        {"g": g, "resource_kind": _masked(rk, has_resource), "resource_id": rid, "row": np.arange(len(g))}
+    )
+    return marks.events(frame)["row"].to_numpy()
+
+
+def _coded_arrow(
+    coded: dict[str, tuple[np.ndarray, np.ndarray | None]], keep: np.ndarray | None, texts: Any
+) -> pa.Table:
+    """CODED columns (EventRows._coded's form: values, where valid) at the rows KEEP (None:
+    all) as the events table in Arrow (events_arrow)."""
+    from goblueprint.timeline.stored import coded as dictionary_of
 
     codes = _event_codes()
     cols: dict[str, Any] = {}
     for name in EventRows.COLUMNS:
-        values = frame[name]
-        if name not in codes:
-            cols[name] = values.to_arrow()
-            continue
-        valid = values.is_not_null().to_numpy()
-        ids = values.fill_null(0).to_numpy()
-        lut = codes[name]
-        cols[name] = coded(ids, texts, valid) if lut is None else coded(lut[0][ids], lut[1], valid)
+        values, valid = coded[name]
+        if keep is not None:
+            values, valid = values[keep], None if valid is None else valid[keep]
+        if name in codes:
+            lut = codes[name]
+            cols[name] = (
+                dictionary_of(values, texts, valid)
+                if lut is None
+                else dictionary_of(lut[0][values], lut[1], valid)
+            )
+        else:
+            cols[name] = _arrow(values, valid)
     return pa.table(cols)
+
+
+def _arrow(values: np.ndarray, valid: np.ndarray | None) -> pa.Array:
+    """VALUES as Arrow (no copy), null where not VALID."""
+    if valid is None or valid.all():
+        return pa.array(values)
+    bits = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [bits, pa.py_buffer(values)])
 
 
 def _events_writer(path: Path) -> Any:
@@ -580,20 +662,20 @@ def _tables_pass(
                 stays_lazy, stays_table = pl.scan_parquet(stays_to), None
             del stays  # its blocks of stays, as large as the table, let go of
             if rows is not None:
-                # Chunk by chunk, as the rows are independent: the same table as from the whole.
-                events = (
-                    result.marks.events(with_timeline_stacks(c, lut), show=show_capture)
-                    for c in rows.frames()
-                )
                 if events_pool is not None and write_to is not None:
+                    # (the strings as they are now: nothing on this thread sees them change)
+                    texts = pa.array(list(rows.strings), pa.string())
                     events_done = events_pool.submit(
-                        # (the strings as they are now: nothing on this thread sees them change)
                         write_by_generation,
-                        events,
+                        rows.tables(lut, texts, result.marks, show_capture),
                         write_to / "events.parquet",
-                        list(rows.strings),
                     )
                 else:
+                    # Chunk by chunk, as the rows are independent: the same table as from the whole.
+                    events = (
+                        result.marks.events(with_timeline_stacks(c, lut), show=show_capture)
+                        for c in rows.frames()
+                    )
                     named = [rows.named(chunk) for chunk in events]
                     out["events"] = pl.concat(named) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
         used = stored.Used()  # the strings the tables stored for the Timeline's name

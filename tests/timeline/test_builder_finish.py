@@ -86,3 +86,40 @@ def test_in_order_reads_a_lane_in_stretches_and_checks_across_their_edges(tmp_pa
     s3 = start.copy()
     s3[35] = -1
     assert _in_order(spill(s3, end), ranges, 7)
+
+
+@pytest.mark.parametrize(
+    "lane_ids",
+    # A kind's lanes counted in a table (close ids); merge sorted (ids too far apart to count).
+    [np.arange(-1, 40), np.arange(3), np.array([-1, 3, 2**62, 2**63 - 1, 7])],
+    ids=["narrow ids", "few ids", "huge sparse ids"],
+)
+def test_group_spans_is_a_stable_sort_by_kind_and_lane(tmp_path: Path, lane_ids: np.ndarray) -> None:
+    """builder_kernel.group_spans (what a spilling builder keeps each chunk's spans by): the rows
+    in np.lexsort's stable order by (lane kind, lane id), typed as the spill keeps them, and
+    each lane's run of rows."""
+    from goblueprint.timeline.builder import TimelineBuilder
+    from goblueprint.trace import kernels
+
+    rng = np.random.default_rng(11)
+    types = list(TimelineBuilder(spill=tmp_path).spans.types.values())  # type: ignore[attr-defined]
+    for n in (0, 1, 2, 1000, 5000):
+        lane_kind, lane_id, start, end = _spans(rng, n, lane_ids)
+        rows = np.column_stack(
+            [lane_kind, lane_id, start, end, *(rng.integers(-1, 300, n) for _ in range(6))]
+        ).astype(np.int64)
+        if n == 1000:  # one kind, its lanes in order already
+            rows[:, 0] = 3
+            rows = rows[np.argsort(rows[:, 1], kind="stable")]
+        cols = [np.full(n + 3, 99, t) for t in types]
+        runs = [np.full(n + 3, -7, np.int64) for _ in range(3)]
+        got = kernels.get().group_spans(rows, *cols, *runs)
+        order = np.lexsort([rows[:, 1], rows[:, 0]])
+        for k, t in enumerate(types):
+            assert np.array_equal(cols[k][:n], rows[order, k].astype(t)), k
+        key = rows[order][:, :2]
+        first = np.flatnonzero(np.append(True, (key[1:] != key[:-1]).any(axis=1))) if n else np.zeros(0, int)
+        assert got == len(first)
+        assert np.array_equal(runs[0][:got], key[first, 0])
+        assert np.array_equal(runs[1][:got], key[first, 1])
+        assert np.array_equal(runs[2][:got], first)

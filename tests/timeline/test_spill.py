@@ -30,6 +30,26 @@ def test_column_spill_gives_back_rows_and_gathers_across_windows(tmp_path: Path)
     assert list(tmp_path.iterdir()) == []
 
 
+def test_column_spill_rows_read_are_the_file_s_own_and_a_short_file_is_an_error(tmp_path: Path) -> None:
+    """read() maps the rows (privately: written to, the file stays as it was); a column file
+    shorter than the rows it was given raises, never gives back fewer rows."""
+    spill = ColumnSpill(tmp_path, "t", {"a": np.int64})
+    spill.append({"a": np.arange(5000)})  # rows across more than one page
+    rows = spill.read("a", 1000, 4000)
+    assert rows.tolist() == list(range(1000, 4000))
+    rows[:] = -1
+    assert spill.read("a", 999, 1001).tolist() == [999, 1000]
+    spill.remove()  # the rows read stay readable
+    assert rows[-1] == -1
+    spill = ColumnSpill(tmp_path, "u", {"a": np.int64})
+    spill.append({"a": np.arange(5000)})
+    spill.read("a", 0, 1)  # (closes the file)
+    with open(spill.paths["a"], "r+b") as f:
+        f.truncate(8 * 4000)
+    with pytest.raises(OSError, match="cut short"):
+        spill.read("a", 3000, 5000)
+
+
 def test_seen_flags_every_code_once_in_order() -> None:
     seen = Seen()
     parts = [np.array([5, 3, 5]), np.array([-4, 0]), np.array([1000, 3]), np.array([], np.int64)]

@@ -33,7 +33,7 @@ def sample_args() -> dict[str, tuple]:
     """Harmless arguments (nothing to read) of the types the reader passes, per function."""
     from goblueprint.timeline import stay_codes, summary_codes, util_codes
     from goblueprint.timeline.builder import TimelineBuilder
-    from goblueprint.timeline.builder_codes import E_WIDTH
+    from goblueprint.timeline.builder_codes import E_WIDTH, SP_WIDTH
     from goblueprint.trace.kernels.codes import CS_SIZE, RS_SIZE
     from goblueprint.trace.ordering import EngineState
     from goblueprint.trace.store import COLUMNS
@@ -83,6 +83,11 @@ def sample_args() -> dict[str, tuple]:
         "scan_batch_headers": (buf, 0, 0, 1, 1, 1, 1, 1),
         "build_step": tb.loop_args(np.zeros((0, E_WIDTH), np.int64), np.zeros(0, np.float64), 0),
         "lane_order": (e, e, e, e, np.zeros(0, np.bool_)),
+        # (the spans as the loop writes them; their typed columns, as the spill keeps them)
+        "group_spans": (
+            np.zeros((0, SP_WIDTH), np.int64), np.zeros(0, np.uint8), e, e, e, np.zeros(0, np.uint8), e, e, e,
+            np.zeros(0, np.int32), np.zeros(0, np.int32), e, e, e,
+        ),
         "summary_step": (summary_codes.MODE_CHUNK, *feed, e, e, b, -2, *summary_codes.new_state()),
         "collect_stays": (
             e, e, col("new_state"), col("reason"), col("time"), col("stack"), e, np.zeros(0, np.int8),
