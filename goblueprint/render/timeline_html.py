@@ -185,9 +185,17 @@ def _payload(tables: PageTables, title: str, blob: _Blob, *, served: bool) -> di
     tl, store = tables.light, tables.store
     strings = _Strings(tl.strings)
     arranged = arrange_counted(tl, tables.span_counts())
-    # What needs no level first (the exact spans, instants, stacks: on a first run the levels
-    # are made meanwhile, tables.levels()), in the order their arrays go into the blob.
     exact = plan_exact(arranged, served=served)
+
+    def level_parts() -> tuple[PageDetail, pl.DataFrame, bool]:
+        detail = plan_page(tables.levels(), arranged, exact, served=served)
+        return detail, *_kept_flows(tables.flows, arranged, detail)
+
+    # The levels and arrows first, while little else is held (their few rows wait for their
+    # place in the blob): the peak is then the exact spans' alone, not theirs on top of the
+    # blob's arrays still being compressed.  Unless the levels are still being made (a first
+    # run): the exact spans, instants and stacks need none, and are made meanwhile.
+    early = None if tables.building is not None else level_parts()
     spans, lanes = page_spans(tl, store, arranged, exact.exact, strings.intern)
     names, _code_to_index = state_names()
     origin = tl.start_ns
@@ -223,8 +231,7 @@ def _payload(tables: PageTables, title: str, blob: _Blob, *, served: bool) -> di
     # The blob holds their bytes now: let the exact spans and what was made of them go before
     # the counters and flows are read (the peak is whichever stage holds most, not their sum).
     del spans, instants, instant_stack, used
-    detail = plan_page(tables.levels(), arranged, exact, served=served)
-    arrows, flows_whole = _kept_flows(tables.flows, arranged, detail)
+    detail, arrows, flows_whole = early if early is not None else level_parts()
     samples = (
         tables.thinned.result()
         if tables.thinned is not None

@@ -558,6 +558,10 @@ def ingested_tables(found: Ingested, thin: Thin | None = None, *, ahead: bool = 
                 building = pool.submit(open_store, found, counts)
             else:
                 store = open_store(found)
+        if building is None and thinned is not None:
+            # Nothing else to overlap: the counters thinned before the page is made, so the
+            # page's peak is never theirs on top of its own (~15 MB on the 30.9 MB trace).
+            thinned.result()
     finally:
         pool.shutdown(wait=False)
     return PageTables(
