@@ -40,6 +40,7 @@ from goblueprint.timeline.detail import Levels, level_columns, merge_columns, pl
 from goblueprint.timeline.detail_tiles import long_lane_runs
 from goblueprint.timeline.ingest import Ingested
 from goblueprint.timeline.model import Timeline, empty_frame
+from goblueprint.timeline.read_ahead import read_ahead
 from goblueprint.timeline.stored import Texts, as_timeline
 from goblueprint.timeline.write_behind import WriteBehind
 
@@ -347,14 +348,20 @@ def _chunk_levels(
     # Read and summarised a piece of lanes at a time (what is held: a piece's spans), each
     # level's runs joined for the chunk: its rows are written as one frame, as they always were.
     pieces: list[list[list[np.ndarray]]] = []
-    first, row = 0, lo
-    for end, piece_rows in _pieces(chunk["n"].to_numpy()):
-        merged = _chunk_spans(spans, (row, row + piece_rows), chunk[first:end], origin)
+
+    def reads() -> Iterator[tuple[int, int, tuple[int, pl.DataFrame]]]:
+        first, row = 0, lo
+        for end, piece_rows in _pieces(chunk["n"].to_numpy()):
+            yield first, end, _piece_rows(spans, (row, row + piece_rows))
+            first, row = end, row + piece_rows
+
+    # The next piece read (polars lets go of the GIL) while this one is merged and summarised.
+    for first, end, part in read_ahead(reads()):
+        merged = _chunk_spans(part, chunk[first:end], origin)
         got = _level_runs(merged, levels)
         for cols in got:
             cols[0] = cols[0] + np.uint32(first)  # the lane's index in the chunk
         pieces.append(got)
-        first, row = end, row + piece_rows
     joined = (
         [[np.concatenate(c) for c in zip(*level, strict=True)] for level in zip(*pieces, strict=True)]
         if len(pieces) > 1
@@ -444,17 +451,20 @@ def _pieces(n: np.ndarray) -> list[tuple[int, int]]:
     return out
 
 
-def _chunk_spans(spans: Path, rows: tuple[int, int], chunk: pl.DataFrame, origin: int) -> list[np.ndarray]:
-    """The merged spans (lane, start, end, state: merge_overlaps' columns, times since ORIGIN)
-    of ROWS [lo, hi) of SPANS, the spans of CHUNK's lanes (its rows give the lane: its index)."""
+def _piece_rows(spans: Path, rows: tuple[int, int]) -> tuple[int, pl.DataFrame]:
+    """ROWS [lo, hi) of SPANS, the columns the levels are made from; with lo."""
     lo, hi = rows
-    part = (
-        pl.scan_parquet(spans)
-        .slice(lo, hi - lo)
-        .select("lane_kind", "lane_id", "start", "end", "state")
-        .collect()
-    )
+    return lo, pl.scan_parquet(spans).slice(lo, hi - lo).select(
+        "lane_kind", "lane_id", "start", "end", "state"
+    ).collect()
+
+
+def _chunk_spans(read: tuple[int, pl.DataFrame], chunk: pl.DataFrame, origin: int) -> list[np.ndarray]:
+    """The merged spans (lane, start, end, state: merge_overlaps' columns, times since ORIGIN)
+    of READ (``_piece_rows``), the spans of CHUNK's lanes (its rows give the lane: its index)."""
+    lo, part = read
     per = chunk["n"].to_numpy()
+    hi = lo + int(per.sum())
     if not (
         part.height == hi - lo
         and np.array_equal(part["lane_kind"].to_numpy(), np.repeat(chunk["lane_kind"].to_numpy(), per))
