@@ -231,12 +231,12 @@ def _payload(tables: PageTables, title: str, blob: _Blob, *, served: bool) -> di
     # The blob holds their bytes now: let the exact spans and what was made of them go before
     # the counters and flows are read (the peak is whichever stage holds most, not their sum).
     del spans, instants, instant_stack, used
-    detail, arrows, flows_whole = early if early is not None else level_parts()
     samples = (
-        tables.thinned.result()
+        tables.thinned
         if tables.thinned is not None
         else thin_counters(tables.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
     )
+    detail, arrows, flows_whole = early if early is not None else level_parts()
     groups = [
         {"name": title_, "kind": "G" if key == "SYS" else key, "collapsed": folded}
         for key, title_, _k, folded in GROUPS

@@ -522,8 +522,7 @@ class PageTables:
     only what the page keeps of them is ever collected; the spans are in ``store``, whose
     levels may still be in the making (``building``: ``levels()`` waits for them; its spans
     table and ``span_counts()`` are there meanwhile).
-    ``thinned``: the counters as the page keeps them, if made already or in the making
-    (``ingested_tables``).
+    ``thinned``: the counters as the page keeps them, if made already (``ingested_tables``).
     """
 
     light: Timeline
@@ -531,7 +530,7 @@ class PageTables:
     counters: pl.LazyFrame
     flows: pl.LazyFrame
     instants: pl.LazyFrame
-    thinned: Future[pl.DataFrame] | None = field(default=None, compare=False)
+    thinned: pl.DataFrame | None = field(default=None, compare=False)
     counts: pl.DataFrame | None = field(default=None, compare=False)  # spans per lane, if known
     building: Future[DetailStore] | None = field(default=None, compare=False)
 
@@ -550,36 +549,33 @@ Thin = Callable[[pl.LazyFrame, int, int], pl.DataFrame]
 
 def ingested_tables(found: Ingested, thin: Thin | None = None, *, ahead: bool = False) -> PageTables:
     """The page tables of an ingested trace (its store built on first use).  THIN, if given,
-    thins its counters on a thread of its own (it reads only the counters table: the levels'
-    loops let go of the GIL, and a core is often free).
+    thins its counters on a thread of its own while the store is read or built (it reads
+    only the counters table: the levels' loops let go of the GIL, and a core is often free).
 
-    AHEAD: a store not built yet is built on a thread too, the tables returned at once
+    AHEAD: a store not built yet is built on a thread instead, the tables returned at once
     (``PageTables.levels()`` waits for it): a page's exact spans, instants and stacks need no
-    level, and are made meanwhile."""
+    level, and are made meanwhile, then the counters thinned (THIN unused)."""
     light = found.timeline(tables=("lanes", "stack_frames"))
     texts = found.texts(light.strings)
     counters = found.timeline_scan("counters", texts)
-    # Not a ``with`` block: the jobs outlive this call (shut down here, the threads end with them).
-    pool = ThreadPoolExecutor(2, thread_name_prefix="goblueprint-page")
-    try:
-        thinned = (
-            pool.submit(thin, counters, light.start_ns, max(1, light.end_ns - light.start_ns))
-            if thin is not None
-            else None
-        )
-        store, counts, building = planned_store(found), None, None
-        if not store_built(store):
-            if ahead:
-                counts = span_counts_of(store.spans_file)
-                building = pool.submit(open_store, found, counts)
-            else:
-                store = open_store(found)
-        if building is None and thinned is not None:
-            # Nothing else to overlap: the counters thinned before the page is made, so the
-            # page's peak is never theirs on top of its own (~15 MB on the 30.9 MB trace).
-            thinned.result()
-    finally:
+    store, counts, building, thinned = planned_store(found), None, None, None
+    if ahead and not store_built(store):
+        counts = span_counts_of(store.spans_file)
+        # Not a ``with`` block: the build outlives this call (the thread ends with it).  The
+        # page thins the counters itself: a third thread beside the build and the page's
+        # held more at the peak (~40 MB on the 30.9 MB trace), for no time on two cores.
+        pool = ThreadPoolExecutor(1, thread_name_prefix="goblueprint-levels-build")
+        building = pool.submit(open_store, found, counts)
         pool.shutdown(wait=False)
+    else:
+        with ThreadPoolExecutor(1, thread_name_prefix="goblueprint-counters") as pool:
+            job = (
+                pool.submit(thin, counters, light.start_ns, max(1, light.end_ns - light.start_ns))
+                if thin is not None
+                else None
+            )
+            store = open_store(found)
+            thinned = None if job is None else job.result()
     return PageTables(
         light=light,
         store=store,
