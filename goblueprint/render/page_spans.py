@@ -27,11 +27,7 @@ from goblueprint.render.run_stacks import copy_run_stacks, goroutine_runs, lane_
 from goblueprint.timeline.detail_store import DetailStore
 from goblueprint.timeline.model import LaneKind, Timeline
 
-# Spans read at once (whole lanes: one lane with more is read alone).  A batch's lanes are read
-# from the stored row groups their ids span (2**18 rows each): batches of 2**13 read the
-# same groups again and again (0.2 CPU s of the 30.9 MB trace's page), 2**14 about half as
-# often for the same peak; more held more (2**16: +15 MB).
-SPAN_BATCH = 1 << 14
+SPAN_BATCH = 1 << 13  # spans read at once (whole lanes: one lane with more is read alone)
 # What the page makes of a span (a P's or M's spans name their goroutine in ``g``).
 SPAN_COLUMNS = ("lane_kind", "lane_id", "start", "end", "state", "g", "label", "stack")
 
