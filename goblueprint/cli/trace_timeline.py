@@ -100,10 +100,10 @@ def _page(args: argparse.Namespace, title: str) -> tuple[Page, Any]:
         from goblueprint.timeline.detail_store import ingested_tables
 
         found = ingested_trace(args.trace)
-        trim_heap()  # (a first run's ingest freed most of its heap: the page is made beside it)
-        # The counters are thinned, and on a first run the levels built, while the page's
-        # exact spans are made: none waits for the others.
-        return build_page(ingested_tables(found, thin_counters, ahead=True), title), found
+        trim_heap()  # (a first run's ingest freed most of its heap: the levels are made beside it)
+        # The counters are thinned while the levels are built (on a first run): the one does
+        # not wait for the other.
+        return build_page(ingested_tables(found, thin_counters), title), found
     tl, reader = load_timeline(args.trace, args.kernel, show_capture=args.show_capture, lab=args.lab)
     with memory_tables(tl) as tables:
         return build_page(tables, title), reader

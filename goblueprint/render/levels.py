@@ -74,53 +74,33 @@ def _per_lane(counts: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
     return counts.join(keys, on=["lane_kind", "lane_id"]).select("lane", pl.col("n").alias("len"))
 
 
-@dataclass
-class ExactPlan:
-    """The lanes whose exact spans a page embeds, and the budget left for finer levels: all
-    of it follows from the spans per lane, none from the levels (so it is known, and the exact
-    spans read, while a first run's levels are still being made)."""
+def plan_page(store: DetailStore, lanes: list[Lane], *, served: bool = False) -> PageDetail:
+    """The levels and exact lanes of a page, under PER_LANE and BUDGET (see the module doc),
+    read from STORE: only the runs the page keeps are read, never a whole level.
 
-    exact: np.ndarray  # bool per lane
-    counts: np.ndarray  # spans per lane in the timeline
-    budget_left: int
-
-
-def plan_exact(lanes: list[Lane], *, served: bool = False) -> ExactPlan:
-    """Which of LANES a page holds the exact spans of, under PER_LANE and BUDGET (see the
-    module doc); SERVED (the page of ``trace view``): none."""
+    SERVED: the page of ``trace view``: level 0 only, the server answers the rest.
+    """
+    keys = lane_keys(lanes)
     counts = np.array([lane.hi - lane.lo for lane in lanes], dtype=np.int64)
-    exact = np.zeros(len(lanes), dtype=bool)
+    level0 = display_runs(store.lane_runs(keys, 0), keys)
     if served:
-        return ExactPlan(exact, counts, 0)
+        return PageDetail(
+            levels=store.levels,
+            runs=[level0],
+            exact=np.zeros(len(lanes), dtype=bool),
+            counts=counts,
+            budget_left=0,
+        )
     budget = BUDGET
     # Exact spans first for the lanes small enough, fewest spans first: a reader zooming in
     # needs titles and stacks more than a finer summary of a lane already exact.
+    exact = np.zeros(len(lanes), dtype=bool)
     for k in np.argsort(counts, kind="stable").tolist():
         cost = int(counts[k]) * SPAN_BYTES
         if counts[k] > PER_LANE or cost > budget:
             break
         exact[k] = True
         budget -= cost
-    return ExactPlan(exact, counts, budget)
-
-
-def plan_page(
-    store: DetailStore, lanes: list[Lane], exact: ExactPlan | None = None, *, served: bool = False
-) -> PageDetail:
-    """The levels and exact lanes of a page, under PER_LANE and BUDGET (see the module doc),
-    read from STORE: only the runs the page keeps are read, never a whole level.  EXACT:
-    ``plan_exact(lanes, served=served)``, if made already.
-
-    SERVED: the page of ``trace view``: level 0 only, the server answers the rest.
-    """
-    plan = plan_exact(lanes, served=served) if exact is None else exact
-    keys = lane_keys(lanes)
-    level0 = display_runs(store.lane_runs(keys, 0), keys)
-    if served:
-        return PageDetail(
-            levels=store.levels, runs=[level0], exact=plan.exact, counts=plan.counts, budget_left=0
-        )
-    budget = plan.budget_left
     out: list[pl.DataFrame] = [level0]
     open_lanes = _per_lane(store.run_counts(0), keys).filter(pl.col("len") <= PER_LANE)["lane"]
     for k in range(1, store.levels.count):
@@ -134,4 +114,4 @@ def plan_page(
         chosen = keys.filter(pl.col("lane").is_in(fits["lane"].implode()))
         out.append(display_runs(store.lane_runs(chosen, k), keys))
         open_lanes = fits["lane"]
-    return PageDetail(levels=store.levels, runs=out, exact=plan.exact, counts=plan.counts, budget_left=budget)
+    return PageDetail(levels=store.levels, runs=out, exact=exact, counts=counts, budget_left=budget)

@@ -40,7 +40,7 @@ from goblueprint.render.lanes import (
     span_titles,
     state_names,
 )
-from goblueprint.render.levels import PER_LANE, PageDetail, plan_exact, plan_page
+from goblueprint.render.levels import PER_LANE, PageDetail, plan_page
 from goblueprint.render.page_counters import thin_counters
 from goblueprint.render.page_spans import page_spans, span_gids
 from goblueprint.render.run_stacks import running_stacks
@@ -184,19 +184,17 @@ def _payload(tables: PageTables, title: str, blob: _Blob, *, served: bool) -> di
     """``tables_payload``'s header, its arrays added to BLOB."""
     tl, store = tables.light, tables.store
     strings = _Strings(tl.strings)
-    arranged = arrange_counted(tl, tables.span_counts())
-    exact = plan_exact(arranged, served=served)
-
-    def level_parts() -> tuple[PageDetail, pl.DataFrame, bool]:
-        detail = plan_page(tables.levels(), arranged, exact, served=served)
-        return detail, *_kept_flows(tables.flows, arranged, detail)
-
-    # The levels and arrows first, while little else is held (their few rows wait for their
-    # place in the blob): the peak is then the exact spans' alone, not theirs on top of the
-    # blob's arrays still being compressed.  Unless the levels are still being made (a first
-    # run): the exact spans, instants and stacks need none, and are made meanwhile.
-    early = None if tables.building is not None else level_parts()
-    spans, lanes = page_spans(tl, store, arranged, exact.exact, strings.intern)
+    lanes = arrange_counted(tl, store.span_counts())
+    detail = plan_page(store, lanes, served=served)
+    # Counters and arrows first, while little else is held (their few rows wait for their
+    # place in the blob): the peak is then the exact spans' alone, not theirs on top of it.
+    samples = (
+        tables.thinned
+        if tables.thinned is not None
+        else thin_counters(tables.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
+    )
+    arrows, flows_whole = _kept_flows(tables.flows, lanes, detail)
+    spans, lanes = page_spans(tl, store, lanes, detail.exact, strings.intern)
     names, _code_to_index = state_names()
     origin = tl.start_ns
 
@@ -231,12 +229,6 @@ def _payload(tables: PageTables, title: str, blob: _Blob, *, served: bool) -> di
     # The blob holds their bytes now: let the exact spans and what was made of them go before
     # the counters and flows are read (the peak is whichever stage holds most, not their sum).
     del spans, instants, instant_stack, used
-    samples = (
-        tables.thinned
-        if tables.thinned is not None
-        else thin_counters(tables.counters, tl.start_ns, max(1, tl.end_ns - tl.start_ns))
-    )
-    detail, arrows, flows_whole = early if early is not None else level_parts()
     groups = [
         {"name": title_, "kind": "G" if key == "SYS" else key, "collapsed": folded}
         for key, title_, _k, folded in GROUPS

@@ -170,50 +170,44 @@ def store_root() -> Path:
     return cache_dir() / "detail"
 
 
-def planned_store(found: Ingested) -> DetailStore:
-    """The store of FOUND's levels, whether built yet or not (``open_store`` builds it): where it
-    lies, its levels and the spans table they are made from, none of it read."""
-    meta = found.manifest["timeline"]
-    origin, duration = int(meta["start_ns"]), max(1, int(meta["end_ns"]) - int(meta["start_ns"]))
-    key = f"{found.manifest['content']}-{found.manifest['code'][:16]}-v{STORE_FORMAT}"
-    return DetailStore(
-        path=store_root() / key,
-        # The intervals table: its lanes, times and states are the spans' (timeline.stored).
-        spans_file=found.timeline_file("spans"),
-        levels=plan_levels(duration),
-        origin=origin,
-        duration=duration,
-        texts=found.texts(),
-    )
-
-
-def store_built(store: DetailStore) -> bool:
-    """Whether STORE's levels are all written (the last file a build writes is there, for these levels)."""
-    try:
-        done = json.loads((store.path / "levels.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return bool(done == store.levels.to_json())
-
-
-def open_store(found: Ingested, counts: pl.DataFrame | None = None) -> DetailStore:
-    """The stored levels of FOUND: from the cache, or built now (once per ingested trace).
-    COUNTS: the spans per lane of FOUND's spans table (``span_counts_of``), if made already."""
+def open_store(found: Ingested) -> DetailStore:
+    """The stored levels of FOUND: from the cache, or built now (once per ingested trace)."""
     from goblueprint.toolchain.cachelock import publish
 
-    store = planned_store(found)
+    meta = found.manifest["timeline"]
+    origin, duration = int(meta["start_ns"]), max(1, int(meta["end_ns"]) - int(meta["start_ns"]))
+    levels = plan_levels(duration)
+    key = f"{found.manifest['content']}-{found.manifest['code'][:16]}-v{STORE_FORMAT}"
+    target = store_root() / key
+
+    def sound() -> bool:
+        try:
+            done = json.loads((target / "levels.json").read_text())
+        except (OSError, ValueError):
+            return False
+        return done == levels.to_json()
+
+    # The intervals table: its lanes, times and states are the spans' (timeline.stored).
+    spans = found.timeline_file("spans")
     publish(
-        store.path,
-        lambda tmp: build(store.spans_file, store.origin, store.levels, tmp, counts),
-        ready=lambda: store_built(store),
+        target,
+        lambda tmp: build(spans, origin, levels, tmp),
+        ready=sound,
         announce=f"building the levels of detail of {found.manifest['trace']['name']}"
         if found.manifest["trace"]["bytes"] >= 4_000_000
         else None,
         hint="later views read them",
     )
-    if not store_built(store):
-        raise GoblueprintError(f"the levels of detail in {store.path} are incomplete")
-    return store
+    if not sound():
+        raise GoblueprintError(f"the levels of detail in {target} are incomplete")
+    return DetailStore(
+        path=target,
+        spans_file=spans,
+        levels=levels,
+        origin=origin,
+        duration=duration,
+        texts=found.texts(),
+    )
 
 
 @contextmanager
@@ -250,14 +244,12 @@ def span_counts_of(spans: Path) -> pl.DataFrame:
     return runs.select("lane_kind", "lane_id", pl.col("len").alias("n"))
 
 
-def build(spans: Path, origin: int, levels: Levels, out: Path, counts: pl.DataFrame | None = None) -> None:
-    """Write the levels of the spans table SPANS (times since ORIGIN) to the new directory OUT.
-    COUNTS: ``span_counts_of(SPANS)``, if made already."""
+def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
+    """Write the levels of the spans table SPANS (times since ORIGIN) to the new directory OUT."""
     from goblueprint.trace import kernels
 
     out.mkdir(parents=True)
-    if counts is None:
-        counts = span_counts_of(spans)
+    counts = span_counts_of(spans)
     counts.write_parquet(out / "counts.parquet")
     kernels.get()  # loaded (or built) once, here, not by two workers at once
     files = _LevelFiles(out, levels.count)
@@ -519,9 +511,7 @@ class PageTables:
 
     ``light``: a Timeline without spans, flows, counters or instants (strings, lanes, stack
     frames: small tables); ``counters``, ``flows`` and ``instants`` are read lazily, so that
-    only what the page keeps of them is ever collected; the spans are in ``store``, whose
-    levels may still be in the making (``building``: ``levels()`` waits for them; its spans
-    table and ``span_counts()`` are there meanwhile).
+    only what the page keeps of them is ever collected; the spans are in ``store``.
     ``thinned``: the counters as the page keeps them, if made already (``ingested_tables``).
     """
 
@@ -531,61 +521,34 @@ class PageTables:
     flows: pl.LazyFrame
     instants: pl.LazyFrame
     thinned: pl.DataFrame | None = field(default=None, compare=False)
-    counts: pl.DataFrame | None = field(default=None, compare=False)  # spans per lane, if known
-    building: Future[DetailStore] | None = field(default=None, compare=False)
-
-    def span_counts(self) -> pl.DataFrame:
-        """Spans per lane (lane_kind, lane_id, n)."""
-        return self.store.span_counts() if self.counts is None else self.counts
-
-    def levels(self) -> DetailStore:
-        """The store, its levels built (waited for if they are in the making)."""
-        return self.store if self.building is None else self.building.result()
 
 
 # What thins the counters for a page: (counters, trace start, duration) -> the samples kept.
 Thin = Callable[[pl.LazyFrame, int, int], pl.DataFrame]
 
 
-def ingested_tables(found: Ingested, thin: Thin | None = None, *, ahead: bool = False) -> PageTables:
+def ingested_tables(found: Ingested, thin: Thin | None = None) -> PageTables:
     """The page tables of an ingested trace (its store built on first use).  THIN, if given,
     thins its counters on a thread of its own while the store is read or built (it reads
-    only the counters table: the levels' loops let go of the GIL, and a core is often free).
-
-    AHEAD: a store not built yet is built on a thread instead, the tables returned at once
-    (``PageTables.levels()`` waits for it): a page's exact spans, instants and stacks need no
-    level, and are made meanwhile, then the counters thinned (THIN unused)."""
+    only the counters table: the levels' loops let go of the GIL, and a core is often free)."""
     light = found.timeline(tables=("lanes", "stack_frames"))
     texts = found.texts(light.strings)
     counters = found.timeline_scan("counters", texts)
-    store, counts, building, thinned = planned_store(found), None, None, None
-    if ahead and not store_built(store):
-        counts = span_counts_of(store.spans_file)
-        # Not a ``with`` block: the build outlives this call (the thread ends with it).  The
-        # page thins the counters itself: a third thread beside the build and the page's
-        # held more at the peak (~40 MB on the 30.9 MB trace), for no time on two cores.
-        pool = ThreadPoolExecutor(1, thread_name_prefix="goblueprint-levels-build")
-        building = pool.submit(open_store, found, counts)
-        pool.shutdown(wait=False)
-    else:
-        with ThreadPoolExecutor(1, thread_name_prefix="goblueprint-counters") as pool:
-            job = (
-                pool.submit(thin, counters, light.start_ns, max(1, light.end_ns - light.start_ns))
-                if thin is not None
-                else None
-            )
-            store = open_store(found)
-            thinned = None if job is None else job.result()
-    return PageTables(
-        light=light,
-        store=store,
-        counters=counters,
-        flows=found.timeline_scan("flows", texts),
-        instants=found.timeline_scan("instants"),
-        thinned=thinned,
-        counts=counts,
-        building=building,
-    )
+    with ThreadPoolExecutor(1, thread_name_prefix="goblueprint-counters") as pool:
+        thinned = (
+            pool.submit(thin, counters, light.start_ns, max(1, light.end_ns - light.start_ns))
+            if thin is not None
+            else None
+        )
+        store = open_store(found)
+        return PageTables(
+            light=light,
+            store=store,
+            counters=counters,
+            flows=found.timeline_scan("flows", texts),
+            instants=found.timeline_scan("instants"),
+            thinned=None if thinned is None else thinned.result(),
+        )
 
 
 @contextmanager

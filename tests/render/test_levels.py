@@ -354,42 +354,6 @@ def test_ingested_page_is_the_timeline_page_read_lane_by_lane(tmp_path, monkeypa
     assert page == render_timeline_html(tl, trace.name)
 
 
-def test_a_first_page_reads_its_exact_spans_while_the_levels_are_built(tmp_path, monkeypatch):
-    """On a first run `trace timeline` builds the levels on a thread and reads the exact spans
-    of the page meanwhile (they need only the spans per lane): the build is held until a
-    lane's spans are read, and the page is byte for byte the one made from a store built
-    beforehand (a second run's)."""
-    import threading
-
-    from goblueprint.timeline import detail_store
-
-    trace = tmp_path / "sched.trace"
-    trace.write_bytes(lzma.decompress((GOLDEN / "sched-go1.27.trace.xz").read_bytes()))
-    monkeypatch.setattr(detail_store, "store_root", lambda: tmp_path / "detail")
-    read = threading.Event()
-    released: list[bool] = []
-    build, lane_spans = detail_store.build, detail_store.DetailStore.lane_spans
-
-    def held(*args, **kw):
-        # Given up after a while: a page that waits for the levels before its exact spans
-        # would otherwise wait for ever (and fail the test below).
-        released.append(read.wait(timeout=10))
-        return build(*args, **kw)
-
-    def reading(self, lanes, **kw):
-        read.set()
-        return lane_spans(self, lanes, **kw)
-
-    monkeypatch.setattr(detail_store, "build", held)
-    monkeypatch.setattr(detail_store.DetailStore, "lane_spans", reading)
-    first, second = tmp_path / "first.html", tmp_path / "second.html"
-    assert main(["trace", "timeline", str(trace), "-o", str(first)]) == 0
-    assert released == [True]
-    assert main(["trace", "timeline", str(trace), "-o", str(second)]) == 0
-    assert released == [True], "the second run reads the stored levels"
-    assert first.read_bytes() == second.read_bytes()
-
-
 # ---------- the tile server ----------
 
 
