@@ -40,6 +40,7 @@ from goblueprint.timeline.detail import Levels, level_columns, merge_columns, pl
 from goblueprint.timeline.detail_tiles import long_lane_runs
 from goblueprint.timeline.ingest import Ingested
 from goblueprint.timeline.model import Timeline, empty_frame
+from goblueprint.timeline.read_ahead import read_ahead
 from goblueprint.timeline.stored import Texts, as_timeline
 from goblueprint.timeline.write_behind import WriteBehind
 
@@ -67,6 +68,7 @@ LEVEL_SCHEMA = {
     "state": pl.UInt8,
     "fill": pl.UInt8,
 }
+_BUCKETS = ("b0", "b1")  # LEVEL_SCHEMA's columns of bucket numbers
 RUN_COUNTS_SCHEMA = {"lane_kind": pl.UInt8, "lane_id": pl.Int64, "level": pl.UInt8, "n": pl.Int64}
 SPAN_COLUMNS = ("lane_kind", "lane_id", "start", "end", "state", "g", "p", "m", "label", "stack")
 
@@ -225,18 +227,29 @@ def temporary_store(tl: Timeline) -> Iterator[DetailStore]:
         yield DetailStore(path=out, spans_file=spans, levels=levels, origin=origin, duration=duration)
 
 
+def span_counts_of(spans: Path) -> pl.DataFrame:
+    """Spans per lane (lane_kind, lane_id, n) of the spans table SPANS, sorted by lane: the
+    table's runs of one lane counted (a tenth of a hash group-by's time), so its rows must be
+    sorted by lane, as the levels are made from them."""
+    runs = (
+        pl.scan_parquet(spans)
+        .select(pl.struct("lane_kind", "lane_id").rle().alias("run"))
+        .unnest("run")
+        .unnest("value")
+        .collect()
+    )
+    kinds, ids = runs["lane_kind"].cast(pl.Int64).to_numpy(), runs["lane_id"].to_numpy()
+    if not np.all((kinds[1:] > kinds[:-1]) | ((kinds[1:] == kinds[:-1]) & (ids[1:] > ids[:-1]))):
+        raise GoblueprintError(f"spans table {spans.name}: rows not sorted by lane (lane_kind, lane_id)")
+    return runs.select("lane_kind", "lane_id", pl.col("len").alias("n"))
+
+
 def build(spans: Path, origin: int, levels: Levels, out: Path) -> None:
     """Write the levels of the spans table SPANS (times since ORIGIN) to the new directory OUT."""
     from goblueprint.trace import kernels
 
     out.mkdir(parents=True)
-    counts = (
-        pl.scan_parquet(spans)
-        .group_by(["lane_kind", "lane_id"])
-        .agg(pl.len().alias("n"))
-        .sort(["lane_kind", "lane_id"])
-        .collect(engine="streaming")
-    )
+    counts = span_counts_of(spans)
     counts.write_parquet(out / "counts.parquet")
     kernels.get()  # loaded (or built) once, here, not by two workers at once
     files = _LevelFiles(out, levels.count)
@@ -327,14 +340,20 @@ def _chunk_levels(
     # Read and summarised a piece of lanes at a time (what is held: a piece's spans), each
     # level's runs joined for the chunk: its rows are written as one frame, as they always were.
     pieces: list[list[list[np.ndarray]]] = []
-    first, row = 0, lo
-    for end, piece_rows in _pieces(chunk["n"].to_numpy()):
-        merged = _chunk_spans(spans, (row, row + piece_rows), chunk[first:end], origin)
+
+    def reads() -> Iterator[tuple[int, int, tuple[int, pl.DataFrame]]]:
+        first, row = 0, lo
+        for end, piece_rows in _pieces(chunk["n"].to_numpy()):
+            yield first, end, _piece_rows(spans, (row, row + piece_rows))
+            first, row = end, row + piece_rows
+
+    # The next piece read (polars lets go of the GIL) while this one is merged and summarised.
+    for first, end, part in read_ahead(reads()):
+        merged = _chunk_spans(part, chunk[first:end], origin)
         got = _level_runs(merged, levels)
         for cols in got:
             cols[0] = cols[0] + np.uint32(first)  # the lane's index in the chunk
         pieces.append(got)
-        first, row = end, row + piece_rows
     joined = (
         [[np.concatenate(c) for c in zip(*level, strict=True)] for level in zip(*pieces, strict=True)]
         if len(pieces) > 1
@@ -378,12 +397,25 @@ class _LevelFiles:
     """The level files being written, a frame at a time in the order given, by one thread of
     their own (WriteBehind): pyarrow encodes and compresses without the GIL while the next
     chunk is read and summarised.  At most a few frames wait, so what is held stays a chunk's
-    runs."""
+    runs.
+
+    The buckets (b0, b1) are delta-coded, as they grow along a lane, and get no dictionary
+    (nearly every run's are its own): the dictionary the writer tried for them first was
+    half its time (~0.15 CPU s of the 30.9 MB trace's first timeline), the files 3.5 times
+    their size.  The other columns hold few values: a dictionary each."""
 
     def __init__(self, out: Path, count: int) -> None:
         import pyarrow.parquet as pq
 
-        self._writers = [pq.ParquetWriter(out / f"level_{k}.parquet", _level_arrow()) for k in range(count)]
+        self._writers = [
+            pq.ParquetWriter(
+                out / f"level_{k}.parquet",
+                _level_arrow(),
+                use_dictionary=[c for c in LEVEL_SCHEMA if c not in _BUCKETS],
+                column_encoding=dict.fromkeys(_BUCKETS, "DELTA_BINARY_PACKED"),
+            )
+            for k in range(count)
+        ]
         self._behind = WriteBehind(ahead=2 * count)
 
     def write(self, level: int, table: pa.Table) -> None:
@@ -411,17 +443,20 @@ def _pieces(n: np.ndarray) -> list[tuple[int, int]]:
     return out
 
 
-def _chunk_spans(spans: Path, rows: tuple[int, int], chunk: pl.DataFrame, origin: int) -> list[np.ndarray]:
-    """The merged spans (lane, start, end, state: merge_overlaps' columns, times since ORIGIN)
-    of ROWS [lo, hi) of SPANS, the spans of CHUNK's lanes (its rows give the lane: its index)."""
+def _piece_rows(spans: Path, rows: tuple[int, int]) -> tuple[int, pl.DataFrame]:
+    """ROWS [lo, hi) of SPANS, the columns the levels are made from; with lo."""
     lo, hi = rows
-    part = (
-        pl.scan_parquet(spans)
-        .slice(lo, hi - lo)
-        .select("lane_kind", "lane_id", "start", "end", "state")
-        .collect()
-    )
+    return lo, pl.scan_parquet(spans).slice(lo, hi - lo).select(
+        "lane_kind", "lane_id", "start", "end", "state"
+    ).collect()
+
+
+def _chunk_spans(read: tuple[int, pl.DataFrame], chunk: pl.DataFrame, origin: int) -> list[np.ndarray]:
+    """The merged spans (lane, start, end, state: merge_overlaps' columns, times since ORIGIN)
+    of READ (``_piece_rows``), the spans of CHUNK's lanes (its rows give the lane: its index)."""
+    lo, part = read
     per = chunk["n"].to_numpy()
+    hi = lo + int(per.sum())
     if not (
         part.height == hi - lo
         and np.array_equal(part["lane_kind"].to_numpy(), np.repeat(chunk["lane_kind"].to_numpy(), per))
