@@ -94,6 +94,9 @@ class Sample:
 class Schedtrace:
     samples: list[Sample] = field(default_factory=list)
     skipped_lines: int = 0  # foreign or damaged lines passed over in lenient mode
+    # The log's last line, unterminated and unreadable: the program exited while the runtime
+    # was printing it (it writes a line in pieces), so it was cut; left out, in either mode.
+    cut_last_line: bool = False
 
     @property
     def detailed(self) -> bool:
@@ -170,17 +173,28 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
     unless ``lenient`` (then it is counted in ``skipped_lines``): a raw stderr
     mixes the program's own lines with the scheduler's, sometimes inside one of its
     lines (the runtime writes a line in several writes), which is then skipped too.
+    An unterminated last line that reads only without its last field, or reads with fewer
+    fields than the sample before it (or is the start of a P, M or G line), was cut by the
+    program's exit: it is left out in either mode (``cut_last_line``), as every line the
+    runtime finishes ends with a newline.
     """
     result = Schedtrace()
     current: Sample | None = None
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    # Unterminated: the process ended while the runtime was writing the last line.
+    cut_at = len(lines) if lines and not text.endswith(("\n", "\r")) else 0
+    for lineno, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r")
         if not line.strip():
+            result.cut_last_line |= lineno == cut_at  # (the indent of a P, M or G line)
             continue
         if line.startswith("SCHED ") and _SCHED_HEAD.match(line):
             try:
                 current = _parse_sched(line, lineno)
             except CaptureError:
+                if lineno == cut_at and _reads_before_its_end(line, lineno):
+                    result.cut_last_line = True
+                    break
                 if not lenient:
                     raise
                 # The runtime writes a line in pieces, so the program's own stderr can land
@@ -188,6 +202,9 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
                 result.skipped_lines += 1
                 current = None
                 continue
+            if lineno == cut_at and _cut_short(current, result.samples):
+                result.cut_last_line = True
+                break
             result.samples.append(current)
             continue
         detail = _parse_detail(line)
@@ -199,12 +216,48 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
                 setattr(current, kind, target)
             target.append(record)
             continue
+        if lineno == cut_at and (
+            (current is not None and line.startswith(_DETAIL_STARTS)) or _HEAD_START.fullmatch(line)
+        ):
+            result.cut_last_line = True  # a P, M or G line cut short, or a SCHED line's head
+            break
         if lenient:
             result.skipped_lines += 1
             continue
         where = "before the first SCHED line" if detail is not None else "not a schedtrace line"
         raise CaptureError(f"line {lineno}: {where}: {line[:80]!r}")
     return result
+
+
+# Where a SCHED line's next field starts (a key, or a bracketed list of run queues).
+_FIELD_START = re.compile(r" (?=[A-Za-z_\[])")
+_DETAIL_STARTS = ("  P", "  M", "  G")
+# What a SCHED line cut before its first field can be ("S" ... "SCHED 12ms:").
+_HEAD_START = re.compile(r"S(?:C(?:H(?:E(?:D(?: (?:\d+(?:m(?:s:?)?)?)?)?)?)?)?)?\s*")
+
+
+def _reads_before_its_end(line: str, lineno: int) -> bool:
+    """Whether the SCHED line LINE reads once its last field, the one a cut left unfinished, is
+    dropped (a field broken before that one is not a cut's doing); or is cut before any field."""
+    starts = [m.start() for m in _FIELD_START.finditer(line)]
+    prefix = line[: starts[-1]] if starts else line
+    if _HEAD_START.fullmatch(prefix):
+        return True
+    try:
+        _parse_sched(prefix, lineno)
+    except CaptureError:
+        return False
+    return True
+
+
+def _cut_short(sample: Sample, before: list[Sample]) -> bool:
+    """Whether SAMPLE, read from an unterminated last line, lacks what the sample BEFORE it has."""
+    if not before:
+        return False
+    last = before[-1]
+    return set(sample.counters) < set(last.counters) or (
+        sample.schedticks is None and last.schedticks is not None
+    )
 
 
 def _parse_detail(line: str) -> tuple[str, dict[str, Any]] | None:

@@ -174,3 +174,41 @@ def test_is_schedtrace_line_tells_runtime_lines_from_program_lines() -> None:
         assert all(schedtrace.is_schedtrace_line(ln) for ln in log.read_text().splitlines() if ln)
     for foreign in ("SCHED of the week", "  P1: a program's own line", "mainpkg stderr: mode return", ""):
         assert not schedtrace.is_schedtrace_line(foreign)
+
+
+@pytest.mark.parametrize("name", ["schedtrace-go1.27.3.log", "scheddetail-go1.22.10.log"])
+def test_last_line_cut_by_the_programs_exit_is_left_out(name: str) -> None:
+    # The program may exit while the runtime prints a line (in several writes): the log then
+    # ends inside it, without a newline.  Wherever the cut falls, the lines before it read as
+    # they do whole, in strict mode, and the cut line is left out and said to be.
+    text = (DATA / name).read_text()
+    whole = schedtrace.parse(text)
+    lines = text.splitlines(keepends=True)
+    before = "".join(lines[:-1])
+    last = lines[-1].rstrip("\n")
+    flagged = 0
+    for k in range(1, len(last)):
+        parsed = schedtrace.parse(before + last[:k])
+        flagged += parsed.cut_last_line
+        got, want = parsed.samples, whole.samples[: len(parsed.samples)]
+        assert len(got) >= len(whole.samples) - 1
+        assert [s.to_json() for s in got[:-1]] == [s.to_json() for s in want[:-1]]
+        # The last sample kept: its SCHED line whole; of its P, M and G lines, those before the cut.
+        assert (got[-1].counters, got[-1].schedticks) == (want[-1].counters, want[-1].schedticks)
+        for kind in ("procs", "ms", "gs"):
+            mine, theirs = getattr(got[-1], kind), getattr(want[-1], kind)
+            assert mine == (None if mine is None else theirs[: len(mine)])
+        if not parsed.cut_last_line:  # (a line whole but for its newline)
+            assert got[-1].to_json() == whole.samples[-1].to_json()
+    assert flagged >= len(last) // 2
+    assert not schedtrace.parse(text).cut_last_line
+    assert schedtrace.parse(text.rstrip("\n")).cut_last_line is False  # whole, newline or not
+
+
+def test_an_unfinished_last_line_is_still_an_error_where_a_cut_cannot_explain_it() -> None:
+    text = (DATA / "schedtrace-go1.27.3.log").read_text().rstrip("\n")
+    with pytest.raises(CaptureError, match="not a schedtrace line"):
+        schedtrace.parse(text + "\nhello from the program")
+    head, _, tail = text.rpartition(" runqueue=")
+    with pytest.raises(CaptureError, match="unknown field 'newfield'"):
+        schedtrace.parse(f"{head} newfield=1 runqueue={tail}")
