@@ -101,8 +101,7 @@ _HAS_MESSAGE = _kinds_lut(K_LOG)
 
 def _masked(values: np.ndarray, valid: np.ndarray) -> pl.Series:
     """VALUES as a polars Series with nulls where not VALID (an arrow validity mask, no row work)."""
-    invalid = ~valid
-    return pl.from_arrow(pa.array(values, mask=invalid if invalid.any() else None))  # type: ignore[return-value]
+    return pl.from_arrow(_arrow(values, valid))  # type: ignore[return-value]
 
 
 class EventRows:
@@ -392,9 +391,12 @@ def _coded_arrow(
 
 
 def _arrow(values: np.ndarray, valid: np.ndarray | None) -> pa.Array:
-    """VALUES as Arrow (no copy), null where not VALID."""
+    """VALUES (numbers) as Arrow (no copy of contiguous ones), null where not VALID."""
     if valid is None or valid.all():
         return pa.array(values)
+    if values.dtype == np.bool_:  # (Arrow's booleans are bits, not numpy's bytes)
+        return pa.array(values, mask=~valid)
+    values = np.ascontiguousarray(values)  # (its buffer is the array's data as it lies)
     bits = pa.py_buffer(np.packbits(valid, bitorder="little"))
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [bits, pa.py_buffer(values)])
 
