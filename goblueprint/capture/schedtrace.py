@@ -94,9 +94,9 @@ class Sample:
 class Schedtrace:
     samples: list[Sample] = field(default_factory=list)
     skipped_lines: int = 0  # foreign or damaged lines passed over in lenient mode
-    # The log's last line, unterminated and unreadable: the program exited while the runtime
-    # was printing it (it writes a line in pieces), so it was cut; left out, in either mode.
-    cut_last_line: bool = False
+    # The log's last sample, cut by the program's exit while the runtime printed it (it writes
+    # a line in pieces, and a scheddetail block line by line): left out, in either mode.
+    cut_last_sample: bool = False
 
     @property
     def detailed(self) -> bool:
@@ -173,10 +173,11 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
     unless ``lenient`` (then it is counted in ``skipped_lines``): a raw stderr
     mixes the program's own lines with the scheduler's, sometimes inside one of its
     lines (the runtime writes a line in several writes), which is then skipped too.
-    An unterminated last line that reads only without its last field, or reads with fewer
-    fields than the sample before it (or is the start of a P, M or G line), was cut by the
-    program's exit: it is left out in either mode (``cut_last_line``), as every line the
-    runtime finishes ends with a newline.
+    The program's exit can cut the log's last sample, which is then left out in either mode
+    (``cut_last_sample``): an unterminated last line (every line the runtime finishes ends
+    with a newline) that reads only without its last field, reads with fewer fields than the
+    sample before it, or is the start of a P, M or G line; or a scheddetail SCHED line (one
+    with the detail counters) whose P, M and G lines stop before one per P, an M and a G.
     """
     result = Schedtrace()
     current: Sample | None = None
@@ -186,14 +187,15 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
     for lineno, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r")
         if not line.strip():
-            result.cut_last_line |= lineno == cut_at  # (the indent of a P, M or G line)
+            if lineno == cut_at and current is not None:  # (the indent of a P, M or G line)
+                _leave_out_last(result, current)
             continue
         if line.startswith("SCHED ") and _SCHED_HEAD.match(line):
             try:
                 current = _parse_sched(line, lineno)
             except CaptureError:
                 if lineno == cut_at and _reads_before_its_end(line, lineno):
-                    result.cut_last_line = True
+                    result.cut_last_sample = True
                     break
                 if not lenient:
                     raise
@@ -203,7 +205,7 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
                 current = None
                 continue
             if lineno == cut_at and _cut_short(current, result.samples):
-                result.cut_last_line = True
+                result.cut_last_sample = True
                 break
             result.samples.append(current)
             continue
@@ -216,17 +218,37 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
                 setattr(current, kind, target)
             target.append(record)
             continue
-        if lineno == cut_at and (
-            (current is not None and line.startswith(_DETAIL_STARTS)) or _HEAD_START.fullmatch(line)
-        ):
-            result.cut_last_line = True  # a P, M or G line cut short, or a SCHED line's head
+        if lineno == cut_at and current is not None and line.startswith(_DETAIL_STARTS):
+            _leave_out_last(result, current)  # a P, M or G line cut short
+            break
+        if lineno == cut_at and _HEAD_START.fullmatch(line):
+            result.cut_last_sample = True  # a SCHED line cut before its first field
             break
         if lenient:
             result.skipped_lines += 1
             continue
         where = "before the first SCHED line" if detail is not None else "not a schedtrace line"
         raise CaptureError(f"line {lineno}: {where}: {line[:80]!r}")
+    if current is not None and result.samples and result.samples[-1] is current:
+        if not _detail_whole(current):  # the exit came between two of its lines
+            _leave_out_last(result, current)
     return result
+
+
+def _leave_out_last(result: Schedtrace, sample: Sample) -> None:
+    if result.samples and result.samples[-1] is sample:
+        result.samples.pop()
+    result.cut_last_sample = True
+
+
+def _detail_whole(sample: Sample) -> bool:
+    """Whether SAMPLE has the P, M and G lines its SCHED line announces: scheddetail adds the
+    detail counters to the SCHED line and then prints a line per P (gomaxprocs of them), per M
+    and per G, all under the scheduler's lock, so a block stops early only at the log's end."""
+    if not any(key in sample.counters for key in DETAIL_COUNTERS):
+        return True
+    procs = sample.procs or []
+    return len(procs) == sample.counters["gomaxprocs"] and bool(sample.ms) and bool(sample.gs)
 
 
 # Where a SCHED line's next field starts (a key, or a bracketed list of run queues).

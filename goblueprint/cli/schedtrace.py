@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         f"{path}: {stats['samples']} samples over {stats['span_ms']} ms"
         f"{' (scheddetail)' if parsed.detailed else ''}"
         f"{f', {parsed.skipped_lines} foreign lines skipped' if parsed.skipped_lines else ''}"
-        f"{', the last line left out (cut by the program exiting mid-line)' if parsed.cut_last_line else ''}"
+        f"{', the last sample left out (cut by the program exiting while the runtime printed it)' if parsed.cut_last_sample else ''}"
     )
     import polars as pl
 

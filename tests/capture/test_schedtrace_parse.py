@@ -179,8 +179,9 @@ def test_is_schedtrace_line_tells_runtime_lines_from_program_lines() -> None:
 @pytest.mark.parametrize("name", ["schedtrace-go1.27.3.log", "scheddetail-go1.22.10.log"])
 def test_last_line_cut_by_the_programs_exit_is_left_out(name: str) -> None:
     # The program may exit while the runtime prints a line (in several writes): the log then
-    # ends inside it, without a newline.  Wherever the cut falls, the lines before it read as
-    # they do whole, in strict mode, and the cut line is left out and said to be.
+    # ends inside it, without a newline.  Wherever the cut falls, the samples before it read as
+    # they do whole, in strict mode, and the sample the cut line belongs to is left out and said
+    # to be.
     text = (DATA / name).read_text()
     whole = schedtrace.parse(text)
     lines = text.splitlines(keepends=True)
@@ -189,20 +190,42 @@ def test_last_line_cut_by_the_programs_exit_is_left_out(name: str) -> None:
     flagged = 0
     for k in range(1, len(last)):
         parsed = schedtrace.parse(before + last[:k])
-        flagged += parsed.cut_last_line
-        got, want = parsed.samples, whole.samples[: len(parsed.samples)]
-        assert len(got) >= len(whole.samples) - 1
-        assert [s.to_json() for s in got[:-1]] == [s.to_json() for s in want[:-1]]
-        # The last sample kept: its SCHED line whole; of its P, M and G lines, those before the cut.
-        assert (got[-1].counters, got[-1].schedticks) == (want[-1].counters, want[-1].schedticks)
-        for kind in ("procs", "ms", "gs"):
-            mine, theirs = getattr(got[-1], kind), getattr(want[-1], kind)
-            assert mine == (None if mine is None else theirs[: len(mine)])
-        if not parsed.cut_last_line:  # (a line whole but for its newline)
-            assert got[-1].to_json() == whole.samples[-1].to_json()
+        flagged += parsed.cut_last_sample
+        got = [s.to_json() for s in parsed.samples]
+        if parsed.cut_last_sample:
+            assert got == [s.to_json() for s in whole.samples[:-1]]
+        else:  # (a line whole but for its newline)
+            assert got == [s.to_json() for s in whole.samples]
     assert flagged >= len(last) // 2
-    assert not schedtrace.parse(text).cut_last_line
-    assert schedtrace.parse(text.rstrip("\n")).cut_last_line is False  # whole, newline or not
+    assert not schedtrace.parse(text).cut_last_sample
+    assert schedtrace.parse(text.rstrip("\n")).cut_last_sample is False  # whole, newline or not
+
+
+@pytest.mark.parametrize("name", ["scheddetail-go1.21.13.log", "scheddetail-go1.27.3.log"])
+def test_scheddetail_block_cut_between_its_lines_is_left_out(name: str) -> None:
+    # scheddetail prints a SCHED line and then a line per P, per M and per G; the exit can come
+    # between any two of them, the last one printed ending with its newline.  A block without
+    # its P lines, an M or a G is left out; one cut inside its G lines cannot be told from a
+    # whole one (nothing says how many Gs there are) and is kept with the Gs it has.
+    lines = (DATA / name).read_text().splitlines(keepends=True)
+    heads = [i for i, line in enumerate(lines) if line.startswith("SCHED ")]
+    whole = [s.to_json() for s in schedtrace.parse("".join(lines)).samples]
+    for end in range(heads[-3] + 1, len(lines) + 1):
+        n = sum(h < end for h in heads)  # samples begun
+        parsed = schedtrace.parse("".join(lines[:end]))
+        got = [s.to_json() for s in parsed.samples]
+        block = lines[heads[n - 1] : end]
+        has_g = any(line.startswith("  G") for line in block)
+        assert parsed.cut_last_sample is not has_g, (end, block[-1])
+        if has_g:
+            assert got[:-1] == whole[: n - 1]
+            kept, want = got[-1], whole[n - 1]
+            assert kept["gs"] == want["gs"][: len(kept["gs"])]
+            assert {k: v for k, v in kept.items() if k != "gs"} == {
+                k: v for k, v in want.items() if k != "gs"
+            }
+        else:
+            assert got == whole[: n - 1]
 
 
 def test_an_unfinished_last_line_is_still_an_error_where_a_cut_cannot_explain_it() -> None:
