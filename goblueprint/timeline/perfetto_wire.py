@@ -156,9 +156,26 @@ def packet(*fields: bytes) -> bytes:
     return bytes([_TRACE_PACKET]) + _varint_bytes(len(body)) + body
 
 
+# The varints below 2**14 (iids, names' lengths): the export interns tens of thousands of names
+# (a P's slices are named after the Gs it runs), and a field built of _uint and _bytes cost
+# seven times as much.
+_VARINT = [_varint_bytes(v) for v in range(1 << 14)]
+
+
+def _varint_of(v: int) -> bytes:
+    return _VARINT[v] if v < len(_VARINT) else _varint_bytes(v)
+
+
 def _event_names(first: int, names: list[str]) -> bytes:
     """InternedData.event_names: NAMES as iids FIRST, FIRST + 1, ..."""
-    return b"".join(_bytes(2, _uint(1, first + k) + _bytes(2, name.encode())) for k, name in enumerate(names))
+    out = []
+    for iid, name in enumerate(names, first):
+        text = name.encode()
+        v_iid, v_len = _varint_of(iid), _varint_of(len(text))
+        size = _varint_of(2 + len(v_iid) + len(v_len) + len(text))
+        # event_names = 2 {iid = 1, name = 2}
+        out.append(b"\x12%b\x08%b\x12%b%b" % (size, v_iid, v_len, text))
+    return b"".join(out)
 
 
 # A sequence's clock snapshot: its incremental clock at 0, and the default clock at 0.
