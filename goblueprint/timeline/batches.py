@@ -64,11 +64,13 @@ def batches_of(
     *,
     where: pl.Expr | None = None,
     columns: Sequence[str] | None = None,
+    rows: int | None = None,
 ) -> Iterator[pl.DataFrame]:
     """The rows of FRAME that WHERE selects, their COLUMNS only, in order: a table in memory
-    (a pass's) as one batch, a scan of a stored one a batch at a time (frame_batches)."""
+    (a pass's) as one batch, a scan of a stored one a batch at a time (frame_batches, ROWS
+    rows of the file at a time)."""
     if isinstance(frame, pl.LazyFrame):
-        yield from frame_batches(frame, where=where, columns=columns)
+        yield from frame_batches(frame, where=where, columns=columns, rows=rows)
         return
     if where is not None:
         frame = frame.filter(where)
