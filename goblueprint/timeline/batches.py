@@ -64,13 +64,11 @@ def batches_of(
     *,
     where: pl.Expr | None = None,
     columns: Sequence[str] | None = None,
-    rows: int | None = None,
 ) -> Iterator[pl.DataFrame]:
     """The rows of FRAME that WHERE selects, their COLUMNS only, in order: a table in memory
-    (a pass's) as one batch, a scan of a stored one a batch at a time (frame_batches, ROWS
-    rows of the file at a time)."""
+    (a pass's) as one batch, a scan of a stored one a batch at a time (frame_batches)."""
     if isinstance(frame, pl.LazyFrame):
-        yield from frame_batches(frame, where=where, columns=columns, rows=rows)
+        yield from frame_batches(frame, where=where, columns=columns)
         return
     if where is not None:
         frame = frame.filter(where)

@@ -10,6 +10,7 @@ import pytest
 
 from goblueprint.render import page_counters
 from goblueprint.render.page_counters import KEPT_WHOLE, thin_counters
+from goblueprint.timeline import batches
 from goblueprint.timeline.model import COUNTERS_SCHEMA
 
 
@@ -68,7 +69,7 @@ def test_thinned_counters_follow_the_rule_in_memory_and_a_batch_at_a_time(
     path = tmp_path / "counters.parquet"
     df.write_parquet(path, row_group_size=3_000)
     # Batches smaller than a counter's bound: counters pass it in a later batch than their first.
-    monkeypatch.setattr(page_counters, "BATCH_ROWS", 5_000)
+    monkeypatch.setattr(batches, "BATCH_ROWS", 5_000)
     assert thin_counters(pl.scan_parquet(path), 0, 2_000_000).equals(want)
 
 
