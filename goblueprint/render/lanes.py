@@ -117,13 +117,14 @@ def _arranged(tl: Timeline, ranges: dict[tuple[int, int], tuple[int, int]]) -> l
     info: dict[tuple[int, int], tuple[str, str, bool]] = {}
     for kind, lane_id, label, group, system in tl.lanes.iter_rows():
         info[(int(kind), int(lane_id))] = (label, group, bool(system))
-    keys = set(ranges) | set(info)
+    # Each group looks at the lanes of its kinds only (not every lane once per group).
+    by_kind: dict[int, list[int]] = {}
+    for kind, lane_id in set(ranges) | set(info):
+        by_kind.setdefault(kind, []).append(lane_id)
     lanes: list[Lane] = []
     for key, title, lane_kinds, _folded in GROUPS:
         members = []
-        for kind, lane_id in keys:
-            if kind not in lane_kinds:
-                continue
+        for kind, lane_id in ((int(k), i) for k in lane_kinds for i in by_kind.get(int(k), ())):
             label, function, system = info.get((kind, lane_id), ("", "", False))
             if kind == LaneKind.G and (key == "SYS") != system:
                 continue

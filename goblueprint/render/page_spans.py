@@ -94,11 +94,13 @@ def page_spans(
     # of the G lanes' runs only theirs are kept (few: most exact lanes are goroutines').
     shows_g = [any(lane.kind in (LaneKind.P, LaneKind.M) for lane in b) for b in batches]
     shown: np.ndarray | None = None
+    # What a batch's spans are sorted in: a Timeline made once (a new one makes five empty tables).
+    shell = Timeline()
     for b in sorted(range(len(batches)), key=lambda b: not shows_g[b]):
         batch, at = batches[b], int(offsets[b])
         if not shows_g[b] and shown is None:
             shown = np.unique(np.concatenate(pm_g)) if pm_g else np.zeros(0, np.int64)
-        spans = sorted_spans(Timeline(spans=store.lane_spans(lane_keys(batch), columns=SPAN_COLUMNS)))
+        spans = sorted_spans(replace(shell, spans=store.lane_spans(lane_keys(batch), columns=SPAN_COLUMNS)))
         want = int(offsets[b + 1]) - at
         if spans.height != want:
             raise GoblueprintError(
@@ -169,4 +171,8 @@ def _moved(lanes: list[Lane], exact: np.ndarray) -> list[Lane]:
     for _kind, _id, n, k in rows:
         at[k] = (end, end + n)
         end += n
-    return [replace(lane, lo=at.get(k, (0, 0))[0], hi=at.get(k, (0, 0))[1]) for k, lane in enumerate(lanes)]
+    # (A Lane made, not replace()d: that was 0.1 s of the 30.6 MB trace's ~5,000 lanes.)
+    return [
+        Lane(lane.kind, lane.lane_id, lane.name, lane.function, lane.group, *at.get(k, (0, 0)))
+        for k, lane in enumerate(lanes)
+    ]

@@ -336,6 +336,17 @@ def _levels(
     return tables, ranges
 
 
+def _lane_of(lane_index: dict[tuple[int, int], int], kind: int, ids: np.ndarray) -> np.ndarray:
+    """LANE_INDEX[(KIND, id)] of each of IDS, -1 where it has none (a lookup per row was
+    0.1 s of the 30.6 MB trace's instants)."""
+    pairs = sorted((lane_id, at) for (k, lane_id), at in lane_index.items() if k == kind)
+    keys = np.array([lane_id for lane_id, _ in pairs], np.int64)
+    values = np.array([at for _, at in pairs], np.int64)
+    pos = np.minimum(np.searchsorted(keys, ids), max(len(keys) - 1, 0))
+    hit = (keys[pos] == ids) if len(keys) else np.zeros(len(ids), np.bool_)
+    return np.where(hit, values[pos] if len(keys) else -1, -1)
+
+
 def _instants(
     tl: Timeline, table: pl.LazyFrame, lane_index: dict[tuple[int, int], int], strings: _Strings
 ) -> tuple[pl.DataFrame, dict[int, tuple[int, int]]]:
@@ -346,8 +357,7 @@ def _instants(
         return df.with_columns(pl.lit(0, pl.Int64).alias("lane"), pl.lit(0, pl.Int64).alias("text")), {}
     lane = np.full(df.height, -1, dtype=np.int64)
     for kind, column in ((LaneKind.M, "m"), (LaneKind.P, "p"), (LaneKind.G, "g")):
-        ids = df[column].to_numpy()
-        found = np.array([lane_index.get((int(kind), int(x)), -1) for x in ids], dtype=np.int64)
+        found = _lane_of(lane_index, int(kind), df[column].to_numpy())
         lane = np.where(found >= 0, found, lane)
     combos = {}
     texts = np.empty(df.height, dtype=np.int64)

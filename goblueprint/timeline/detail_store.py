@@ -154,8 +154,11 @@ def _lanes_filter(lanes: pl.DataFrame) -> pl.Expr:
     """A filter for the rows of LANES (lane_kind, lane_id): per kind an id range and set, so
     row groups outside the ids' range are skipped by their statistics."""
     terms = []
-    for (kind,), ids in lanes.group_by("lane_kind", maintain_order=True):
-        values = ids["lane_id"]
+    # (Kinds in the order first met, as a group_by keeping order gives them: a page asks for
+    # ~50 batches of lanes, and a group_by each cost 2 ms.)
+    kinds, lane_ids = lanes["lane_kind"].to_numpy(), lanes["lane_id"]
+    for kind in dict.fromkeys(kinds.tolist()):
+        values = lane_ids.filter(kinds == kind)
         terms.append(
             (pl.col("lane_kind") == kind)
             & pl.col("lane_id").is_between(values.min(), values.max())
@@ -320,12 +323,17 @@ def _long_lane_levels(
         lambda k, df: write(k, df.cast(LEVEL_SCHEMA).to_arrow()),
         ROW_GROUP,
     )
+    level = [k for k, c in enumerate(counted) if c]
     return [
         pl.DataFrame(
-            {"lane_kind": [kind], "lane_id": [lane_id], "level": [k], "n": [c]}, schema=RUN_COUNTS_SCHEMA
+            {
+                "lane_kind": [kind] * len(level),
+                "lane_id": [lane_id] * len(level),
+                "level": level,
+                "n": [counted[k] for k in level],
+            },
+            schema=RUN_COUNTS_SCHEMA,
         )
-        for k, c in enumerate(counted)
-        if c
     ]
 
 
@@ -359,21 +367,19 @@ def _chunk_levels(
         if len(pieces) > 1
         else pieces[0]
     )
+    counted: list[list[np.ndarray]] = []  # per level: lanes with runs, the level, their runs
     for k, (lane, *rest) in enumerate(joined):
         frames.append((k, _level_table(kinds[lane], ids[lane], *rest)))
         per_lane = np.bincount(lane, minlength=chunk.height)
         has = np.flatnonzero(per_lane)
-        run_counts.append(
-            pl.DataFrame(
-                {
-                    "lane_kind": kinds[has],
-                    "lane_id": ids[has],
-                    "level": np.full(len(has), k, np.uint8),
-                    "n": per_lane[has].astype(np.int64),
-                },
-                schema=RUN_COUNTS_SCHEMA,
-            )
+        counted.append([has, np.full(len(has), k, np.uint8), per_lane[has].astype(np.int64)])
+    # One frame for the chunk's levels (a frame each cost ~0.1 s of the 30.6 MB trace's levels).
+    has, level, n = (np.concatenate(c) for c in zip(*counted, strict=True))
+    run_counts.append(
+        pl.DataFrame(
+            {"lane_kind": kinds[has], "lane_id": ids[has], "level": level, "n": n}, schema=RUN_COUNTS_SCHEMA
         )
+    )
     return frames, run_counts
 
 

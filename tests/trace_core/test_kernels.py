@@ -142,8 +142,9 @@ def test_module_name_follows_the_analyses_sources(tmp_path, monkeypatch):
     monkeypatch.setattr(kernels, "_PACKAGE", tmp_path)
     name = kernels.module_name()
     for module in kernels.MODULES.values():
-        if module.startswith("goblueprint.timeline."):
-            assert "timeline/" + module.rsplit(".", 1)[1] + ".py" in kernels._OTHER_SOURCES, module
+        if not module.startswith("goblueprint.trace.kernels."):
+            path = module.removeprefix("goblueprint.").replace(".", "/") + ".py"
+            assert path in kernels._OTHER_SOURCES, module
     for src in kernels._OTHER_SOURCES:
         path = tmp_path / src
         original = path.read_bytes()

@@ -36,6 +36,7 @@ NAMES = {
     "stays": ("collect_stays",),
     "util": ("utilization_rows",),
     "detail": ("merge_spans", "level_runs", "merge_tile"),
+    "counters": ("fold_counter_buckets",),
     "perfetto": (
         "track_order",
         "encode_track_events",
@@ -56,6 +57,7 @@ MODULES = {
     "stays": "goblueprint.timeline.stay_kernel",
     "util": "goblueprint.timeline.util_kernel",
     "detail": "goblueprint.timeline.detail_kernel",
+    "counters": "goblueprint.render.counters_kernel",
     "perfetto": "goblueprint.timeline.perfetto_kernel",
 }
 _SOURCES = ("codes.py", "engine.py", "tables.py", "gosort.py", "aot.py")
@@ -65,7 +67,7 @@ _OTHER_SOURCES = (
     "timeline/builder_kernel.py", "timeline/builder_codes.py", "timeline/_api.py",
     "timeline/summary_kernel.py", "timeline/summary_codes.py", "timeline/stay_kernel.py",
     "timeline/stay_codes.py", "timeline/util_kernel.py", "timeline/util_codes.py",
-    "timeline/detail_kernel.py", "timeline/perfetto_kernel.py",
+    "timeline/detail_kernel.py", "timeline/perfetto_kernel.py", "render/counters_kernel.py",
 )  # fmt: skip
 _PACKAGE = Path(__file__).resolve().parent.parent.parent
 _loaded: SimpleNamespace | None = None

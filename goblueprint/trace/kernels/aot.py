@@ -103,6 +103,11 @@ def sample_args() -> dict[str, tuple]:
         "merge_tile": (
             e, e, st8, 0, np.zeros(256, np.bool_), *(np.zeros(256, np.int64),) * 4, np.zeros(256, np.uint8),
         ),
+        # (a batch of samples: name ids, times, values, rows; the grid's columns)
+        "fold_counter_buckets": (
+            lane, e, np.zeros(0, np.float64), e, e, 0, 1, 0,
+            *(np.zeros((0, 0), np.int64 if t == "i" else np.float64) for t in "ififii"),
+        ),
         "track_order": (e, e, e, e, e, e, e, e, e),
         "encode_track_events": (0, e, np.zeros(0, np.uint8), e, e, e, e, e),
         "window_packets": (0, 0, e, e, e, e, e, e, e, e, e),
