@@ -240,6 +240,9 @@ def _with_migrated(cols: dict[str, Any]) -> pl.DataFrame:
 
 # Flows a piece of the sorted table has: its rows gathered from the spill a column at a time.
 _FLOW_PIECE = 1 << 22
+# A piece whose rows lie within this many times its rows of the files takes them from a mapping
+# of that stretch (what is mapped at a time stays about the piece's column); else it gathers.
+_FLOW_STRETCH = 2
 
 
 def _flow_pieces(
@@ -256,12 +259,25 @@ def _flow_pieces(
     try:
         for lo in range(0, len(order), _FLOW_PIECE):
             at = order[lo : lo + _FLOW_PIECE]
-            ascending = np.argsort(at, kind="stable")
-            rows = at[ascending]
+            first, last = int(at.min()), int(at.max()) + 1
+            if last - first <= _FLOW_STRETCH * len(at):
+                # The piece's rows lie in a stretch of the files not much longer than the piece
+                # (the whole table when it is one piece): each column's stretch mapped and
+                # taken from in the piece's order, no sort of the rows to read them ascending.
+                def column(col: str, at: np.ndarray = at, first: int = first, last: int = last) -> np.ndarray:
+                    return np.take(spill.read(col, first, last), at - first)
+            else:
+                ascending = np.argsort(at, kind="stable")
+                rows = at[ascending]
+
+                def column(col: str, ascending: np.ndarray = ascending, rows: np.ndarray = rows) -> np.ndarray:
+                    values = np.empty(len(rows), spill.dtypes[col])
+                    values[ascending] = spill.gather(col, rows)
+                    return values
+
             cols: dict[str, Any] = {}
             for name, k in index.items():
-                values = np.empty(len(at), spill.dtypes[f"c{k}"])
-                values[ascending] = spill.gather(f"c{k}", rows)
+                values = column(f"c{k}")
                 cols[name] = pl.Series(name, named[name](values), pl.UInt32) if name in named else values
             yield _with_migrated(cols)
     finally:
