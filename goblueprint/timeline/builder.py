@@ -571,17 +571,9 @@ class TimelineBuilder:
         # Every column filled below: the matrix of the last chunk is filled again, not made anew
         # (a few MB a chunk, each page of a fresh one faulted in and zeroed by the kernel).
         E = self._E[:n]
-        E[:, K.E_KIND] = kind
-        E[:, K.E_TIME] = cols["time"]
-        E[:, K.E_G] = g = cols["goroutine"]
-        E[:, K.E_P] = p = cols["proc"]
-        E[:, K.E_M] = m = cols["thread"]
-        E[:, K.E_GS] = self._g.map(g)
-        E[:, K.E_PS] = self._p.map(p)
-        E[:, K.E_MS] = self._m.map(m)
-        E[:, K.E_STACK] = cols["stack"]
-        E[:, K.E_RK] = rk
-        E[:, K.E_RID] = rid
+        g, p, m = cols["goroutine"], cols["proc"], cols["thread"]
+        # Slots handed out in this order (the ids' own first, then the resources'), as ever.
+        gs, ps, ms = self._g.map(g), self._p.map(p), self._m.map(m)
         rs = np.full(n, NONE, np.int64)
         on_g = rk == R_GOROUTINE
         on_p = rk == R_PROC
@@ -589,23 +581,19 @@ class TimelineBuilder:
             rs[on_g] = self._g.map(rid[on_g])
         if on_p.any():
             rs[on_p] = self._p.map(rid[on_p])
-        E[:, K.E_RS] = rs
-        E[:, K.E_OLD] = cols["old_state"]
-        E[:, K.E_NEW] = cols["new_state"]
-        E[:, K.E_REASON] = cols["reason"]
-        E[:, K.E_TSTACK] = cols["transition_stack"]
-        E[:, K.E_NAME] = cols["name"]
-        E[:, K.E_MSG] = cols["message"]
         # Task ids are uint64 on the wire; NoTask (2**64-1) and anything above 2**63 is NONE.
         task = cols["task"].view(np.int64)
-        E[:, K.E_TASK] = np.where(task < 0, NONE, task)
-        parent = cols["parent_task"].view(np.int64)
-        E[:, K.E_PARENT] = np.where(parent < 0, NONE, parent)
         ts = np.full(n, NONE, np.int64)
         on_task = (kind == K_TASK_BEGIN) | (kind == K_TASK_END)
         if on_task.any():
-            ts[on_task] = self._t.map(E[on_task, K.E_TASK])
-        E[:, K.E_TS] = ts
+            ts[on_task] = self._t.map(np.where(task[on_task] < 0, NONE, task[on_task]))
+        # fmt: off
+        kernels.get().pack_events(
+            E, kind, cols["time"], g, p, m, gs, ps, ms, cols["stack"],
+            rk, rid, rs, cols["old_state"], cols["new_state"], cols["reason"], cols["transition_stack"],
+            cols["name"], cols["message"], task, cols["parent_task"].view(np.int64), ts,
+        )
+        # fmt: on
         V = cols["value"].astype(np.float64)
         self._fit_slots()
         step = kernels.get().build_step
