@@ -743,7 +743,10 @@ def _write_stays(pieces: Iterable[pl.DataFrame], path: Path, collector: Any) -> 
         + [(n, pl.Series([], dtype=t).to_arrow().type) for n, t in STAYS_SCHEMA.items() if n != "type"]
     )
     try:
-        with coded_writer(path, schema, ("end", "end_seq"), sorted_texts=("type",)) as w:
+        # start delta-coded too: rows in end order start near one another, and a dictionary of
+        # nearly unique times was hashed row by row before the writer gave it up (the 30 MB
+        # trace's stays: 11.4 MB, 6.3 MB so, and half the encoding).
+        with coded_writer(path, schema, ("start", "end", "end_seq"), sorted_texts=("type",)) as w:
             wrote = False
             for piece in pieces:
                 if not piece.height:

@@ -310,7 +310,7 @@ class Interner:
         With FMT, each string is FMT.format(s) (not cached: used by rare events only).
         """
         self._use_table(table)
-        uniq, inv = np.unique(raw, return_inverse=True)
+        uniq, inv = _distinct_inverse(raw)
         strings = table.strings
         if fmt is None:
             local = self._local_strings
@@ -323,6 +323,23 @@ class Interner:
         else:
             ids = [self.string(fmt.format(strings[sid])) for sid in uniq.tolist()]
         return np.array(ids, dtype=np.int32)[inv.reshape(-1)]
+
+
+def _distinct_inverse(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(RAW, return_inverse=True)`` of a chunk's string ids: through a table of which
+    ids occur when they lie in a range about RAW's size (a generation's string ids are
+    numbered from 1), where sorting them cost a tenth of the chunk's columns."""
+    if len(raw):
+        hi = int(raw.max())
+        if hi < 4 * len(raw) + 4096:
+            seen = np.zeros(hi + 1, np.bool_)
+            at = raw.astype(np.intp)
+            seen[at] = True
+            uniq = np.flatnonzero(seen).astype(raw.dtype)
+            rank = np.cumsum(seen, dtype=np.intp) - 1
+            return uniq, rank[at]
+    uniq, inv = np.unique(raw, return_inverse=True)
+    return uniq, inv.reshape(-1)
 
 
 def _status_states(status: np.ndarray, lut: np.ndarray) -> np.ndarray:

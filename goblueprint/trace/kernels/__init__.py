@@ -31,7 +31,7 @@ NAMES = {
     "engine": ("run_step", "compact_goroutines"),
     "tables": ("scan_strings", "scan_stacks", "scan_cpu_samples", "finish_stacks", "scan_batch_headers"),
     "gosort": ("sort_by_key",),
-    "timeline": ("build_step", "lane_order", "group_spans"),
+    "timeline": ("build_step", "lane_order", "group_spans", "pack_events"),
     "summary": ("summary_step",),
     "stays": ("collect_stays",),
     "util": ("utilization_rows",),

@@ -83,6 +83,12 @@ def sample_args() -> dict[str, tuple]:
         "scan_batch_headers": (buf, 0, 0, 1, 1, 1, 1, 1),
         "build_step": tb.loop_args(np.zeros((0, E_WIDTH), np.int64), np.zeros(0, np.float64), 0),
         "lane_order": (e, e, e, e, np.zeros(0, np.bool_)),
+        # (a chunk's columns as the builder passes them: the store's, task ids viewed as int64)
+        "pack_events": (
+            np.zeros((0, E_WIDTH), np.int64), col("kind"), col("time"), *(e,) * 6, col("stack"),
+            col("resource_kind"), col("resource_id"), e, col("old_state"), col("new_state"), col("reason"),
+            col("transition_stack"), col("name"), col("message"), e, e, e,
+        ),
         # (the spans as the loop writes them; their typed columns, as the spill keeps them)
         "group_spans": (
             np.zeros((0, SP_WIDTH), np.int64), np.zeros(0, np.uint8), e, e, e, np.zeros(0, np.uint8), e, e, e,
