@@ -270,7 +270,9 @@ def _flow_pieces(
                 ascending = np.argsort(at, kind="stable")
                 rows = at[ascending]
 
-                def column(col: str, ascending: np.ndarray = ascending, rows: np.ndarray = rows) -> np.ndarray:
+                def column(
+                    col: str, ascending: np.ndarray = ascending, rows: np.ndarray = rows
+                ) -> np.ndarray:
                     values = np.empty(len(rows), spill.dtypes[col])
                     values[ascending] = spill.gather(col, rows)
                     return values
@@ -413,9 +415,7 @@ def _is_identity(order: np.ndarray) -> bool:
     n = len(order)
     # A permutation whose every step is +1 from 0 is the identity; the ends first, as most
     # orders that are not end there.
-    return n == 0 or (
-        int(order[0]) == 0 and int(order[-1]) == n - 1 and bool((np.diff(order) == 1).all())
-    )
+    return n == 0 or (int(order[0]) == 0 and int(order[-1]) == n - 1 and bool((np.diff(order) == 1).all()))
 
 
 def _in_order(spill: ColumnSpill, ranges: tuple[np.ndarray, np.ndarray], rows: int) -> bool:

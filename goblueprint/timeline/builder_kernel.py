@@ -620,8 +620,9 @@ def group_spans(
 
 @njit(cache=True, nogil=True)
 def pack_events(
-    E, kind, time, g, p, m, gs, ps, ms, stack, rk, rid, rs, old, new, reason, tstack, name, msg, task, parent, ts
-):  # pragma: no cover - compiled
+    E, kind, time, g, p, m, gs, ps, ms, stack, rk, rid, rs, old, new, reason, tstack, name, msg, task, parent,
+    ts,
+):  # pragma: no cover - compiled  # fmt: skip
     """The chunk's columns put into E's rows (E_* columns; TASK and PARENT as int64, a
     negative one, NoTask or an id above 2**63, as NONE), a row at a time: numpy filled E a
     column at a time, 21 strided passes over the matrix, more of the builder thread's time

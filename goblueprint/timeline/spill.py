@@ -154,10 +154,12 @@ class ColumnSpill:
         try:
             pos = 0
             for lo, n in zip(starts.tolist(), sizes.tolist(), strict=True):
-                want = n * size
-                if os.preadv(fd, [view[pos : pos + want]], lo * size) != want:
-                    raise OSError(f"{self.paths[col]}: spilled column cut short")
-                pos += want
+                end, at = pos + n * size, lo * size
+                while pos < end:  # (a read returns less than asked past 2 GB, or cut short)
+                    got = os.preadv(fd, [view[pos:end]], at)
+                    if got <= 0:
+                        raise OSError(f"{self.paths[col]}: spilled column cut short")
+                    pos, at = pos + got, at + got
         finally:
             os.close(fd)
         return out
