@@ -166,20 +166,29 @@ def write_table(
 
     texts = pa.array(strings, pa.string())
     rows = 0
-    carried = None  # the rows of a piece short of a row group, written with the next's
+    # The pieces (or a piece's rows) short of a row group, written with the next's: kept apart
+    # and put together once a group is full, as a copy of what was carried at each small
+    # piece made many small pieces quadratic.
+    carried: list[pl.DataFrame] = []
+    carried_rows = 0
     with writer(path, table) as w, WriteBehind() as behind:
         for piece in [df] if isinstance(df, pl.DataFrame) else df:
             for column in _TEXT[table]:
                 used.add(table, piece[column].to_numpy(), strings)
             rows += piece.height
-            if carried is not None:
-                piece = pl.concat([carried, piece])
+            if carried_rows + piece.height < ROW_GROUP:
+                carried.append(piece)
+                carried_rows += piece.height
+                continue
+            if carried:
+                piece = pl.concat([*carried, piece])
             whole = piece.height - piece.height % ROW_GROUP
             for lo in range(0, whole, ROW_GROUP):
                 behind.submit(w.write_table, named_arrow(table, piece.slice(lo, ROW_GROUP), texts))
-            carried = piece.slice(whole) if whole < piece.height else None
-        if carried is not None:
-            behind.submit(w.write_table, named_arrow(table, carried, texts))
+            carried = [piece.slice(whole)] if whole < piece.height else []
+            carried_rows = piece.height - whole
+        if carried:
+            behind.submit(w.write_table, named_arrow(table, pl.concat(carried), texts))
         behind.wait()
         if not rows:
             w.write_table(w.schema.empty_table())

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from goblueprint import toolchain
@@ -52,3 +53,26 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str,
         return code, out, err
 
     return run
+
+
+def chain_breaks(rows: pl.DataFrame) -> tuple[int, int]:
+    """Of ROWS (obj, a: prior status, b: status written; by object, in time order), the
+    records whose prior status is not what the one before left and that no swap of two
+    neighbours explains, and how many such swaps explain the others.
+
+    Records X, Y written in the order Y, X but clocked X, Y (after P, before N) break the chain
+    at X, Y and N; put back (P, Y, X, N), it holds: Y.a = P.b, X.a = Y.b, N.a = X.b."""
+    broken = swaps = 0
+    for _, one in rows.group_by("obj", maintain_order=True):
+        a, b = one["a"].to_list(), one["b"].to_list()
+        explained = set()
+        for i in range(1, len(a) - 1):
+            x, y = i, i + 1  # X, Y (P = i - 1, N = i + 2 when there is one)
+            if a[x] == b[x - 1]:
+                continue  # X holds: no swap starts here
+            n_holds = y + 1 >= len(a) or a[y + 1] == b[x]
+            if a[y] == b[x - 1] and a[x] == b[y] and n_holds:
+                swaps += 1
+                explained |= {x, y, y + 1}
+        broken += sum(1 for i in range(1, len(a)) if a[i] != b[i - 1] and i not in explained)
+    return broken, swaps

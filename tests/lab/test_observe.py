@@ -11,7 +11,7 @@ import pytest
 from goblueprint.lab import crosscheck, records, transitions
 from goblueprint.source import facts, states
 
-from .conftest import RELEASES
+from .conftest import RELEASES, chain_breaks
 
 pytestmark = pytest.mark.slow
 
@@ -92,15 +92,12 @@ def test_status_records_chain_per_goroutine_and_p(lab_run: Callable[..., Path], 
     table, dump, _f = _load(lab_run("sched", go, procs=4))
     df = frame.records_frame(table, dump)
     for kind in ("g_status", "p_status"):
-        rows = (
-            df.filter((pl.col("kind") == kind) & ((pl.col("obj") > 0) | (kind == "p_status")))
-            .sort(["obj", "t"], maintain_order=True)
-            .with_columns(pl.col("b").shift(1).over("obj").alias("left"))
-            .filter(pl.col("left").is_not_null())
+        rows = df.filter((pl.col("kind") == kind) & ((pl.col("obj") > 0) | (kind == "p_status"))).sort(
+            ["obj", "t"], maintain_order=True
         )
-        breaks = rows.filter(pl.col("left") != pl.col("a")).height
         assert rows.height > 1000 or kind == "p_status"
-        assert breaks <= rows.height // 1000, (kind, breaks, rows.height)
+        broken, swaps = chain_breaks(rows)  # (two records clocked in each other's place)
+        assert broken <= rows.height // 1000 and swaps <= rows.height // 100 + 1, (kind, broken, swaps)
 
 
 def test_go_test_form_is_observed(tmp_path: Path) -> None:

