@@ -330,12 +330,12 @@ def _distinct_inverse(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ids occur when they lie in a range about RAW's size (a generation's string ids are
     numbered from 1), where sorting them cost a tenth of the chunk's columns."""
     if len(raw):
-        hi = int(raw.max())
-        if hi < 4 * len(raw) + 4096:
-            seen = np.zeros(hi + 1, np.bool_)
-            at = raw.astype(np.intp)
+        lo, hi = int(raw.min()), int(raw.max())
+        if hi - lo < 4 * len(raw) + 4096:  # (from the smallest: an id below 0 would wrap)
+            seen = np.zeros(hi - lo + 1, np.bool_)
+            at = raw.astype(np.intp) - lo
             seen[at] = True
-            uniq = np.flatnonzero(seen).astype(raw.dtype)
+            uniq = (np.flatnonzero(seen) + lo).astype(raw.dtype)
             rank = np.cumsum(seen, dtype=np.intp) - 1
             return uniq, rank[at]
     uniq, inv = np.unique(raw, return_inverse=True)
