@@ -80,9 +80,12 @@ class Sync(NamedTuple):
     experimental_batches: Any = None
 
 
-@dataclass
+@dataclass(slots=True)
 class FakeEvent:
-    """Same surface as goblueprint.trace.events.Event, filled from goref's JSON."""
+    """Same surface as goblueprint.trace.events.Event, filled from goref's JSON.  RECORD is the
+    event's JSON line, parsed when a method asks for it (or, in synthetic tests, its dict): a
+    test session holds Go's events of several traces, and a 600,000-event trace's held as
+    parsed records took 600 MB."""
 
     kind: int
     time: int
@@ -90,8 +93,13 @@ class FakeEvent:
     proc: int
     thread: int
     stack: Stack
-    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    record: dict[str, Any] | str = field(repr=False, default_factory=dict)
     stacks: dict[int, Stack] = field(repr=False, default_factory=dict)
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        r = self.record
+        return json.loads(r) if isinstance(r, str) else r
 
     def state_transition(self) -> StateTransition:
         r = self.raw
@@ -100,25 +108,31 @@ class FakeEvent:
         )
 
     def range(self) -> Range:
-        return Range(self.raw["name"], ResourceID(self.raw["rk"], self.raw["rid"]))
+        r = self.raw
+        return Range(r["name"], ResourceID(r["rk"], r["rid"]))
 
     def range_attributes(self) -> list[RangeAttribute]:
         return [RangeAttribute(n, v) for n, v in self.raw.get("attrs") or []]
 
     def task(self) -> Task:
-        return Task(self.raw["id"], self.raw["parent"], self.raw["type"])
+        r = self.raw
+        return Task(r["id"], r["parent"], r["type"])
 
     def region(self) -> Region:
-        return Region(self.raw["task"], self.raw["type"])
+        r = self.raw
+        return Region(r["task"], r["type"])
 
     def log(self) -> Log:
-        return Log(self.raw["task"], self.raw["category"], self.raw["message"])
+        r = self.raw
+        return Log(r["task"], r["category"], r["message"])
 
     def metric(self) -> Metric:
-        return Metric(self.raw["name"], self.raw["value"])
+        r = self.raw
+        return Metric(r["name"], r["value"])
 
     def label(self) -> Label:
-        return Label(self.raw["label"], ResourceID(self.raw["rk"], self.raw["rid"]))
+        r = self.raw
+        return Label(r["label"], ResourceID(r["rk"], r["rid"]))
 
     def sync(self) -> Sync:
         return Sync(self.raw["n"])
@@ -159,7 +173,7 @@ def reference(trace: Path, tc: toolchain.Toolchain | None = None) -> Reference:
             error = rec["error"]
         else:
             events.append(
-                FakeEvent(rec["k"], rec["t"], rec["g"], rec["p"], rec["m"], stacks[rec["s"]], rec, stacks)
+                FakeEvent(rec["k"], rec["t"], rec["g"], rec["p"], rec["m"], stacks[rec["s"]], line, stacks)
             )
     return Reference(events, summaries, error)
 
