@@ -35,10 +35,43 @@ REFERENCE_TOOL = next(
 )  # fmt: skip
 
 
+@pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
 def pytest_configure(config: pytest.Config) -> None:
     # Every test run uses a cache of its own choosing only when asked; the default
     # cache is shared with the developer's so toolchains are not downloaded twice.
     os.environ.setdefault("GOBLUEPRINT_CACHE", str(toolchain.cache_dir()))
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        _name_failures_in_last_line(reporter)
+
+
+# Tests a red run names in its last line, at most.
+_NAMED = 30
+
+
+def _name_failures_in_last_line(reporter: Any) -> None:
+    """On a red run, pytest's closing line ("3 failed, 1100 passed in 600s") also names the
+    tests that failed or errored: CI keeps only that line of a run, and a count alone left a
+    failure that this machine did not reproduce with nothing to start from.  A green run's
+    line is unchanged."""
+    build = reporter.build_summary_stats_line
+
+    def with_failures() -> tuple[list[tuple[str, dict[str, bool]]], str]:
+        parts, color = build()
+        bad = list(
+            dict.fromkeys(
+                r.nodeid
+                for key in ("failed", "error")
+                for r in reporter.stats.get(key, [])
+                if getattr(r, "nodeid", "")
+            )
+        )
+        if bad:
+            more = f" and {len(bad) - _NAMED} more" if len(bad) > _NAMED else ""
+            parts.append((f"not passed: {' '.join(bad[:_NAMED])}{more}", {"red": True}))
+        return parts, color
+
+    reporter.build_summary_stats_line = with_failures
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
