@@ -77,9 +77,7 @@ def watch(
     dw = opened.dwarf
     off = offsets(dw)
     names = status_names(dw.consts)
-    addrs = {}
-    for name in at:
-        addrs[opened.symbols.function(name).lo] = name
+    entries = {opened.symbols.function(name).lo: name for name in at}
     gdb = Gdb(path)
     try:
         gdb.command("-gdb-set language c")
@@ -88,11 +86,18 @@ def watch(
         gdb.command("-inferior-tty-set /dev/null")
         for sig in QUIET_SIGNALS:
             gdb.command(f'-interpreter-exec console "handle {sig} nostop noprint pass"')
-        for addr in addrs:
-            gdb.command(f"-break-insert *{addr:#x}")
         if args:
             gdb.command("-exec-arguments " + " ".join(_quote(a) for a in args))
-        gdb.command("-exec-run")
+        # Stopped at its first instruction the program is mapped: a PIE (-buildmode=pie) lies
+        # at some load bias from its link addresses, and a breakpoint at a link address
+        # could not be inserted.
+        gdb.command('-interpreter-exec console "starti"')
+        gdb.wait_stopped(timeout)
+        bias = _load_bias(gdb, opened.binary.entry)
+        addrs = {addr + bias: name for addr, name in entries.items()}
+        for addr in addrs:
+            gdb.command(f"-break-insert *{addr:#x}")
+        gdb.command("-exec-continue")
         hits = 0
         while hits < count:
             stop = gdb.wait_stopped(timeout)
@@ -110,6 +115,18 @@ def watch(
                 gdb.command("-exec-continue")
     finally:
         gdb.close()
+
+
+def _load_bias(gdb: Gdb, link_entry: int) -> int:
+    """Where the program was loaded relative to its link addresses: its entry point as the
+    kernel passed it (AT_ENTRY of the auxiliary vector) less the ELF header's."""
+    gdb.console.clear()
+    gdb.command('-interpreter-exec console "info auxv"')
+    for line in "".join(gdb.console).splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[1] == "AT_ENTRY":
+            return int(fields[-1], 16) - link_entry
+    raise CaptureError("gdb did not show the program's entry point (info auxv has no AT_ENTRY)")
 
 
 def _quote(arg: str) -> str:

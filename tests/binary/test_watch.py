@@ -59,3 +59,27 @@ def test_watch_text_table_and_bad_options(capsys, go_binary):
     assert main(["binary", "watch", path, "--at", "runtime.nosuch", "--count", "1"]) == 1
     _, err = capsys.readouterr()
     assert "no function 'runtime.nosuch'" in err
+
+
+@pytest.mark.parametrize("go", ["1.27", "1.22"])
+def test_watch_a_position_independent_binary(capsys, go_binary, go):
+    # A PIE runs at a load bias from its link addresses: breakpoints at the link
+    # addresses could not be inserted (gdb aborted the run; watch waited for a hit).
+    path = str(go_binary("hello", go, buildmode="pie"))
+    code = main(["binary", "watch", path, "--at", "runtime.execute", "--at", "runtime.gogo.abi0",
+                 "--count", "8", "--timeout", "20", "--json", "--", "4"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    recs = [json.loads(line) for line in out.splitlines()]
+    assert len(recs) == 8
+    syms = open_all(path, warn=False).symbols
+    entry = {name: syms.function(name).lo for name in ("runtime.execute", "runtime.gogo.abi0")}
+    biases = {r["rip"] - entry[r["function"]] for r in recs}
+    assert len(biases) == 1 and biases.pop() % 4096 == 0
+    assert {r["function"] for r in recs} == set(entry)
+    for r in recs:
+        assert r["g"]["goid"] == 0
+        if r["function"] == "runtime.execute":
+            assert r["switch_to"]["status"] == "runnable"
+        else:
+            assert r["curg"]["status"] == "running"
