@@ -79,14 +79,19 @@ class Symbols:
     def at(self, addr: int) -> tuple[Func, int] | None:
         """The function containing ADDR and the offset into it."""
         i = bisect.bisect_right(self._starts, addr) - 1
+        marker = None
         while i >= 0:
             f = self.funcs[i]
-            if f.lo <= addr < max(f.hi, f.lo + 1):
+            if f.lo <= addr < f.hi:
                 return f, addr - f.lo
+            if f.lo == f.hi == addr and marker is None:
+                # A zero-size label (runtime.text, go:textfipsstart) shares its address with
+                # the function laid out there, which is what a call to that address reaches.
+                marker = f
             if f.lo < addr - (1 << 20):
                 break
             i -= 1
-        return None
+        return (marker, 0) if marker is not None else None
 
     def describe_data(self, addr: int) -> str | None:
         """name+offset of the data symbol holding ADDR (for RIP-relative operands)."""

@@ -47,7 +47,9 @@ def disasm(listing: dict[str, Any]) -> str:
         f"TEXT {listing['function']} {listing['address']:#x}-{listing['address'] + listing['size']:#x}"
         f" ({listing['size']} bytes, {listing['arch']})"
     ]
-    if listing["source"] == "none":
+    if listing["size"] == 0:
+        lines.append("  (a zero-size label: no instructions of its own)")
+    elif listing["source"] == "none":
         lines.append("  (no DWARF line table: instructions only)")
     last = None
     for ins in listing["instructions"]:
