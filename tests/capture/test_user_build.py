@@ -1,0 +1,98 @@
+"""capture builds the user's program as their own `go build` would, and leaves their tree as it was.
+
+Small modules made in a temporary directory: a cgo main package, a package whose only
+Go files are tests, a module whose go.mod lacks a requirement (`go build` refuses it;
+a build with -mod=mod would rewrite go.mod), and a module whose dependency exists only
+in vendor/.  Every file under the tree is compared before and after.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from goblueprint.capture import capture
+from goblueprint.errors import CaptureError
+
+pytestmark = pytest.mark.slow
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in root.rglob("*")
+        if p.is_file()
+    }
+
+
+DEP = {
+    "go.mod": "module example.com/dep\n\ngo 1.22\n",
+    "dep.go": "package dep\n\nfunc Twice(x int) int { return 2 * x }\n",
+}
+USES_DEP = 'package main\n\nimport (\n\t"fmt"\n\n\t"example.com/dep"\n)\n\nfunc main() { fmt.Println("dep says", dep.Twice(21)) }\n'
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler (apt-get install gcc)")
+def test_a_cgo_main_package(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    # Its files are CgoFiles to go list, and cgo is on where a C compiler is, as for go build.
+    root = tmp_path / "c"
+    _write(root, {
+        "go.mod": "module example.com/c\n\ngo 1.22\n",
+        "main.go": 'package main\n\n/*\nstatic int add(int a, int b) { return a + b; }\n*/\nimport "C"\n\n'
+                   'import "fmt"\n\nfunc main() { fmt.Println("cgo says", int(C.add(40, 2))) }\n',
+    })  # fmt: skip
+    before = _tree(root)
+    result = capture(["go", "run", "."], tmp_path / "cap", cwd=root, no_stdin=True)
+    assert result.ok, result.meta["error"]
+    assert "cgo says 42" in capfd.readouterr().out
+    assert (tmp_path / "cap" / "trace.out").stat().st_size > 1000
+    assert _tree(root) == before
+
+
+def test_a_package_of_test_files_only(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    _write(root, {
+        "go.mod": "module example.com/t\n\ngo 1.22\n",
+        "only/only_test.go": 'package only\n\nimport "testing"\n\nfunc TestOnly(t *testing.T) {}\n',
+    })  # fmt: skip
+    before = _tree(root)
+    result = capture(["go", "test", "./only"], tmp_path / "cap", cwd=root, no_stdin=True)
+    assert result.ok and result.meta["package"] == "example.com/t/only", result.meta["error"]
+    assert _tree(root) == before
+
+
+def test_go_mod_is_never_rewritten(tmp_path: Path) -> None:
+    # go build refuses a replaced module that is not required; -mod=mod would add the requirement.
+    _write(tmp_path / "dep", DEP)
+    root = tmp_path / "m"
+    _write(root, {"go.mod": "module example.com/m\n\ngo 1.22\n\nreplace example.com/dep => ../dep\n",
+                  "main.go": USES_DEP})  # fmt: skip
+    before = _tree(root)
+    with pytest.raises(CaptureError, match="replaced but not required"):
+        capture(["go", "run", "."], tmp_path / "cap", cwd=root, no_stdin=True)
+    assert _tree(root) == before
+
+
+def test_a_dependency_only_in_vendor(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "v"
+    _write(root, {
+        "go.mod": "module example.com/v\n\ngo 1.22\n\nrequire example.com/dep v0.1.0\n",
+        "main.go": USES_DEP,
+        "vendor/modules.txt": "# example.com/dep v0.1.0\n## explicit\nexample.com/dep\n",
+        "vendor/example.com/dep/dep.go": DEP["dep.go"],
+    })  # fmt: skip
+    before = _tree(root)
+    result = capture(["go", "run", "."], tmp_path / "cap", cwd=root, no_stdin=True)
+    assert result.ok, result.meta["error"]
+    assert "dep says 42" in capfd.readouterr().out
+    assert _tree(root) == before
