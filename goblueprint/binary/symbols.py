@@ -13,7 +13,7 @@ from typing import Any
 
 from goblueprint.binary import cache
 from goblueprint.binary.elf import Binary
-from goblueprint.binary.pclntab import read_functions
+from goblueprint.binary.pclntab import read_functions, text_base
 from goblueprint.errors import BinaryError
 
 
@@ -58,7 +58,7 @@ class Symbols:
         text = b.section(".text")
         if b.section(".gopclntab") is None or text is None:
             raise BinaryError(f"{b.path}: no symbol table and no .gopclntab: not a Go binary?")
-        _version, funcs = read_functions(b.section_bytes(".gopclntab"), text.addr)
+        _version, funcs = read_functions(b.section_bytes(".gopclntab"), text_base(b))
         rows = [{"name": f.name, "address": f.entry, "size": f.end - f.entry, "kind": "func", "bind": "",
                  "section": ".text"} for f in funcs]  # fmt: skip
         return {"source": "gopclntab", "rows": rows}

@@ -50,7 +50,9 @@ def disasm(listing: dict[str, Any]) -> str:
     if listing["size"] == 0:
         lines.append("  (a zero-size label: no instructions of its own)")
     elif listing["source"] == "none":
-        lines.append("  (no DWARF line table: instructions only)")
+        lines.append("  (no line table: instructions only)")
+    elif listing["source"] == "gopclntab":
+        lines.append("  (no DWARF: source lines from .gopclntab)")
     last = None
     for ins in listing["instructions"]:
         where = (ins.get("file"), ins.get("line"), tuple(c["function"] for c in ins.get("inlined", ())))

@@ -49,7 +49,9 @@ def build(prog: str, go: str = "1.27", arch: str = "amd64", ldflags: str = "", b
             args.append(f"-ldflags={ldflags}")
         if buildmode:
             args.append(f"-buildmode={buildmode}")
-        tc.run([*args, "."], cwd=src, env={"GOOS": "linux", "GOARCH": arch})
+        # cgo programs (their directory's name says so) need cgo, which our builds turn off.
+        cgo = {"CGO_ENABLED": "1"} if prog.startswith("cgo") else {}
+        tc.run([*args, "."], cwd=src, env={"GOOS": "linux", "GOARCH": arch, **cgo})
 
     return publish(out_dir, compile_into, ready=lambda: (out_dir / prog).exists()) / prog
 
