@@ -9,6 +9,7 @@ also test the layouts on a live process.
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +23,8 @@ REGS = {
     "amd64": {"g": "$r14", "arg0": "$rax", "sp": "$rsp", "fp": "$rbp", "pc": "$rip"},
     "arm64": {"g": "$x28", "arg0": "$x0", "sp": "$sp", "fp": "$x29", "pc": "$pc"},
 }
+# platform.machine() -> GOARCH of the binaries that run here.
+HOST_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 # Functions whose first argument is the *g being switched to.
 SWITCH_ARG = {"runtime.execute", "runtime.casgstatus", "runtime.ready"}
 # Signals Go uses for itself; gdb must pass them silently or the run stalls.
@@ -69,15 +72,28 @@ def watch(
     args: list[str] | None = None,
     timeout: float = 60,
 ) -> Iterator[dict[str, Any]]:
-    """Run BIN under gdb and yield one record per breakpoint hit (at most COUNT)."""
+    """Run BIN under gdb and yield one record per breakpoint hit (at most COUNT).
+
+    The binary, its DWARF and the functions are checked here, before any record is
+    asked for (a caller's table header is not printed above a bad input's error)."""
     opened = open_all(path, need_dwarf=True, warn=False)
     if opened.binary.arch not in REGS:
         raise BinaryError(f"{path}: cannot watch {opened.binary.arch} binaries")
+    host = HOST_ARCH.get(platform.machine(), platform.machine())
+    if opened.binary.arch != host:
+        # gdb would start something else in its place and stop in that program's loader.
+        raise BinaryError(f"{path}: an {opened.binary.arch} binary does not run on this {host} machine")
     regs = REGS[opened.binary.arch]
     dw = opened.dwarf
     off = offsets(dw)
     names = status_names(dw.consts)
     entries = {opened.symbols.function(name).lo: name for name in at}
+    return _hits(path, opened.binary.entry, entries, count, args, timeout, regs, off, names)
+
+
+def _hits(path: str, link_entry: int, entries: dict[int, str], count: int, args: list[str] | None,
+          timeout: float, regs: dict[str, str], off: dict[str, int], names: dict[int, str]
+          ) -> Iterator[dict[str, Any]]:  # fmt: skip
     gdb = Gdb(path)
     try:
         gdb.command("-gdb-set language c")
@@ -93,7 +109,7 @@ def watch(
         # could not be inserted.
         gdb.command('-interpreter-exec console "starti"')
         gdb.wait_stopped(timeout)
-        bias = _load_bias(gdb, opened.binary.entry)
+        bias = _load_bias(gdb, link_entry)
         addrs = {addr + bias: name for addr, name in entries.items()}
         for addr in addrs:
             gdb.command(f"-break-insert *{addr:#x}")

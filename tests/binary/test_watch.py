@@ -83,3 +83,21 @@ def test_watch_a_position_independent_binary(capsys, go_binary, go):
             assert r["switch_to"]["status"] == "runnable"
         else:
             assert r["curg"]["status"] == "running"
+
+
+def test_watch_a_binary_of_another_architecture_is_one_line(capsys, go_binary):
+    # gdb would start something else in its place (stopping in that program's loader,
+    # where no breakpoint of ours fits): refused before gdb starts, and before any output.
+    import platform
+
+    foreign = "arm64" if platform.machine() in ("x86_64", "amd64") else "amd64"
+    path = str(go_binary("hello", arch=foreign))
+    assert main(["binary", "watch", path, "--count", "2", "--timeout", "20"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert (
+        err.strip()
+        == f"goblueprint: error: {path}: an {foreign} binary does not run on this "
+        + ("amd64" if foreign == "arm64" else "arm64")
+        + " machine"
+    )
