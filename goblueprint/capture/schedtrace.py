@@ -190,6 +190,16 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
             if lineno == cut_at and current is not None:  # (the indent of a P, M or G line)
                 _leave_out_last(result, current)
             continue
+        if _beyond_64_bits(line):
+            # The runtime prints no number past int64: not its line (and no table can hold it).
+            if not lenient:
+                raise CaptureError(
+                    f"line {lineno}: a number beyond 64 bits, not a schedtrace line: {line[:80]!r}"
+                )
+            result.skipped_lines += 1
+            if line.startswith("SCHED "):
+                current = None  # that sample is lost, and its detail lines with it
+            continue
         if line.startswith("SCHED ") and _SCHED_HEAD.match(line):
             try:
                 current = _parse_sched(line, lineno)
@@ -233,6 +243,14 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
         if not _detail_whole(current):  # the exit came between two of its lines
             _leave_out_last(result, current)
     return result
+
+
+_LONG_NUMBER = re.compile(r"\d{19,}")
+_INT64_MAX = (1 << 63) - 1
+
+
+def _beyond_64_bits(line: str) -> bool:
+    return any(int(digits) > _INT64_MAX for digits in _LONG_NUMBER.findall(line))
 
 
 def _leave_out_last(result: Schedtrace, sample: Sample) -> None:
