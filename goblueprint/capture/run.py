@@ -106,6 +106,19 @@ class _Job:
     notes: list[str] = field(default_factory=list)
 
 
+def _is_test_binary(binary: Path) -> bool:
+    """A Go test binary: the generated test main runs testing.(*M).Run (after MainStart,
+    which Go 1.22 inlines), which no other program links; the symbol table, or
+    .gopclntab when stripped, names it."""
+    from goblueprint.binary.elf import open_binary
+    from goblueprint.binary.symbols import Symbols
+
+    try:
+        return "testing.(*M).Run" in {f.name for f in Symbols(open_binary(str(binary))).funcs}
+    except GoblueprintError:
+        return False  # not a Go ELF binary we can read: run as it is
+
+
 def _binary_go_version(tc: toolchain.Toolchain | None, binary: Path) -> str | None:
     if tc is None:
         return None
@@ -266,7 +279,11 @@ def _jobs(
         raise CaptureError("-overlay is used by capture itself and cannot be given too")
     if plan.kind == "binary":
         assert plan.binary is not None  # set by plan_command for binaries
-        yield _Job(plan.command, "binary", plan.binary, list(plan.program_args), workdir, "env",
+        args, how = list(plan.program_args), "env"
+        if _is_test_binary(plan.binary) and not any(split_flag(a)[0] == "test.trace" for a in args):
+            # A test binary (go test -c) records itself given -test.trace, as under go test.
+            args, how = _test_args(plan, out_dir / "trace.out", opts.timeout, workdir), "test-flag"
+        yield _Job(plan.command, "binary", plan.binary, args, workdir, how,
                    _binary_go_version(tc, plan.binary), None)  # fmt: skip
         return
     assert tc is not None  # found by capture_all for every kind but binaries
@@ -359,7 +376,7 @@ def _run_job(job: _Job, out_dir: Path, opts: _Options) -> CaptureResult:
     state = _StderrState()
     log_path = out_dir / "schedtrace.log"
     # A test binary stops itself at -test.timeout (flushing its trace); the wait here is a backstop.
-    wait = opts.timeout if job.kind != "test" or opts.timeout is None else opts.timeout + GRACE_S
+    wait = opts.timeout if job.how != "test-flag" or opts.timeout is None else opts.timeout + GRACE_S
     # --kernel: the program runs under perf record (goblueprint.kernel.record), or as it is if perf cannot.
     argv = [str(job.exe), *job.args]
     kernel_rec = (
@@ -419,7 +436,7 @@ def _run_job(job: _Job, out_dir: Path, opts: _Options) -> CaptureResult:
         error = f"killed by signal {signal.Signals(-rc).name}"
     elif rc:
         error = f"exited with status {rc}"
-    if job.kind == "test" and rc is not None and rc < 0:
+    if job.how == "test-flag" and rc is not None and rc < 0:
         notes.append(
             "the testing package flushes its trace only when the tests return or -test.timeout fires: "
             "stopped by a signal, the trace keeps the generations flushed before it (up to about a second is "
