@@ -10,6 +10,7 @@ also test the layouts on a live process.
 from __future__ import annotations
 
 import platform
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -119,6 +120,12 @@ def _hits(path: str, link_entry: int, entries: dict[int, str], count: int, args:
             stop = gdb.wait_stopped(timeout)
             reason = stop.get("reason", "")
             if reason.startswith("exited"):
+                # Fewer hits than asked is the program's doing, not ours: say how it ended.
+                if reason == "exited-signalled":
+                    how = f"was killed by {stop.get('signal-name', 'a signal')}"
+                else:
+                    how = f"exited with status {int(stop.get('exit-code', '0'), 8)}"  # gdb prints it in octal
+                print(f"goblueprint: note: the program {how} after {hits} of {count} hits", file=sys.stderr)
                 return
             if reason != "breakpoint-hit":
                 if reason == "signal-received":

@@ -101,3 +101,12 @@ def test_watch_a_binary_of_another_architecture_is_one_line(capsys, go_binary):
         + ("amd64" if foreign == "arm64" else "arm64")
         + " machine"
     )
+
+
+def test_watch_says_when_the_program_ends_before_the_count(capsys, go_binary):
+    path = str(go_binary("hello"))
+    assert main(["binary", "watch", path, "--count", "100000", "--json", "--", "2"]) == 0
+    out, err = capsys.readouterr()
+    hits = len(out.splitlines())
+    assert 0 < hits < 100000
+    assert err.strip() == f"goblueprint: note: the program exited with status 0 after {hits} of 100000 hits"
