@@ -140,3 +140,17 @@ def test_observed_transitions_api_for_source_verify(
         transitions.observed_transitions(out, "m")
     with pytest.raises(LabError, match="is not a lab folder"):
         transitions.observed_transitions(tmp_path, "g")
+    # Verified against another release's source, its file:line sites would name other lines.
+    diagram = str(Path(__file__).resolve().parents[2] / "docs" / "example-g.mmd")
+    code, _, err = run_cli(
+        "source", "verify", diagram, "--machine", "g", "--go", "1.27", "--observed", str(out)
+    )
+    assert (
+        code == 2
+        and "observed Go 1.22.10, the source is Go 1.27.3: verify against the release that ran (--go 1.22)"
+        in err
+    )
+    code, _, err = run_cli(
+        "source", "verify", diagram, "--machine", "g", "--go", "1.22", "--observed", str(out)
+    )
+    assert code in (0, 1) and "observed Go" not in err
