@@ -311,7 +311,9 @@ def _jobs(
         return
     several = len(pkgs) > 1
     if several and opts.one_package:
-        raise CaptureError(f"{' '.join(plan.target)} names {len(pkgs)} packages: capture_all records several")
+        # (lab observe and capture() record one package; the capture command, capture_all, several)
+        names = ", ".join(p.import_path for p in pkgs[:3]) + (", …" if len(pkgs) > 3 else "")
+        raise CaptureError(f"{' '.join(plan.target)} names {len(pkgs)} packages ({names}): give one")
     if several:
         names = [_sub_dir(p.import_path) for p in pkgs]
         if len(set(names)) != len(names):
