@@ -92,6 +92,10 @@ def disassemble(binary: Binary, syms: Symbols, dw: Dwarf | None, name: str) -> d
                 target = int(m.group(1), 16)
                 ins["target"] = target
                 ins["target_symbol"] = syms.describe(target)
+                if ins["target_symbol"] is None:
+                    # No symbol there (a cgo binary's .plt stubs): at least the section.
+                    sec = binary.section_at(target)
+                    ins["target_section"] = sec.name if sec is not None else None
             else:
                 ins["indirect"] = True
         rip = _RIP_REL.search(op_str) if binary.arch == "amd64" else None
@@ -143,6 +147,7 @@ def calls(listing: dict[str, Any]) -> dict[str, Any]:
                 "address": ins["address"],
                 "target": ins.get("target_symbol") if not ins.get("indirect") else None,
                 "target_address": ins.get("target"),
+                "target_section": ins.get("target_section"),
                 "indirect": bool(ins.get("indirect")),
                 "operands": ins["operands"],
                 "line": f"{short_path(ins['file'])}:{ins['line']}" if "file" in ins else None,

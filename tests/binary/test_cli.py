@@ -172,3 +172,18 @@ def test_crosscheck_against_other_release_explains_differences(capsys, go_binary
     assert "cannot read /nonexistent: no such file or directory (--goroot names a GOROOT" in one_line_error(
         code, err
     )
+
+
+@pytest.mark.skipif(__import__("shutil").which("gcc") is None, reason="no C compiler")
+def test_calls_to_an_address_no_symbol_covers(capsys, go_binary):
+    # The C code of a cgo binary calls libc through .plt stubs, which have no symbol:
+    # the address and its section, in the text and in JSON (the text raised a TypeError).
+    path = str(go_binary("cgohello"))
+    code, out, err = run_cli(capsys, "binary", "calls", path, "x_cgo_init")
+    assert code == 0, err
+    assert re.search(r"^  0x[0-9a-f]+  0x[0-9a-f]+ \(in \.plt\) ", out, re.M), out
+    code, out, _ = run_cli(capsys, "binary", "calls", path, "x_cgo_init", "--json")
+    plt = [c for c in json.loads(out)["calls"] if c["target"] is None and not c["indirect"]]
+    assert plt and all(c["target_section"] == ".plt" and c["target_address"] for c in plt)
+    code, out, _ = run_cli(capsys, "binary", "disasm", path, "x_cgo_init")
+    assert code == 0 and "<.plt>" in out
