@@ -187,3 +187,12 @@ def test_calls_to_an_address_no_symbol_covers(capsys, go_binary):
     assert plt and all(c["target_section"] == ".plt" and c["target_address"] for c in plt)
     code, out, _ = run_cli(capsys, "binary", "disasm", path, "x_cgo_init")
     assert code == 0 and "<.plt>" in out
+
+
+@pytest.mark.skipif(__import__("shutil").which("gcc") is None, reason="no C compiler")
+def test_undefined_symbols_are_in_und(capsys, go_binary):
+    # readelf's UND: the libc functions a cgo binary imports (the section column was empty).
+    path = str(go_binary("cgohello"))
+    code, out, _ = run_cli(capsys, "binary", "symbols", path, "--grep", "@GLIBC", "--json")
+    rows = json.loads(out)["symbols"]
+    assert code == 0 and rows and all(r["section"] == "UND" and r["address"] == 0 for r in rows)
