@@ -96,3 +96,21 @@ def test_a_dependency_only_in_vendor(tmp_path: Path, capfd: pytest.CaptureFixtur
     assert result.ok, result.meta["error"]
     assert "dep says 42" in capfd.readouterr().out
     assert _tree(root) == before
+
+
+@pytest.mark.parametrize("go", ["1.22", "1.27"])
+def test_a_main_package_declaring_the_names_capture_imports(tmp_path: Path, go: str) -> None:
+    # Package main and the added file share one namespace: a program's own `trace` (a
+    # -trace flag), `signal`, `sync` or `syscall` clashed with the file's imports.
+    root = tmp_path / "n"
+    _write(root, {
+        "go.mod": "module example.com/n\n\ngo 1.22\n",
+        "main.go": 'package main\n\nimport (\n\t"flag"\n\t"fmt"\n)\n\n'
+                   'var trace = flag.Bool("trace", false, "trace")\n\n'
+                   "func signal(s string) { fmt.Println(s) }\n\n"
+                   "type sync struct{}\n\nconst syscall, os = 1, 2\n\n"
+                   'func main() {\n\tflag.Parse()\n\tsignal(fmt.Sprint(*trace, syscall, os))\n}\n',
+    })  # fmt: skip
+    result = capture(["go", "run", ".", "-trace"], tmp_path / "cap", cwd=root, go=go, no_stdin=True)
+    assert result.ok and result.meta["trace_via"] == "overlay", result.meta["error"]
+    assert (tmp_path / "cap" / "trace.out").stat().st_size > 500
