@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 from goblueprint.binary.dwarf import Dwarf
@@ -38,6 +39,21 @@ def _capstone(arch: str) -> Any:
     if arch == "amd64":
         return capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
     return capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
+
+
+def _decode(md: Any, code: bytes, base: int, arch: str) -> Iterator[tuple[int, int, str, str]]:
+    """Capstone's (address, size, mnemonic, operands), on past bytes it cannot decode (an
+    arm64 literal pool inside a function), each shown as "?" as go tool objdump does;
+    capstone alone stops at the first, and the rest of the function went missing."""
+    step = 4 if arch == "arm64" else 1
+    pos = 0
+    while pos < len(code):
+        for addr, size, mnemonic, op_str in md.disasm_lite(code[pos:], base + pos):
+            yield addr, size, mnemonic, op_str
+            pos = addr + size - base
+        if pos < len(code):
+            yield base + pos, min(step, len(code) - pos), "?", ""
+            pos += step
 
 
 def _pclntab_rows(binary: Binary, func: Func) -> list[tuple[int, str, int]]:
@@ -76,7 +92,7 @@ def disassemble(binary: Binary, syms: Symbols, dw: Dwarf | None, name: str) -> d
     pc_addrs = [r[0] for r in pc_rows]
     out = []
     md = _capstone(binary.arch)
-    for addr, size, mnemonic, op_str in md.disasm_lite(code, func.lo):
+    for addr, size, mnemonic, op_str in _decode(md, code, func.lo, binary.arch):
         ins: dict[str, Any] = {
             "address": addr,
             "bytes": code[addr - func.lo : addr - func.lo + size].hex(),
