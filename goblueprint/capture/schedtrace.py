@@ -109,7 +109,11 @@ class Schedtrace:
 def is_schedtrace_line(line: str) -> bool:
     """True for lines the runtime's schedtrace prints (used to split a program's stderr)."""
     if line.startswith("SCHED "):
-        return _SCHED_HEAD.match(line) is not None
+        # Every release's SCHED line goes on with gomaxprocs: a program's own "SCHED 5ms: …"
+        # stays the program's. (A line the exit cut may stop anywhere in that word.)
+        head = _SCHED_HEAD.match(line)
+        rest = line[head.end() :].rstrip("\r\n") if head else None
+        return rest is not None and (rest.startswith(" gomaxprocs=") or " gomaxprocs=".startswith(rest))
     if line.startswith("  P"):
         return _P_LINE.match(line.rstrip("\r\n")) is not None
     if line.startswith("  M"):

@@ -172,8 +172,12 @@ def test_unknown_field_and_bad_number_are_errors() -> None:
 def test_is_schedtrace_line_tells_runtime_lines_from_program_lines() -> None:
     for log in LOGS:
         assert all(schedtrace.is_schedtrace_line(ln) for ln in log.read_text().splitlines() if ln)
-    for foreign in ("SCHED of the week", "  P1: a program's own line", "mainpkg stderr: mode return", ""):
+    for foreign in ("SCHED of the week", "  P1: a program's own line", "mainpkg stderr: mode return", "",
+                    "SCHED 5ms: the program's own line"):  # fmt: skip
         assert not schedtrace.is_schedtrace_line(foreign)
+    # The last line of a log the program's exit cut, anywhere in its first field.
+    for cut in ("SCHED 12ms:", "SCHED 12ms: gomax", "SCHED 12ms: gomaxprocs=2 idlepr"):
+        assert schedtrace.is_schedtrace_line(cut)
 
 
 @pytest.mark.parametrize("name", ["schedtrace-go1.27.3.log", "scheddetail-go1.22.10.log"])
