@@ -34,7 +34,7 @@ from typing import IO, Any
 from goblueprint import toolchain
 from goblueprint.capture import packages
 from goblueprint.capture.command import Plan, plan_command, split_flag
-from goblueprint.capture.schedtrace import is_schedtrace_line
+from goblueprint.capture.schedtrace import is_schedtrace_line, is_whole_runtime_line
 from goblueprint.errors import CaptureError, GoblueprintError
 from goblueprint.kernel.record import start as kernel_start
 
@@ -140,6 +140,10 @@ class _TextSink:
         self.stream.flush()
 
 
+# Where a runtime scheduler line starts (SCHED, or scheddetail's P, M and G lines).
+_RUNTIME_LINE_START = re.compile(rb"SCHED \d+ms: gomaxprocs=|  P\d+: status=|  M\d+: p=|  G\d+: status=")
+
+
 @dataclass
 class _StderrState:
     lines: int = 0  # scheduler lines written to the log
@@ -152,9 +156,26 @@ class _StderrState:
 def _pump_stderr(
     pipe: IO[bytes], log: IO[bytes], echo: IO[bytes] | _TextSink | None, state: _StderrState
 ) -> None:
-    """Split the program's stderr: the runtime's scheduler lines to the log, the rest on."""
+    """Split the program's stderr: the runtime's scheduler lines to the log, the rest on.
+
+    A program that writes a line in pieces (a buffered writer flushing mid-line) can have a
+    scheduler line land after its piece: the piece goes on without a newline (the rest of
+    its line follows on a later one) and the scheduler line to the log."""
     for raw in iter(pipe.readline, b""):
         arrived = time.monotonic_ns()
+        inside = _RUNTIME_LINE_START.search(raw, 1)
+        if (
+            inside is not None
+            and not is_schedtrace_line(raw.decode("utf-8", "replace"))
+            and is_whole_runtime_line(raw[inside.start() :].decode("utf-8", "replace"))
+        ):
+            piece, raw = raw[: inside.start()], raw[inside.start() :]
+            if echo is not None:
+                try:
+                    echo.write(piece)
+                    echo.flush()
+                except (OSError, ValueError):
+                    echo = None
         if is_schedtrace_line(raw.decode("utf-8", "replace")):
             if (match := _SCHED_MS.match(raw)) is not None:
                 if state.lines:

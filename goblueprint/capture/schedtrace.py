@@ -123,6 +123,19 @@ def is_schedtrace_line(line: str) -> bool:
     return False
 
 
+def is_whole_runtime_line(line: str) -> bool:
+    """True for a scheduler line read whole, to its end (a SCHED line every field of which
+    reads): what may be split off a program's line it landed after."""
+    line = line.rstrip("\r\n")
+    if line.startswith("SCHED "):
+        try:
+            _parse_sched(line, 0)
+        except CaptureError:
+            return False
+        return True
+    return is_schedtrace_line(line)
+
+
 def _int_or_none(text: str) -> int | None:
     return None if text == "nil" else int(text)
 

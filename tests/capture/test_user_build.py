@@ -114,3 +114,34 @@ def test_a_main_package_declaring_the_names_capture_imports(tmp_path: Path, go: 
     result = capture(["go", "run", ".", "-trace"], tmp_path / "cap", cwd=root, go=go, no_stdin=True)
     assert result.ok and result.meta["trace_via"] == "overlay", result.meta["error"]
     assert (tmp_path / "cap" / "trace.out").stat().st_size > 500
+
+
+def test_scheduler_lines_landing_inside_the_programs_lines(tmp_path: Path) -> None:
+    # A program writing a line in pieces (a buffered writer flushing mid-line): the runtime's
+    # SCHED lines land after a piece. They go to the log; the program's line stays whole, and
+    # a line of its own that merely starts like the runtime's stays the program's.
+    import io
+
+    from goblueprint.capture import schedtrace
+
+    root = tmp_path / "p"
+    _write(root, {
+        "go.mod": "module example.com/p\n\ngo 1.22\n",
+        "main.go": 'package main\n\nimport (\n\t"os"\n\t"time"\n)\n\n'
+                   "func main() {\n"
+                   '\tos.Stderr.WriteString("SCHED 5ms: the program\'s own line\\n")\n'
+                   '\tos.Stderr.WriteString("first half, ")\n'
+                   "\ttime.Sleep(300 * time.Millisecond)\n"
+                   '\tos.Stderr.WriteString("second half\\n")\n}\n',
+    })  # fmt: skip
+    err = io.BytesIO()
+    result = capture(
+        ["go", "run", "."], tmp_path / "cap", cwd=root, schedtrace_ms=20, stderr=err, no_stdin=True
+    )
+    assert result.ok, result.meta["error"]
+    assert err.getvalue().decode().splitlines() == [
+        "SCHED 5ms: the program's own line",
+        "first half, second half",
+    ]
+    samples = schedtrace.parse((tmp_path / "cap" / "schedtrace.log").read_text()).samples
+    assert len(samples) >= 5  # 300 ms at 20 ms, on a loaded machine too
