@@ -196,3 +196,12 @@ def test_undefined_symbols_are_in_und(capsys, go_binary):
     code, out, _ = run_cli(capsys, "binary", "symbols", path, "--grep", "@GLIBC", "--json")
     rows = json.loads(out)["symbols"]
     assert code == 0 and rows and all(r["section"] == "UND" and r["address"] == 0 for r in rows)
+
+
+def test_a_type_named_without_its_package_is_suggested(capsys, go_binary):
+    # Only runtime. may be left out; other packages' types are named in the hint.
+    path = str(go_binary("hello"))
+    code, _, err = run_cli(capsys, "binary", "layout", path, "point")
+    assert one_line_error(code, err).endswith(f"unknown type 'point' in {path} (did you mean main.point?)")
+    code, _, err = run_cli(capsys, "binary", "layout", path, "Mutex")
+    assert "did you mean internal/sync.Mutex, sync.Mutex?" in err or "did you mean sync.Mutex?" in err

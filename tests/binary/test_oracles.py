@@ -26,10 +26,23 @@ pytestmark = pytest.mark.slow
 BUILDS = [(go, arch) for go in RELEASES for arch in ARCHES]
 TYPES = ("runtime.g", "runtime.m", "runtime.p", "runtime.gobuf", "runtime.schedt", "runtime.sudog",
          "runtime.mutex", "runtime.hchan", "main.point")  # fmt: skip
-FUNCS = ("runtime.schedule", "runtime.execute", "runtime.findRunnable", "runtime.park_m", "runtime.goexit0",
-         "runtime.newproc1", "runtime.gopark", "runtime.mcall", "runtime.gogo.abi0", "main.main", "main.sum",
-         "runtime.lock2", "runtime.chansend", "runtime.chanrecv",
-         "runtime.call1073741824.abi0")  # fmt: skip  (the last: an arm64 literal pool inside)
+FUNCS = (
+    "runtime.schedule",
+    "runtime.execute",
+    "runtime.findRunnable",
+    "runtime.park_m",
+    "runtime.goexit0",
+    "runtime.newproc1",
+    "runtime.gopark",
+    "runtime.mcall",
+    "runtime.gogo.abi0",
+    "main.main",
+    "main.sum",
+    "runtime.lock2",
+    "runtime.chansend",
+    "runtime.chanrecv",
+    "runtime.call1073741824.abi0",
+)  # fmt: skip  (the last: an arm64 literal pool inside)
 
 _PTYPE_FIELD = re.compile(r"^/\*\s+(\d+)(?::\s*\d+)?\s+\|\s+(\d+) \*/\s+(.*?)(\w+)(?:\[\d+\])*;$")
 _PTYPE_HEAD = re.compile(r"type = struct (\S+) \{")
