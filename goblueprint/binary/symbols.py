@@ -69,8 +69,11 @@ class Symbols:
             return f
         # "schedule" for runtime.schedule: a package-less name is far from the full one by
         # edit ratio, so names ending in ".NAME" come first.
+        # A generic function's instances carry their shapes (main.Sum[go.shape.int64]).
         suffix = "." + name
-        close = sorted(n for n in self._by_name if n.endswith(suffix))[:3]
+        close = sorted(
+            n for n in self._by_name if (base := n.split("[", 1)[0]) == name or base.endswith(suffix)
+        )[:3]
         if not close:
             close = difflib.get_close_matches(name, list(self._by_name), n=3, cutoff=0.8)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""

@@ -205,3 +205,14 @@ def test_a_type_named_without_its_package_is_suggested(capsys, go_binary):
     assert one_line_error(code, err).endswith(f"unknown type 'point' in {path} (did you mean main.point?)")
     code, _, err = run_cli(capsys, "binary", "layout", path, "Mutex")
     assert "did you mean internal/sync.Mutex, sync.Mutex?" in err or "did you mean sync.Mutex?" in err
+
+
+def test_a_generic_function_is_suggested_by_its_instances(capsys, go_binary):
+    # Instances carry their shapes (internal/strconv.shortFloat[go.shape.float64]).
+    path = str(go_binary("hello"))
+    code, _, err = run_cli(capsys, "binary", "disasm", path, "internal/strconv.shortFloat")
+    line = one_line_error(code, err)
+    assert (
+        "(did you mean internal/strconv.shortFloat[go.shape.float32], internal/strconv.shortFloat[go.shape.float64]?)"
+        in line
+    )
