@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from goblueprint import toolchain
 from goblueprint.capture import packages
-from goblueprint.capture.command import Plan, plan_command, split_flag
+from goblueprint.capture.command import Plan, plan_command, split_chdir, split_flag
 from goblueprint.capture.schedtrace import is_schedtrace_line, is_whole_runtime_line
 from goblueprint.errors import CaptureError, GoblueprintError
 from goblueprint.kernel.record import start as kernel_start
@@ -569,7 +569,9 @@ def capture_all(
     environment (both for `goblueprint lab`).
     """
     workdir = Path(cwd) if cwd is not None else Path.cwd()
-    plan = plan_command(command, workdir)
+    to_run, workdir = split_chdir(command, workdir)
+    plan = plan_command(to_run, workdir)
+    plan.command = list(command)  # as the user gave it, -C too
     if schedtrace_ms < 0:
         raise CaptureError("--schedtrace must be 0 (off) or a period in milliseconds")
     if procs is not None and procs < 1:

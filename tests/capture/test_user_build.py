@@ -145,3 +145,20 @@ def test_scheduler_lines_landing_inside_the_programs_lines(tmp_path: Path) -> No
     ]
     samples = schedtrace.parse((tmp_path / "cap" / "schedtrace.log").read_text()).samples
     assert len(samples) >= 5  # 300 ms at 20 ms, on a loaded machine too
+
+
+def test_go_dash_c_changes_directory_first(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    # go takes -C DIR only as the first flag; capture passed it on to go build after others.
+    root = tmp_path / "m"
+    _write(root, {
+        "go.mod": "module example.com/m\n\ngo 1.22\n",
+        "main.go": 'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n\n'
+                   'func main() { wd, _ := os.Getwd(); fmt.Println("ran in", wd) }\n',
+        "m_test.go": 'package main\n\nimport "testing"\n\nfunc TestM(t *testing.T) {}\n',
+    })  # fmt: skip
+    result = capture(["go", "run", "-C", "m", "."], tmp_path / "run", cwd=tmp_path, no_stdin=True)
+    assert result.ok and result.meta["package"] == "example.com/m", result.meta["error"]
+    assert f"ran in {root.resolve()}" in capfd.readouterr().out  # where go run -C runs it
+    result = capture(["go", "test", "-C=m", "."], tmp_path / "test", cwd=tmp_path, no_stdin=True)
+    assert result.ok and result.meta["package"] == "example.com/m", result.meta["error"]
+    assert result.meta["command"] == ["go", "test", "-C=m", "."]
