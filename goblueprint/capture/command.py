@@ -137,6 +137,10 @@ def plan_go_test(command: list[str]) -> Plan:
             plan.program_args.append(arg)
             i += 1
     plan.target = packages or ["."]
+    # go test's -coverprofile also sets -cover: the binary must be built with coverage.
+    keys = {split_flag(f)[0] for f in plan.build_flags}
+    if any(a.startswith("-test.coverprofile=") for a in plan.program_args) and "cover" not in keys:
+        plan.build_flags.append("-cover")
     return plan
 
 
