@@ -349,7 +349,16 @@ def _jobs(
         pkg_out.mkdir(parents=True, exist_ok=True)
         exe = pkg_out / "program.test"
         start = time.monotonic()
-        packages.build_test(tc, pkg, plan.build_flags, exe, build_dir, opts.extra_overlay)
+        try:
+            packages.build_test(tc, pkg, plan.build_flags, exe, build_dir, opts.extra_overlay)
+        except CaptureError as exc:
+            if not several:
+                raise
+            # As go test: FAIL pkg [build failed], and on with the other packages.
+            meta = {"command": plan.command, "package": pkg.import_path, "skipped": "build failed",
+                    "error": str(exc), "exit_status": None, "files": {}}  # fmt: skip
+            yield CaptureResult(pkg_out, meta)
+            continue
         args = _test_args(plan, pkg_out / "trace.out", opts.timeout, workdir)
         job = _Job(
             plan.command, "test", exe, args, pkg.dir, "test-flag", tc.version, tc.goroot, pkg.import_path

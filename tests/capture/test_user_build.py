@@ -162,3 +162,34 @@ def test_go_dash_c_changes_directory_first(tmp_path: Path, capfd: pytest.Capture
     result = capture(["go", "test", "-C=m", "."], tmp_path / "test", cwd=tmp_path, no_stdin=True)
     assert result.ok and result.meta["package"] == "example.com/m", result.meta["error"]
     assert result.meta["command"] == ["go", "test", "-C=m", "."]
+
+
+def test_a_package_that_does_not_build_among_several(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As go test ./...: FAIL pkg [build failed], and the other packages still recorded.
+    from goblueprint.capture import capture_all
+    from goblueprint.cli import main
+
+    root = tmp_path / "mm"
+    _write(root, {
+        "go.mod": "module example.com/mm\n\ngo 1.22\n",
+        "b/b_test.go": 'package b\n\nimport "testing"\n\nfunc TestB(t *testing.T) { undefined() }\n',
+        "c/c_test.go": 'package c\n\nimport "testing"\n\nfunc TestC(t *testing.T) {}\n',
+    })  # fmt: skip
+    results = capture_all(["go", "test", "./..."], tmp_path / "cap", cwd=root, no_stdin=True)
+    by_package = {r.meta["package"]: r for r in results}
+    assert by_package["example.com/mm/b"].skipped == "build failed"
+    assert "undefined: undefined" in by_package["example.com/mm/b"].meta["error"]
+    assert by_package["example.com/mm/c"].ok and by_package["example.com/mm/c"].trace is not None
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        code = main(["capture", "-o", str(tmp_path / "cli"), "--", "go", "test", "./..."])
+    finally:
+        os.chdir(cwd)
+    out, err = capsys.readouterr()
+    assert code == 1 and "FAIL\texample.com/mm/b [build failed]" in out
+    assert "(package example.com/mm/c)" in out and "undefined: undefined" in err
