@@ -196,7 +196,9 @@ class Binary:
             name = self._cstr(str_lo + nameoff, str_hi)
             stype = _SYM_TYPES.get(info & 0xF, str(info & 0xF))
             bind = _SYM_BINDS.get(info >> 4, str(info >> 4))
-            secname = names.get(shndx, "ABS" if shndx == 0xFFF1 else "UND" if shndx == 0 else str(shndx))
+            # Index 0 is the null section (no name): such a symbol is undefined, a libc
+            # function a cgo binary imports.
+            secname = "UND" if shndx == 0 else names.get(shndx, "ABS" if shndx == 0xFFF1 else str(shndx))
             out.append(Symbol(name, value, size, stype, bind, secname))
         return out
 

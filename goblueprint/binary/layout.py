@@ -19,9 +19,19 @@ def find_type(dw: Dwarf, name: str) -> tuple[str, list]:
         off = names.get(candidate)
         if off is not None:
             return off, dw.types[off]
-    close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.75)
+    # "Pair" for main.Pair[int,float64] or sync.Mutex for "Mutex": a name without its package
+    # (or its type arguments) is far from the full one by edit ratio, so those come first.
+    close = sorted(n for n in names if _named(n) and n.split("[", 1)[0].endswith("." + name))[:3]
+    if not close:
+        close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.75)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     raise BinaryError(f"unknown type {name!r} in {dw.binary.path}{hint}")
+
+
+def _named(type_name: str) -> bool:
+    """A defined type's name (pkg.T or pkg.T[args]), not a pointer, slice, channel, map,
+    func or a runtime-internal <...> instance."""
+    return not type_name.startswith(("*", "[", "chan ", "map[", "func(")) and "<" not in type_name
 
 
 def _resolve(dw: Dwarf, off: str | None, seen: int = 0) -> list | None:

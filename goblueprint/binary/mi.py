@@ -101,6 +101,7 @@ class Gdb:
         self.lines: queue.Queue[str | None] = queue.Queue()
         self._token = 100
         self.console: list[str] = []
+        self.log: list[str] = []
         threading.Thread(target=self._pump, daemon=True).start()
 
     def _pump(self) -> None:
@@ -119,6 +120,8 @@ class Gdb:
             raise CaptureError("gdb exited unexpectedly")
         if line.startswith("~"):
             self.console.append(parse_value(line[1:])[0])
+        elif line.startswith("&"):
+            self.log.append(parse_value(line[1:])[0])
         return line
 
     def command(self, cmd: str, timeout: float = 60) -> dict[str, Any]:
@@ -140,10 +143,16 @@ class Gdb:
 
     def wait_stopped(self, timeout: float) -> dict[str, Any]:
         """The next *stopped record (breakpoint hit, signal or program exit)."""
+        self.log.clear()
         while True:
             rec = parse_record(self._next(timeout))
             if rec and rec[1] == "*" and rec[2] == "stopped":
                 return rec[3]
+            if rec and rec[1] == "^" and rec[2] == "error":
+                # A run or continue gdb gave up after its ^running (a breakpoint it could not
+                # insert): no *stopped record follows, so waiting for one would only time out.
+                why = " ".join(ln.strip() for ln in self.log if ln.strip())
+                raise CaptureError(f"gdb: {rec[3].get('msg', 'error')}" + (f" ({why})" if why else ""))
 
     def eval(self, expr: str) -> str:
         return self.command(f'-data-evaluate-expression "{expr}"')["value"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from goblueprint.binary import cache
 from goblueprint.binary.elf import Binary
-from goblueprint.binary.pclntab import read_functions
+from goblueprint.binary.pclntab import read_functions, text_base
 from goblueprint.errors import BinaryError
 
 
@@ -58,7 +58,7 @@ class Symbols:
         text = b.section(".text")
         if b.section(".gopclntab") is None or text is None:
             raise BinaryError(f"{b.path}: no symbol table and no .gopclntab: not a Go binary?")
-        _version, funcs = read_functions(b.section_bytes(".gopclntab"), text.addr)
+        _version, funcs = read_functions(b.section_bytes(".gopclntab"), text_base(b))
         rows = [{"name": f.name, "address": f.entry, "size": f.end - f.entry, "kind": "func", "bind": "",
                  "section": ".text"} for f in funcs]  # fmt: skip
         return {"source": "gopclntab", "rows": rows}
@@ -69,8 +69,11 @@ class Symbols:
             return f
         # "schedule" for runtime.schedule: a package-less name is far from the full one by
         # edit ratio, so names ending in ".NAME" come first.
+        # A generic function's instances carry their shapes (main.Sum[go.shape.int64]).
         suffix = "." + name
-        close = sorted(n for n in self._by_name if n.endswith(suffix))[:3]
+        close = sorted(
+            n for n in self._by_name if (base := n.split("[", 1)[0]) == name or base.endswith(suffix)
+        )[:3]
         if not close:
             close = difflib.get_close_matches(name, list(self._by_name), n=3, cutoff=0.8)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
@@ -79,14 +82,19 @@ class Symbols:
     def at(self, addr: int) -> tuple[Func, int] | None:
         """The function containing ADDR and the offset into it."""
         i = bisect.bisect_right(self._starts, addr) - 1
+        marker = None
         while i >= 0:
             f = self.funcs[i]
-            if f.lo <= addr < max(f.hi, f.lo + 1):
+            if f.lo <= addr < f.hi:
                 return f, addr - f.lo
+            if f.lo == f.hi == addr and marker is None:
+                # A zero-size label (runtime.text, go:textfipsstart) shares its address with
+                # the function laid out there, which is what a call to that address reaches.
+                marker = f
             if f.lo < addr - (1 << 20):
                 break
             i -= 1
-        return None
+        return (marker, 0) if marker is not None else None
 
     def describe_data(self, addr: int) -> str | None:
         """name+offset of the data symbol holding ADDR (for RIP-relative operands)."""

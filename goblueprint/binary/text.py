@@ -47,8 +47,12 @@ def disasm(listing: dict[str, Any]) -> str:
         f"TEXT {listing['function']} {listing['address']:#x}-{listing['address'] + listing['size']:#x}"
         f" ({listing['size']} bytes, {listing['arch']})"
     ]
-    if listing["source"] == "none":
-        lines.append("  (no DWARF line table: instructions only)")
+    if listing["size"] == 0:
+        lines.append("  (a zero-size label: no instructions of its own)")
+    elif listing["source"] == "none":
+        lines.append("  (no line table: instructions only)")
+    elif listing["source"] == "gopclntab":
+        lines.append("  (no DWARF: source lines from .gopclntab)")
     last = None
     for ins in listing["instructions"]:
         where = (ins.get("file"), ins.get("line"), tuple(c["function"] for c in ins.get("inlined", ())))
@@ -63,6 +67,8 @@ def disasm(listing: dict[str, Any]) -> str:
         ops = ins["operands"]
         if ins.get("target_symbol"):
             ops = f"{ops} <{ins['target_symbol']}>"
+        elif ins.get("target_section"):
+            ops = f"{ops} <{ins['target_section']}>"
         elif ins.get("data_symbol"):
             ops = f"{ops} <{ins['data_symbol']}>"
         lines.append(f"    {ins['address']:#x}  {ins['bytes']:<22} {ins['mnemonic']:<7} {ops}")
@@ -72,7 +78,13 @@ def disasm(listing: dict[str, Any]) -> str:
 def calls(rec: dict[str, Any]) -> str:
     lines = [f"calls of {rec['function']}: {len(rec['calls'])}"]
     for c in rec["calls"]:
-        target = c["target"] if not c["indirect"] else f"indirect ({c['operands']})"
+        if c["indirect"]:
+            target = f"indirect ({c['operands']})"
+        elif c["target"] is None:  # an address no symbol covers
+            where = c.get("target_section")
+            target = f"{c['target_address']:#x}" + (f" (in {where})" if where else " (no symbol)")
+        else:
+            target = c["target"]
         via = f"  [inlined {c['inlined_from']}]" if c["inlined_from"] else ""
         lines.append(f"  {c['address']:#x}  {target:<48} {c['line'] or '?'}{via}")
     return "\n".join(lines)

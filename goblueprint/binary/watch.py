@@ -9,6 +9,8 @@ also test the layouts on a live process.
 
 from __future__ import annotations
 
+import platform
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +24,8 @@ REGS = {
     "amd64": {"g": "$r14", "arg0": "$rax", "sp": "$rsp", "fp": "$rbp", "pc": "$rip"},
     "arm64": {"g": "$x28", "arg0": "$x0", "sp": "$sp", "fp": "$x29", "pc": "$pc"},
 }
+# platform.machine() -> GOARCH of the binaries that run here.
+HOST_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 # Functions whose first argument is the *g being switched to.
 SWITCH_ARG = {"runtime.execute", "runtime.casgstatus", "runtime.ready"}
 # Signals Go uses for itself; gdb must pass them silently or the run stalls.
@@ -69,17 +73,28 @@ def watch(
     args: list[str] | None = None,
     timeout: float = 60,
 ) -> Iterator[dict[str, Any]]:
-    """Run BIN under gdb and yield one record per breakpoint hit (at most COUNT)."""
+    """Run BIN under gdb and yield one record per breakpoint hit (at most COUNT).
+
+    The binary, its DWARF and the functions are checked here, before any record is
+    asked for (a caller's table header is not printed above a bad input's error)."""
     opened = open_all(path, need_dwarf=True, warn=False)
     if opened.binary.arch not in REGS:
         raise BinaryError(f"{path}: cannot watch {opened.binary.arch} binaries")
+    host = HOST_ARCH.get(platform.machine(), platform.machine())
+    if opened.binary.arch != host:
+        # gdb would start something else in its place and stop in that program's loader.
+        raise BinaryError(f"{path}: an {opened.binary.arch} binary does not run on this {host} machine")
     regs = REGS[opened.binary.arch]
     dw = opened.dwarf
     off = offsets(dw)
     names = status_names(dw.consts)
-    addrs = {}
-    for name in at:
-        addrs[opened.symbols.function(name).lo] = name
+    entries = {opened.symbols.function(name).lo: name for name in at}
+    return _hits(path, opened.binary.entry, entries, count, args, timeout, regs, off, names)
+
+
+def _hits(path: str, link_entry: int, entries: dict[int, str], count: int, args: list[str] | None,
+          timeout: float, regs: dict[str, str], off: dict[str, int], names: dict[int, str]
+          ) -> Iterator[dict[str, Any]]:  # fmt: skip
     gdb = Gdb(path)
     try:
         gdb.command("-gdb-set language c")
@@ -88,16 +103,29 @@ def watch(
         gdb.command("-inferior-tty-set /dev/null")
         for sig in QUIET_SIGNALS:
             gdb.command(f'-interpreter-exec console "handle {sig} nostop noprint pass"')
-        for addr in addrs:
-            gdb.command(f"-break-insert *{addr:#x}")
         if args:
             gdb.command("-exec-arguments " + " ".join(_quote(a) for a in args))
-        gdb.command("-exec-run")
+        # Stopped at its first instruction the program is mapped: a PIE (-buildmode=pie) lies
+        # at some load bias from its link addresses, and a breakpoint at a link address
+        # could not be inserted.
+        gdb.command('-interpreter-exec console "starti"')
+        gdb.wait_stopped(timeout)
+        bias = _load_bias(gdb, link_entry)
+        addrs = {addr + bias: name for addr, name in entries.items()}
+        for addr in addrs:
+            gdb.command(f"-break-insert *{addr:#x}")
+        gdb.command("-exec-continue")
         hits = 0
         while hits < count:
             stop = gdb.wait_stopped(timeout)
             reason = stop.get("reason", "")
             if reason.startswith("exited"):
+                # Fewer hits than asked is the program's doing, not ours: say how it ended.
+                if reason == "exited-signalled":
+                    how = f"was killed by {stop.get('signal-name', 'a signal')}"
+                else:
+                    how = f"exited with status {int(stop.get('exit-code', '0'), 8)}"  # gdb prints it in octal
+                print(f"goblueprint: note: the program {how} after {hits} of {count} hits", file=sys.stderr)
                 return
             if reason != "breakpoint-hit":
                 if reason == "signal-received":
@@ -110,6 +138,18 @@ def watch(
                 gdb.command("-exec-continue")
     finally:
         gdb.close()
+
+
+def _load_bias(gdb: Gdb, link_entry: int) -> int:
+    """Where the program was loaded relative to its link addresses: its entry point as the
+    kernel passed it (AT_ENTRY of the auxiliary vector) less the ELF header's."""
+    gdb.console.clear()
+    gdb.command('-interpreter-exec console "info auxv"')
+    for line in "".join(gdb.console).splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[1] == "AT_ENTRY":
+            return int(fields[-1], 16) - link_entry
+    raise CaptureError("gdb did not show the program's entry point (info auxv has no AT_ENTRY)")
 
 
 def _quote(arg: str) -> str:

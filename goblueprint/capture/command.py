@@ -137,7 +137,30 @@ def plan_go_test(command: list[str]) -> Plan:
             plan.program_args.append(arg)
             i += 1
     plan.target = packages or ["."]
+    # go test's -coverprofile also sets -cover: the binary must be built with coverage.
+    keys = {split_flag(f)[0] for f in plan.build_flags}
+    if any(a.startswith("-test.coverprofile=") for a in plan.program_args) and "cover" not in keys:
+        plan.build_flags.append("-cover")
     return plan
+
+
+def split_chdir(command: list[str], cwd: Path) -> tuple[list[str], Path]:
+    """`go run -C DIR …`, `go test -C DIR …` (go takes -C only as the first flag): the command
+    without it and the directory it then runs in, as go would change to it first."""
+    if len(command) < 3 or os.path.basename(command[0]) != "go" or command[1] not in ("run", "test"):
+        return command, cwd
+    key, value = split_flag(command[2]) if command[2].startswith("-") else ("", None)
+    if key != "C":
+        return command, cwd
+    rest = command[3:]
+    if value is None:
+        if not rest:
+            raise CaptureError(f"go {command[1]}: flag -C needs a directory")
+        value, rest = rest[0], rest[1:]
+    target = cwd / value
+    if not target.is_dir():
+        raise CaptureError(f"go {command[1]} -C {value}: no such directory")
+    return [command[0], command[1], *rest], target.resolve()
 
 
 def plan_command(command: list[str], cwd: Path | None = None) -> Plan:

@@ -76,15 +76,24 @@ def _list_flags(build_flags: list[str]) -> list[str]:
 
 def resolve(tc: toolchain.Toolchain, plan: Plan, workdir: Path) -> list[Package]:
     """The packages PLAN's target names, as `go list` sees them from WORKDIR."""
-    fmt = '{{.ImportPath}}\t{{.Dir}}\t{{.Name}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}\t{{join .GoFiles " "}}'
+    # A cgo package's files are CgoFiles, not GoFiles: both are the package's to read.
+    fmt = (
+        "{{.ImportPath}}\t{{.Dir}}\t{{.Name}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}"
+        '\t{{join .GoFiles " "}} {{join .CgoFiles " "}}'
+    )
     proc = tc.run(
-        ["list", *_list_flags(plan.build_flags), "-f", fmt, *plan.target], cwd=str(workdir), check=False
+        ["list", *_list_flags(plan.build_flags), "-f", fmt, *plan.target],
+        cwd=str(workdir),
+        check=False,
+        user=True,
     )
     if proc.returncode != 0:
         raise CaptureError(f"cannot load {' '.join(plan.target)}: {first_lines(proc.stderr or proc.stdout)}")
     files_given = plan.target[0].endswith(".go")
     packages = []
-    for line in proc.stdout.strip().splitlines():
+    for line in proc.stdout.splitlines():
+        if not line.strip():
+            continue
         path, directory, name, tests, xtests, files = line.split("\t")
         target = tuple(str((workdir / f).resolve()) for f in plan.target) if files_given else (path,)
         packages.append(
@@ -133,6 +142,7 @@ def build_test(
             ],
             cwd=str(workdir),
             check=False,
+            user=True,
         )
     if proc.returncode != 0:
         raise CaptureError(f"go test -c {pkg.import_path} failed: {first_lines(proc.stderr or proc.stdout)}")
@@ -209,7 +219,7 @@ def build_main(
             overlay = Path(tmp) / "overlay.json"
             overlay.write_text(json.dumps({"Replace": replace}, sort_keys=True))
             flags = with_checklinkname([*flags, f"-overlay={overlay}"], tc)
-        proc = tc.run(["build", "-o", str(exe), *flags, *target], cwd=str(workdir), check=False)
+        proc = tc.run(["build", "-o", str(exe), *flags, *target], cwd=str(workdir), check=False, user=True)
     if proc.returncode != 0:
         raise CaptureError(f"go build failed: {first_lines(proc.stderr or proc.stdout)}")
     return how

@@ -33,8 +33,8 @@ from typing import IO, Any
 
 from goblueprint import toolchain
 from goblueprint.capture import packages
-from goblueprint.capture.command import Plan, plan_command, split_flag
-from goblueprint.capture.schedtrace import is_schedtrace_line
+from goblueprint.capture.command import Plan, plan_command, split_chdir, split_flag
+from goblueprint.capture.schedtrace import is_schedtrace_line, is_whole_runtime_line
 from goblueprint.errors import CaptureError, GoblueprintError
 from goblueprint.kernel.record import start as kernel_start
 
@@ -106,6 +106,19 @@ class _Job:
     notes: list[str] = field(default_factory=list)
 
 
+def _is_test_binary(binary: Path) -> bool:
+    """A Go test binary: the generated test main runs testing.(*M).Run (after MainStart,
+    which Go 1.22 inlines), which no other program links; the symbol table, or
+    .gopclntab when stripped, names it."""
+    from goblueprint.binary.elf import open_binary
+    from goblueprint.binary.symbols import Symbols
+
+    try:
+        return "testing.(*M).Run" in {f.name for f in Symbols(open_binary(str(binary))).funcs}
+    except GoblueprintError:
+        return False  # not a Go ELF binary we can read: run as it is
+
+
 def _binary_go_version(tc: toolchain.Toolchain | None, binary: Path) -> str | None:
     if tc is None:
         return None
@@ -127,6 +140,10 @@ class _TextSink:
         self.stream.flush()
 
 
+# Where a runtime scheduler line starts (SCHED, or scheddetail's P, M and G lines).
+_RUNTIME_LINE_START = re.compile(rb"SCHED \d+ms: gomaxprocs=|  P\d+: status=|  M\d+: p=|  G\d+: status=")
+
+
 @dataclass
 class _StderrState:
     lines: int = 0  # scheduler lines written to the log
@@ -139,9 +156,26 @@ class _StderrState:
 def _pump_stderr(
     pipe: IO[bytes], log: IO[bytes], echo: IO[bytes] | _TextSink | None, state: _StderrState
 ) -> None:
-    """Split the program's stderr: the runtime's scheduler lines to the log, the rest on."""
+    """Split the program's stderr: the runtime's scheduler lines to the log, the rest on.
+
+    A program that writes a line in pieces (a buffered writer flushing mid-line) can have a
+    scheduler line land after its piece: the piece goes on without a newline (the rest of
+    its line follows on a later one) and the scheduler line to the log."""
     for raw in iter(pipe.readline, b""):
         arrived = time.monotonic_ns()
+        inside = _RUNTIME_LINE_START.search(raw, 1)
+        if (
+            inside is not None
+            and not is_schedtrace_line(raw.decode("utf-8", "replace"))
+            and is_whole_runtime_line(raw[inside.start() :].decode("utf-8", "replace"))
+        ):
+            piece, raw = raw[: inside.start()], raw[inside.start() :]
+            if echo is not None:
+                try:
+                    echo.write(piece)
+                    echo.flush()
+                except (OSError, ValueError):
+                    echo = None
         if is_schedtrace_line(raw.decode("utf-8", "replace")):
             if (match := _SCHED_MS.match(raw)) is not None:
                 if state.lines:
@@ -266,7 +300,11 @@ def _jobs(
         raise CaptureError("-overlay is used by capture itself and cannot be given too")
     if plan.kind == "binary":
         assert plan.binary is not None  # set by plan_command for binaries
-        yield _Job(plan.command, "binary", plan.binary, list(plan.program_args), workdir, "env",
+        args, how = list(plan.program_args), "env"
+        if _is_test_binary(plan.binary) and not any(split_flag(a)[0] == "test.trace" for a in args):
+            # A test binary (go test -c) records itself given -test.trace, as under go test.
+            args, how = _test_args(plan, out_dir / "trace.out", opts.timeout, workdir), "test-flag"
+        yield _Job(plan.command, "binary", plan.binary, args, workdir, how,
                    _binary_go_version(tc, plan.binary), None)  # fmt: skip
         return
     assert tc is not None  # found by capture_all for every kind but binaries
@@ -294,7 +332,9 @@ def _jobs(
         return
     several = len(pkgs) > 1
     if several and opts.one_package:
-        raise CaptureError(f"{' '.join(plan.target)} names {len(pkgs)} packages: capture_all records several")
+        # (lab observe and capture() record one package; the capture command, capture_all, several)
+        names = ", ".join(p.import_path for p in pkgs[:3]) + (", …" if len(pkgs) > 3 else "")
+        raise CaptureError(f"{' '.join(plan.target)} names {len(pkgs)} packages ({names}): give one")
     if several:
         names = [_sub_dir(p.import_path) for p in pkgs]
         if len(set(names)) != len(names):
@@ -309,7 +349,16 @@ def _jobs(
         pkg_out.mkdir(parents=True, exist_ok=True)
         exe = pkg_out / "program.test"
         start = time.monotonic()
-        packages.build_test(tc, pkg, plan.build_flags, exe, build_dir, opts.extra_overlay)
+        try:
+            packages.build_test(tc, pkg, plan.build_flags, exe, build_dir, opts.extra_overlay)
+        except CaptureError as exc:
+            if not several:
+                raise
+            # As go test: FAIL pkg [build failed], and on with the other packages.
+            meta = {"command": plan.command, "package": pkg.import_path, "skipped": "build failed",
+                    "error": str(exc), "exit_status": None, "files": {}}  # fmt: skip
+            yield CaptureResult(pkg_out, meta)
+            continue
         args = _test_args(plan, pkg_out / "trace.out", opts.timeout, workdir)
         job = _Job(
             plan.command, "test", exe, args, pkg.dir, "test-flag", tc.version, tc.goroot, pkg.import_path
@@ -359,7 +408,7 @@ def _run_job(job: _Job, out_dir: Path, opts: _Options) -> CaptureResult:
     state = _StderrState()
     log_path = out_dir / "schedtrace.log"
     # A test binary stops itself at -test.timeout (flushing its trace); the wait here is a backstop.
-    wait = opts.timeout if job.kind != "test" or opts.timeout is None else opts.timeout + GRACE_S
+    wait = opts.timeout if job.how != "test-flag" or opts.timeout is None else opts.timeout + GRACE_S
     # --kernel: the program runs under perf record (goblueprint.kernel.record), or as it is if perf cannot.
     argv = [str(job.exe), *job.args]
     kernel_rec = (
@@ -419,7 +468,7 @@ def _run_job(job: _Job, out_dir: Path, opts: _Options) -> CaptureResult:
         error = f"killed by signal {signal.Signals(-rc).name}"
     elif rc:
         error = f"exited with status {rc}"
-    if job.kind == "test" and rc is not None and rc < 0:
+    if job.how == "test-flag" and rc is not None and rc < 0:
         notes.append(
             "the testing package flushes its trace only when the tests return or -test.timeout fires: "
             "stopped by a signal, the trace keeps the generations flushed before it (up to about a second is "
@@ -529,7 +578,9 @@ def capture_all(
     environment (both for `goblueprint lab`).
     """
     workdir = Path(cwd) if cwd is not None else Path.cwd()
-    plan = plan_command(command, workdir)
+    to_run, workdir = split_chdir(command, workdir)
+    plan = plan_command(to_run, workdir)
+    plan.command = list(command)  # as the user gave it, -C too
     if schedtrace_ms < 0:
         raise CaptureError("--schedtrace must be 0 (off) or a period in milliseconds")
     if procs is not None and procs < 1:

@@ -109,7 +109,11 @@ class Schedtrace:
 def is_schedtrace_line(line: str) -> bool:
     """True for lines the runtime's schedtrace prints (used to split a program's stderr)."""
     if line.startswith("SCHED "):
-        return _SCHED_HEAD.match(line) is not None
+        # Every release's SCHED line goes on with gomaxprocs: a program's own "SCHED 5ms: …"
+        # stays the program's. (A line the exit cut may stop anywhere in that word.)
+        head = _SCHED_HEAD.match(line)
+        rest = line[head.end() :].rstrip("\r\n") if head else None
+        return rest is not None and (rest.startswith(" gomaxprocs=") or " gomaxprocs=".startswith(rest))
     if line.startswith("  P"):
         return _P_LINE.match(line.rstrip("\r\n")) is not None
     if line.startswith("  M"):
@@ -117,6 +121,19 @@ def is_schedtrace_line(line: str) -> bool:
     if line.startswith("  G"):
         return _G_LINE.match(line.rstrip("\r\n")) is not None
     return False
+
+
+def is_whole_runtime_line(line: str) -> bool:
+    """True for a scheduler line read whole, to its end (a SCHED line every field of which
+    reads): what may be split off a program's line it landed after."""
+    line = line.rstrip("\r\n")
+    if line.startswith("SCHED "):
+        try:
+            _parse_sched(line, 0)
+        except CaptureError:
+            return False
+        return True
+    return is_schedtrace_line(line)
 
 
 def _int_or_none(text: str) -> int | None:
@@ -190,6 +207,16 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
             if lineno == cut_at and current is not None:  # (the indent of a P, M or G line)
                 _leave_out_last(result, current)
             continue
+        if _beyond_64_bits(line):
+            # The runtime prints no number past int64: not its line (and no table can hold it).
+            if not lenient:
+                raise CaptureError(
+                    f"line {lineno}: a number beyond 64 bits, not a schedtrace line: {line[:80]!r}"
+                )
+            result.skipped_lines += 1
+            if line.startswith("SCHED "):
+                current = None  # that sample is lost, and its detail lines with it
+            continue
         if line.startswith("SCHED ") and _SCHED_HEAD.match(line):
             try:
                 current = _parse_sched(line, lineno)
@@ -233,6 +260,14 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
         if not _detail_whole(current):  # the exit came between two of its lines
             _leave_out_last(result, current)
     return result
+
+
+_LONG_NUMBER = re.compile(r"\d{19,}")
+_INT64_MAX = (1 << 63) - 1
+
+
+def _beyond_64_bits(line: str) -> bool:
+    return any(int(digits) > _INT64_MAX for digits in _LONG_NUMBER.findall(line))
 
 
 def _leave_out_last(result: Schedtrace, sample: Sample) -> None:

@@ -15,6 +15,7 @@ imported inside ``run``) so that ``goblueprint --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import pkgutil
@@ -110,20 +111,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
-        return int(args._run(args) or 0)
+        code = int(args._run(args) or 0)
+        sys.stdout.flush()  # here, so that a pipe closed on what is still buffered is caught below
+        return code
     except GoblueprintError as exc:
         print(f"goblueprint: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # Output piped into `head` and the like: not an error of ours. (Before the OSError
+        # clause, of which it is a kind: a handler's re-raise is not caught by its siblings.)
+        # What is still buffered goes to /dev/null, or its flush at exit would fail again.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.stderr.close()
+        return 0
     except OSError as exc:
-        if exc.filename is None or isinstance(exc, BrokenPipeError):
+        if exc.filename is None:
             raise
         # A path no command checked (a bug of ours): still one line, in the paths' words.
         print(f"goblueprint: error: {PathError.from_os(exc.filename, exc, write=None)}", file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        # Output piped into `head` and the like: not an error of ours.
-        sys.stderr.close()
-        return 0
     except KeyboardInterrupt:
         print("goblueprint: interrupted", file=sys.stderr)
         return 130

@@ -66,10 +66,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--count must be at least 1")
     input_file(args.binary)
     at = args.at or ["runtime.execute"]
+    hits = watch(args.binary, at, count=args.count, args=prog_args, timeout=args.timeout)
     if not args.json:
         print(f"{'HIT':>4} {'FUNCTION':<22} {'THR':>4} {'LWP':>7} {'M':>3} {'G':<14} {'M.CURG':<16} "
               f"{'SWITCH_TO':<16} {'RSP':>14} {'RBP':>14} {'RIP':>10}")  # fmt: skip
-    for rec in watch(args.binary, at, count=args.count, args=prog_args, timeout=args.timeout):
+    for rec in hits:
         if args.json:
             print(json.dumps(rec, sort_keys=True), flush=True)
         else:

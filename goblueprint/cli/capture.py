@@ -71,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
         # Printed as each package ends, so a long ./... run shows progress.
         if args.json:
             return  # one JSON document at the end
-        if result.skipped:
+        if result.skipped == "build failed":
+            print(f"FAIL\t{result.meta['package']} [build failed]", flush=True)
+        elif result.skipped:
             print(f"?   \t{result.meta['package']}\t[{result.skipped}]", flush=True)
         else:
             print(summarize(result), flush=True)
@@ -95,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(metas[0] if len(metas) == 1 else metas, sort_keys=True, indent=2))
     failed = [r for r in results if not r.ok]
     for result in failed:
+        if result.skipped == "build failed":
+            print(f"goblueprint: error: {result.meta['error']}", file=sys.stderr)
+            continue
         print(
             f"goblueprint: the program failed ({result.meta['error']}); what was recorded is in {result.out_dir}",
             file=sys.stderr,

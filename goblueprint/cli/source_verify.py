@@ -62,6 +62,8 @@ def _verify(args: argparse.Namespace) -> dict:
     edges = diagram.parse(text, args.diagram)
     seen = observed.observed_edges(args.observed, args.machine) if args.observed else None
     facts = load_facts(args)
+    if args.observed:
+        observed.check_release(args.observed, facts.get("go_version"))
     bp = states.blueprint(facts, args.machine)
     result = verify.verify(edges, bp, CallGraph(facts), tables.MACHINES[args.machine].prefix)
     if seen is not None:

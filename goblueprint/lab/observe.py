@@ -167,10 +167,20 @@ def _callers(ins: instrument.Instrumented, root: source_facts.Goroot, binary: Pa
             line = int(line_text)
         except ValueError:
             continue
-        rel = file[len(prefix) :] if file.startswith(prefix) else file
+        rel = _goroot_relative(file, prefix, root.path)
         func = _func_at(funcs, rel, line) or lines[2 * i].removeprefix("runtime.")
         out[str(pc)] = [func, rel, line]
     return out
+
+
+def _goroot_relative(file: str, prefix: str, goroot: Path) -> str:
+    """FILE as the source facts name it (src/runtime/proc.go). A program built with
+    -trimpath names a standard package's file by its import path (runtime/proc.go)."""
+    if file.startswith(prefix):
+        return file[len(prefix) :]
+    if not file.startswith("/") and (goroot / "src" / file).is_file():
+        return f"src/{file}"
+    return file
 
 
 def _func_at(funcs: list[dict[str, Any]], file: str, line: int) -> str | None:

@@ -6,6 +6,7 @@ layout raises LabError with the byte offset where it was found.
 
 from __future__ import annotations
 
+import errno
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from goblueprint.errors import LabError
+from goblueprint.errors import LabError, PathError
 
 MAGIC = b"GBPLAB01"
 VERSION = 1
@@ -113,10 +114,16 @@ def find_dump(out_dir: Path) -> Path | None:
 def load(out_dir: Path) -> tuple[dict[str, Any], Dump]:
     """The site table and the program's dump from a `lab observe` folder."""
     table_path = out_dir / SITES_FILE
+    if not out_dir.is_dir():
+        raise PathError(out_dir, errno.ENOTDIR if out_dir.exists() else errno.ENOENT)
     try:
         table = json.loads(table_path.read_text())
+    except FileNotFoundError as exc:
+        raise LabError(
+            f"{out_dir} is not a lab folder (no {SITES_FILE}: a `lab observe -o` folder is)"
+        ) from exc
     except OSError as exc:
-        raise LabError(f"{out_dir} is not a lab folder: cannot read {SITES_FILE}: {exc}") from exc
+        raise PathError.from_os(table_path, exc) from exc
     except ValueError as exc:
         raise LabError(f"{table_path}: not JSON: {exc}") from exc
     if table.get("error_records"):

@@ -85,6 +85,24 @@ def observed_edges(directory: str | Path, machine: str) -> list[ObservedEdge]:
     return edges
 
 
+def check_release(directory: str | Path, source_version: str | None) -> None:
+    """A lab folder records the Go release it ran: its sites (file:line) are that release's,
+    and matched against another release's source they would name other lines."""
+    sites = Path(directory) / LAB_SITES_FILE
+    if not sites.exists() or not source_version:
+        return
+    try:
+        ran = json.loads(sites.read_text()).get("go_version")
+    except (OSError, ValueError, AttributeError):
+        return  # observed_edges has read it already; a damaged file fails there
+    if ran and ran != source_version:
+        major_minor = ".".join(ran.split(".")[:2])
+        raise SourceError(
+            f"{directory} observed Go {ran}, the source is Go {source_version}: "
+            f"verify against the release that ran (--go {major_minor})"
+        )
+
+
 def apply(result: dict[str, Any], edges: list[ObservedEdge]) -> dict[str, Any]:
     """Confirm drawn edges seen at run time, and give `*` transitions the prior states observed at their site."""
     by_pair: dict[tuple[str, str], list[ObservedEdge]] = defaultdict(list)

@@ -46,16 +46,23 @@ class Toolchain:
         major, minor = self.version.split(".")[:2]
         return int(major), int(minor)
 
-    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
-        """Environment that makes `go` use exactly this release, never a download."""
+    def env(self, extra: dict[str, str] | None = None, *, user: bool = False) -> dict[str, str]:
+        """Environment that makes `go` use exactly this release, never a download.
+
+        USER: for a build of the user's own program (capture, lab), which keeps the user's
+        GOFLAGS, GOPATH and CGO_ENABLED, as their `go build` would: go.mod and go.sum are
+        never rewritten (no -mod=mod), vendor/ and their module cache are used, and cgo
+        builds where a C compiler is.  Our own helpers build static, in our GOPATH.
+        """
         env = dict(os.environ)
         env["GOROOT"] = str(self.goroot)
         env["GOTOOLCHAIN"] = "local"
         env["PATH"] = f"{self.goroot / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-        env.setdefault("GOFLAGS", "-mod=mod")
         env.setdefault("GOCACHE", str(cache_dir() / "gocache"))
-        env.setdefault("GOPATH", str(cache_dir() / "gopath"))
-        env.setdefault("CGO_ENABLED", "0")
+        if not user:
+            env.setdefault("GOFLAGS", "-mod=mod")
+            env.setdefault("GOPATH", str(cache_dir() / "gopath"))
+            env.setdefault("CGO_ENABLED", "0")
         if extra:
             env.update(extra)
         return env
@@ -68,13 +75,15 @@ class Toolchain:
         env: dict[str, str] | None = None,
         timeout: float | None = 600,
         check: bool = True,
+        user: bool = False,
     ) -> subprocess.CompletedProcess[str]:
-        """Run `go ARGS`; a failure raises ToolchainError with go's own message."""
+        """Run `go ARGS` (in the user's settings if USER, see env); a failure raises
+        ToolchainError with go's own message."""
         try:
             proc = subprocess.run(
                 [str(self.go), *args],
                 cwd=cwd,
-                env=self.env(env),
+                env=self.env(env, user=user),
                 capture_output=True,
                 text=True,
                 encoding="utf-8",  # go writes UTF-8 whatever the locale

@@ -33,34 +33,39 @@ def _toolchain(go: str) -> toolchain.Toolchain:
         return toolchain.install(go)  # locked: parallel workers install it once
 
 
-def build(prog: str, go: str = "1.27", arch: str = "amd64", ldflags: str = "") -> Path:
+def build(prog: str, go: str = "1.27", arch: str = "amd64", ldflags: str = "", buildmode: str = "") -> Path:
     tc = _toolchain(go)
     src = PROGS / prog
     h = hashlib.sha256()
     for path in sorted(src.rglob("*")):
         if path.is_file():
             h.update(path.name.encode() + b"\0" + path.read_bytes())
-    h.update(f"{tc.version}|{arch}|{ldflags}".encode())
+    h.update(f"{tc.version}|{arch}|{ldflags}".encode() + (f"|{buildmode}".encode() if buildmode else b""))
     out_dir = toolchain.cache_dir() / "test-binaries" / h.hexdigest()[:24]
 
     def compile_into(tmp: Path) -> None:
         args = ["build", "-o", str(tmp / prog)]
         if ldflags:
             args.append(f"-ldflags={ldflags}")
-        tc.run([*args, "."], cwd=src, env={"GOOS": "linux", "GOARCH": arch})
+        if buildmode:
+            args.append(f"-buildmode={buildmode}")
+        # cgo programs (their directory's name says so) need cgo, which our builds turn off.
+        cgo = {"CGO_ENABLED": "1"} if prog.startswith("cgo") else {}
+        tc.run([*args, "."], cwd=src, env={"GOOS": "linux", "GOARCH": arch, **cgo})
 
     return publish(out_dir, compile_into, ready=lambda: (out_dir / prog).exists()) / prog
 
 
 @pytest.fixture(scope="session")
 def go_binary() -> Callable[..., Path]:
-    """Factory: go_binary(prog="hello", go="1.27", arch="amd64", ldflags="") -> Path."""
+    """Factory: go_binary(prog="hello", go="1.27", arch="amd64", ldflags="", buildmode="") -> Path."""
     cache: dict[tuple, Path] = {}
 
-    def get(prog: str = "hello", go: str = "1.27", arch: str = "amd64", ldflags: str = "") -> Path:
-        key = (prog, go, arch, ldflags)
+    def get(prog: str = "hello", go: str = "1.27", arch: str = "amd64", ldflags: str = "",
+            buildmode: str = "") -> Path:  # fmt: skip
+        key = (prog, go, arch, ldflags, buildmode)
         if key not in cache:
-            cache[key] = build(prog, go, arch, ldflags)
+            cache[key] = build(prog, go, arch, ldflags, buildmode)
         return cache[key]
 
     return get

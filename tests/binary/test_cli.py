@@ -172,3 +172,47 @@ def test_crosscheck_against_other_release_explains_differences(capsys, go_binary
     assert "cannot read /nonexistent: no such file or directory (--goroot names a GOROOT" in one_line_error(
         code, err
     )
+
+
+@pytest.mark.skipif(__import__("shutil").which("gcc") is None, reason="no C compiler")
+def test_calls_to_an_address_no_symbol_covers(capsys, go_binary):
+    # The C code of a cgo binary calls libc through .plt stubs, which have no symbol:
+    # the address and its section, in the text and in JSON (the text raised a TypeError).
+    path = str(go_binary("cgohello"))
+    code, out, err = run_cli(capsys, "binary", "calls", path, "x_cgo_init")
+    assert code == 0, err
+    assert re.search(r"^  0x[0-9a-f]+  0x[0-9a-f]+ \(in \.plt\) ", out, re.M), out
+    code, out, _ = run_cli(capsys, "binary", "calls", path, "x_cgo_init", "--json")
+    plt = [c for c in json.loads(out)["calls"] if c["target"] is None and not c["indirect"]]
+    assert plt and all(c["target_section"] == ".plt" and c["target_address"] for c in plt)
+    code, out, _ = run_cli(capsys, "binary", "disasm", path, "x_cgo_init")
+    assert code == 0 and "<.plt>" in out
+
+
+@pytest.mark.skipif(__import__("shutil").which("gcc") is None, reason="no C compiler")
+def test_undefined_symbols_are_in_und(capsys, go_binary):
+    # readelf's UND: the libc functions a cgo binary imports (the section column was empty).
+    path = str(go_binary("cgohello"))
+    code, out, _ = run_cli(capsys, "binary", "symbols", path, "--grep", "@GLIBC", "--json")
+    rows = json.loads(out)["symbols"]
+    assert code == 0 and rows and all(r["section"] == "UND" and r["address"] == 0 for r in rows)
+
+
+def test_a_type_named_without_its_package_is_suggested(capsys, go_binary):
+    # Only runtime. may be left out; other packages' types are named in the hint.
+    path = str(go_binary("hello"))
+    code, _, err = run_cli(capsys, "binary", "layout", path, "point")
+    assert one_line_error(code, err).endswith(f"unknown type 'point' in {path} (did you mean main.point?)")
+    code, _, err = run_cli(capsys, "binary", "layout", path, "Mutex")
+    assert "did you mean internal/sync.Mutex, sync.Mutex?" in err or "did you mean sync.Mutex?" in err
+
+
+def test_a_generic_function_is_suggested_by_its_instances(capsys, go_binary):
+    # Instances carry their shapes (internal/strconv.shortFloat[go.shape.float64]).
+    path = str(go_binary("hello"))
+    code, _, err = run_cli(capsys, "binary", "disasm", path, "internal/strconv.shortFloat")
+    line = one_line_error(code, err)
+    assert (
+        "(did you mean internal/strconv.shortFloat[go.shape.float32], internal/strconv.shortFloat[go.shape.float64]?)"
+        in line
+    )

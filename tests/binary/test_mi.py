@@ -3,7 +3,12 @@ GDB manual's examples), and on lines that are not records."""
 
 from __future__ import annotations
 
-from goblueprint.binary.mi import parse_record
+import queue
+
+import pytest
+
+from goblueprint.binary.mi import Gdb, parse_record
+from goblueprint.errors import CaptureError
 
 
 def test_result_and_async_records():
@@ -33,3 +38,17 @@ def test_non_records_are_ignored():
     assert parse_record("hello from the program") is None
     assert parse_record('3^done,a="unterminated') is None
     assert parse_record("4^done,novalue") is None
+
+
+def test_a_run_gdb_aborts_after_running_is_an_error_not_a_wait():
+    # gdb answers ^running, then ^error when it cannot insert a breakpoint: no *stopped follows.
+    gdb = Gdb.__new__(Gdb)  # the record stream alone, no gdb process
+    gdb.lines, gdb.console, gdb.log = queue.Queue(), [], []
+    for line in ['3^running', '*running,thread-id="all"', "(gdb) ", '&"Warning:\\n"',
+                 '&"Cannot insert breakpoint 1.\\n"', '&"Cannot access memory at address 0x44cf40\\n"',
+                 '3^error,msg="Command aborted."']:  # fmt: skip
+        gdb.lines.put(line)
+    with pytest.raises(
+        CaptureError, match=r"Command aborted\. \(Warning: Cannot insert breakpoint 1\. Cannot"
+    ):
+        gdb.wait_stopped(1)

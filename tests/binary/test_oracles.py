@@ -26,9 +26,23 @@ pytestmark = pytest.mark.slow
 BUILDS = [(go, arch) for go in RELEASES for arch in ARCHES]
 TYPES = ("runtime.g", "runtime.m", "runtime.p", "runtime.gobuf", "runtime.schedt", "runtime.sudog",
          "runtime.mutex", "runtime.hchan", "main.point")  # fmt: skip
-FUNCS = ("runtime.schedule", "runtime.execute", "runtime.findRunnable", "runtime.park_m", "runtime.goexit0",
-         "runtime.newproc1", "runtime.gopark", "runtime.mcall", "runtime.gogo.abi0", "main.main", "main.sum",
-         "runtime.lock2", "runtime.chansend", "runtime.chanrecv")  # fmt: skip
+FUNCS = (
+    "runtime.schedule",
+    "runtime.execute",
+    "runtime.findRunnable",
+    "runtime.park_m",
+    "runtime.goexit0",
+    "runtime.newproc1",
+    "runtime.gopark",
+    "runtime.mcall",
+    "runtime.gogo.abi0",
+    "main.main",
+    "main.sum",
+    "runtime.lock2",
+    "runtime.chansend",
+    "runtime.chanrecv",
+    "runtime.call1073741824.abi0",
+)  # fmt: skip  (the last: an arm64 literal pool inside)
 
 _PTYPE_FIELD = re.compile(r"^/\*\s+(\d+)(?::\s*\d+)?\s+\|\s+(\d+) \*/\s+(.*?)(\w+)(?:\[\d+\])*;$")
 _PTYPE_HEAD = re.compile(r"type = struct (\S+) \{")
@@ -191,3 +205,28 @@ def test_symbols_match_readelf(go_binary, go, arch):
     )
     assert len(want) > 1000
     assert got == want
+
+
+@pytest.mark.parametrize("go", RELEASES)
+def test_an_address_shared_with_a_zero_size_label_names_the_function(go_binary, go_tool, go):
+    # runtime.text (size 0) and the first function of .text share an address; a call
+    # there reaches the function, and Go's objdump names the function.
+    path = go_binary("hello", go, "amd64")
+    opened = open_all(str(path))
+    syms = opened.symbols
+    sized: dict[int, set[str]] = {}
+    for f in syms.funcs:
+        if f.hi > f.lo:
+            sized.setdefault(f.lo, set()).add(f.name)
+    shared = [f for f in syms.funcs if f.hi == f.lo and f.lo in sized]
+    assert "runtime.text" in {f.name for f in shared}
+    for f in shared:
+        assert syms.describe(f.lo) in sized[f.lo], f.name
+    # Go 1.26+: runtime.panicBounds64 calls internal/abi.BoundsDecode, laid out first.
+    if "runtime.panicBounds64" in {f.name for f in syms.funcs}:
+        ref = objdump(go_tool, go, path, "runtime.panicBounds64")
+        want = {a: m.group(1) for _f, _l, a, t in ref if (m := re.match(r"CALL (\S+)\(SB\)", t))}
+        listing = disassemble(opened.binary, syms, opened.dwarf, "runtime.panicBounds64")
+        got = {c["address"]: c["target"] for c in calls(listing)["calls"] if not c["indirect"]}
+        assert "internal/abi.BoundsDecode" in want.values()
+        assert got == want

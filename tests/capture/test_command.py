@@ -28,7 +28,8 @@ def test_go_test_value_flags_become_test_flags(flag: str) -> None:
     for form in ([f"-{flag}", "V"], [f"-{flag}=V"], [f"--{flag}", "V"]):
         plan = plan_command(["go", "test", *form, "./pkg"])
         assert plan.program_args == [f"-test.{flag}=V"]
-        assert plan.target == ["./pkg"] and plan.build_flags == []
+        # (-coverprofile also builds with coverage, as go test does: see below)
+        assert plan.target == ["./pkg"] and plan.build_flags == (["-cover"] if flag == "coverprofile" else [])
 
 
 @pytest.mark.parametrize("flag", sorted(TEST_BOOL_FLAGS))
@@ -94,3 +95,13 @@ def test_go_test_takes_several_patterns_as_go_test_does() -> None:
     plan = plan_command(["go", "test", "-run", "X", "./a", "net/http", "./...", "-count=1"])
     assert plan.target == ["./a", "net/http", "./..."]
     assert plan.program_args == ["-test.run=X", "-test.count=1"]
+
+
+def test_coverprofile_builds_with_coverage() -> None:
+    # go test's -coverprofile sets -cover: without it the test binary refuses the flag
+    # ("test binary was not built with coverage enabled").
+    plan = plan_command(["go", "test", "-coverprofile", "c.out", "./pkg"])
+    assert plan.build_flags == ["-cover"] and plan.program_args == ["-test.coverprofile=c.out"]
+    plan = plan_command(["go", "test", "-cover", "-coverprofile=c.out", "./pkg"])
+    assert plan.build_flags == ["-cover"]
+    assert plan_command(["go", "test", "./pkg"]).build_flags == []

@@ -172,8 +172,12 @@ def test_unknown_field_and_bad_number_are_errors() -> None:
 def test_is_schedtrace_line_tells_runtime_lines_from_program_lines() -> None:
     for log in LOGS:
         assert all(schedtrace.is_schedtrace_line(ln) for ln in log.read_text().splitlines() if ln)
-    for foreign in ("SCHED of the week", "  P1: a program's own line", "mainpkg stderr: mode return", ""):
+    for foreign in ("SCHED of the week", "  P1: a program's own line", "mainpkg stderr: mode return", "",
+                    "SCHED 5ms: the program's own line"):  # fmt: skip
         assert not schedtrace.is_schedtrace_line(foreign)
+    # The last line of a log the program's exit cut, anywhere in its first field.
+    for cut in ("SCHED 12ms:", "SCHED 12ms: gomax", "SCHED 12ms: gomaxprocs=2 idlepr"):
+        assert schedtrace.is_schedtrace_line(cut)
 
 
 @pytest.mark.parametrize("name", ["schedtrace-go1.27.3.log", "scheddetail-go1.22.10.log"])
@@ -235,3 +239,21 @@ def test_an_unfinished_last_line_is_still_an_error_where_a_cut_cannot_explain_it
     head, _, tail = text.rpartition(" runqueue=")
     with pytest.raises(CaptureError, match="unknown field 'newfield'"):
         schedtrace.parse(f"{head} newfield=1 runqueue={tail}")
+
+
+def test_a_number_beyond_64_bits_is_not_the_runtimes(tmp_path: Path) -> None:
+    # The runtime prints no number past int64; a table cannot hold one (polars raised
+    # OverflowError through the CLI: a traceback).
+    from goblueprint.cli import main
+
+    good = "SCHED 0ms: gomaxprocs=2 idleprocs=0 threads=4 spinningthreads=0 needspinning=0 idlethreads=1 runqueue=0 [ 0 0 ] schedticks=[ 0 0 ]"
+    big = good.replace("gomaxprocs=2", "gomaxprocs=99999999999999999999").replace("0ms", "5ms")
+    text = f"{good}\n{big}\n"
+    with pytest.raises(CaptureError, match=r"line 2: a number beyond 64 bits"):
+        schedtrace.parse(text)
+    lenient = schedtrace.parse(text, lenient=True)
+    assert [s.t_ms for s in lenient.samples] == [0] and lenient.skipped_lines == 1
+    log = tmp_path / "big.log"
+    log.write_text(text)
+    assert main(["schedtrace", "--json", str(log)]) == 1
+    assert main(["schedtrace", "--json", "--lenient", str(log)]) == 0

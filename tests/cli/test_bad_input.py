@@ -398,3 +398,23 @@ def test_an_unchecked_os_error_is_still_one_line(monkeypatch, capsys):
     assert main(["trace", "stats", "x"]) == 1
     err = capsys.readouterr().err
     assert err == "goblueprint: error: cannot use /gone/file: no such file or directory\n"
+
+
+def test_output_piped_into_a_reader_that_stops_early_is_not_an_error():
+    # `goblueprint … | head -1`: the pipe breaks under the output; exit 0, nothing on stderr.
+    # The reader is gone before the program starts, so every write fails, whenever it is made.
+    import os
+    import subprocess
+
+    log = ROOT / "tests" / "capture" / "data" / "schedtrace-go1.27.3.log"
+    for argv in (["schedtrace", "--json", str(log)], ["schedtrace", str(log)], ["--version"]):
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "goblueprint", *argv], stdout=write_end, stderr=subprocess.PIPE,
+                text=True, cwd=ROOT, timeout=120,
+            )  # fmt: skip
+        finally:
+            os.close(write_end)
+        assert (proc.returncode, proc.stderr) == (0, ""), argv

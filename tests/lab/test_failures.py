@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from goblueprint.capture.run import CaptureResult
-from goblueprint.errors import LabError
+from goblueprint.errors import LabError, PathError
 from goblueprint.lab import instrument, observe, records
 from goblueprint.lab import probes as lab_probes
 from goblueprint.source import facts
@@ -119,3 +119,14 @@ def test_signal_dumps_records_and_keeps_the_trace(lab_run: Callable[..., Path]) 
     assert "the program died (fatal signal): records up to its death were dumped" in table["messages"]
     assert (out / "trace.out").stat().st_size > 0
     assert len(dump.records) > 20
+
+
+def test_a_path_that_is_not_a_lab_folder_reads_as_every_path_does(tmp_path):
+    # The paths' own words (cannot read X: ...), not Python's "[Errno 2] ...".
+    with pytest.raises(PathError, match=r"^cannot read .*/missing: no such file or directory$"):
+        records.load(tmp_path / "missing")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(PathError, match=r"^cannot read .*/file: not a directory$"):
+        records.load(tmp_path / "file")
+    with pytest.raises(LabError, match=r"is not a lab folder \(no lab.json"):
+        records.load(tmp_path)

@@ -140,3 +140,30 @@ def test_observed_transitions_api_for_source_verify(
         transitions.observed_transitions(out, "m")
     with pytest.raises(LabError, match="is not a lab folder"):
         transitions.observed_transitions(tmp_path, "g")
+    # Verified against another release's source, its file:line sites would name other lines.
+    diagram = str(Path(__file__).resolve().parents[2] / "docs" / "example-g.mmd")
+    code, _, err = run_cli(
+        "source", "verify", diagram, "--machine", "g", "--go", "1.27", "--observed", str(out)
+    )
+    assert (
+        code == 2
+        and "observed Go 1.22.10, the source is Go 1.27.3: verify against the release that ran (--go 1.22)"
+        in err
+    )
+    code, _, err = run_cli(
+        "source", "verify", diagram, "--machine", "g", "--go", "1.22", "--observed", str(out)
+    )
+    assert code in (0, 1) and "observed Go" not in err
+
+
+def test_a_trimpath_build_names_the_same_files(tmp_path: Path) -> None:
+    """-trimpath names a standard package's file by import path (runtime/proc.go): the
+    sites found through the binary (callers of status-changing wrappers) still read as the
+    source facts name them (src/runtime/proc.go), as the other sites do."""
+    from goblueprint.lab.observe import observe
+
+    observe(
+        ["go", "run", "-trimpath", "."], tmp_path, cwd=Path(__file__).resolve().parent / "goprogs" / "steal"
+    )
+    files = {r["file"] for m in ("g", "p") for r in transitions.observed_transitions(tmp_path, m)}
+    assert files and all(f.startswith("src/runtime/") for f in files), sorted(files)

@@ -20,17 +20,20 @@
 
 package main
 
+// Imported under names of our own: a file's imports and package main's own
+// declarations share one namespace, and a program may well declare "trace"
+// (a -trace flag) or "signal" itself.
 import (
-	"os"
-	"os/signal"
-	"runtime/trace"
-	"sync"
-	"syscall"
+	goblueprintOS "os"
+	goblueprintSignal "os/signal"
+	goblueprintTrace "runtime/trace"
+	goblueprintSync "sync"
+	goblueprintSyscall "syscall"
 )
 
 var (
-	goblueprintOnce sync.Once
-	goblueprintFile *os.File
+	goblueprintOnce goblueprintSync.Once
+	goblueprintFile *goblueprintOS.File
 )
 
 // A package-level variable initialiser runs before any init() of package main,
@@ -38,43 +41,43 @@ var (
 var _ = goblueprintStart()
 
 func goblueprintStart() bool {
-	path := os.Getenv("GOBLUEPRINT_TRACE_OUT")
+	path := goblueprintOS.Getenv("GOBLUEPRINT_TRACE_OUT")
 	// The GODEBUG settings goblueprint added were read by the runtime at start;
 	// restore the caller's value so that programs started by this one do not
 	// print their own scheduler lines into ours.
-	if orig, ok := os.LookupEnv("GOBLUEPRINT_GODEBUG_ORIG"); ok {
+	if orig, ok := goblueprintOS.LookupEnv("GOBLUEPRINT_GODEBUG_ORIG"); ok {
 		if orig == "" {
-			os.Unsetenv("GODEBUG")
+			goblueprintOS.Unsetenv("GODEBUG")
 		} else {
-			os.Setenv("GODEBUG", orig)
+			goblueprintOS.Setenv("GODEBUG", orig)
 		}
-		os.Unsetenv("GOBLUEPRINT_GODEBUG_ORIG")
+		goblueprintOS.Unsetenv("GOBLUEPRINT_GODEBUG_ORIG")
 	}
-	os.Unsetenv("GOBLUEPRINT_TRACE_OUT")
+	goblueprintOS.Unsetenv("GOBLUEPRINT_TRACE_OUT")
 	if path == "" {
 		return false
 	}
-	f, err := os.Create(path)
+	f, err := goblueprintOS.Create(path)
 	if err != nil {
-		os.Stderr.WriteString("goblueprint capture: cannot create trace: " + err.Error() + "\n")
+		goblueprintOS.Stderr.WriteString("goblueprint capture: cannot create trace: " + err.Error() + "\n")
 		return false
 	}
-	if err := trace.Start(f); err != nil {
-		os.Stderr.WriteString("goblueprint capture: cannot start trace: " + err.Error() + "\n")
+	if err := goblueprintTrace.Start(f); err != nil {
+		goblueprintOS.Stderr.WriteString("goblueprint capture: cannot start trace: " + err.Error() + "\n")
 		f.Close()
 		return false
 	}
 	goblueprintFile = f
 	goblueprintAddExitHook(goblueprintStop)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	sigs := make(chan goblueprintOS.Signal, 1)
+	goblueprintSignal.Notify(sigs, goblueprintSyscall.SIGINT, goblueprintSyscall.SIGTERM)
 	go func() {
 		sig := <-sigs
 		goblueprintStop()
 		// Unregister only our channel: a program with handlers of its own still
 		// gets the signal; one without gets the default action (death by signal).
-		signal.Stop(sigs)
-		syscall.Kill(os.Getpid(), sig.(syscall.Signal))
+		goblueprintSignal.Stop(sigs)
+		goblueprintSyscall.Kill(goblueprintOS.Getpid(), sig.(goblueprintSyscall.Signal))
 	}()
 	return true
 }
@@ -84,7 +87,7 @@ func goblueprintStop() {
 		if goblueprintFile == nil {
 			return
 		}
-		trace.Stop()
+		goblueprintTrace.Stop()
 		goblueprintFile.Close()
 	})
 }

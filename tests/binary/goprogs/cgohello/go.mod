@@ -1,0 +1,3 @@
+module example.com/cgohello
+
+go 1.22
