@@ -33,7 +33,9 @@ def run(args: argparse.Namespace) -> int:
             goroot = str(toolchain.find(".".join(version.split(".")[:2])).goroot)
         except ToolchainError as exc:
             raise BinaryError(f"{exc} (or give --goroot DIR)") from exc
-    facts = source_facts.load(source_facts.resolve(goroot))
+    # (crosscheck has no --go: without --goroot it takes the binary's own release)
+    instead = "leave --goroot out to check against the source of the binary's own Go release"
+    facts = source_facts.load(source_facts.resolve(goroot, instead=instead))
     rec = crosscheck(opened, facts)
     print(text.dumps(rec) if args.json else text.crosscheck(rec, show_all=args.all))
     return 0

@@ -24,22 +24,23 @@ class Goroot:
     version: str
 
 
-def resolve(goroot: str | None = None, go: str | None = None) -> Goroot:
-    """The GOROOT named by --goroot DIR or --go VERSION (default: the bundled release)."""
+# What a command with --go offers instead of a --goroot that is no GOROOT.
+_USE_GO = "install a release with: goblueprint toolchain install 1.22 (then use --go 1.22)"
+
+
+def resolve(goroot: str | None = None, go: str | None = None, *, instead: str = _USE_GO) -> Goroot:
+    """The GOROOT named by --goroot DIR or --go VERSION (default: the bundled release).
+    INSTEAD: what the error of a --goroot that is no GOROOT offers in its place (a command
+    without --go says its own)."""
     if goroot and go:
         raise SourceError("give either --goroot or --go, not both")
     if goroot:
         path = Path(goroot).expanduser()
-        install = "install a release with: goblueprint toolchain install 1.22 (then use --go 1.22)"
         if not path.is_dir():
             code = errno.ENOTDIR if path.exists() else errno.ENOENT
-            raise PathError(
-                path,
-                code,
-                hint="--goroot names a GOROOT; or: goblueprint toolchain install 1.22, then --go 1.22",
-            )
+            raise PathError(path, code, hint=f"--goroot names a GOROOT; or {instead}")
         if not (path / "src" / "runtime").is_dir():
-            raise SourceError(f"{goroot} is not a GOROOT (no src/runtime); {install}")
+            raise SourceError(f"{goroot} is not a GOROOT (no src/runtime); {instead}")
         try:
             version = toolchain.goroot_version(path)
         except ToolchainError:

@@ -169,9 +169,13 @@ def test_crosscheck_against_other_release_explains_differences(capsys, go_binary
     code, _, err = run_cli(
         capsys, "binary", "crosscheck", str(go_binary("hello")), "--goroot", "/nonexistent"
     )
-    assert "cannot read /nonexistent: no such file or directory (--goroot names a GOROOT" in one_line_error(
-        code, err
-    )
+    line = one_line_error(code, err)
+    assert "cannot read /nonexistent: no such file or directory (--goroot names a GOROOT" in line
+    # crosscheck has no --go: its hint is to leave --goroot out, not an option it lacks.
+    assert "--go " not in line and "leave --goroot out" in line
+    code, _, err = run_cli(capsys, "binary", "crosscheck", str(go_binary("hello")), "--goroot", "/tmp")
+    line = one_line_error(code, err)
+    assert "/tmp is not a GOROOT" in line and "--go " not in line and "leave --goroot out" in line
 
 
 @pytest.mark.skipif(__import__("shutil").which("gcc") is None, reason="no C compiler")
