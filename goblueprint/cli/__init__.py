@@ -114,16 +114,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GoblueprintError as exc:
         print(f"goblueprint: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # Output piped into `head` and the like: not an error of ours.  (Before the OSError
+        # clause, which would take it first: a subclass.)
+        sys.stderr.close()
+        return 0
     except OSError as exc:
-        if exc.filename is None or isinstance(exc, BrokenPipeError):
+        if exc.filename is None:
             raise
         # A path no command checked (a bug of ours): still one line, in the paths' words.
         print(f"goblueprint: error: {PathError.from_os(exc.filename, exc, write=None)}", file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        # Output piped into `head` and the like: not an error of ours.
-        sys.stderr.close()
-        return 0
     except KeyboardInterrupt:
         print("goblueprint: interrupted", file=sys.stderr)
         return 130

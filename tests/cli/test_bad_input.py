@@ -398,3 +398,21 @@ def test_an_unchecked_os_error_is_still_one_line(monkeypatch, capsys):
     assert main(["trace", "stats", "x"]) == 1
     err = capsys.readouterr().err
     assert err == "goblueprint: error: cannot use /gone/file: no such file or directory\n"
+
+
+@pytest.mark.parametrize("argv", [["trace", "stats", "{trace}"], ["trace", "dump", "{trace}"]])
+def test_output_into_a_closed_pipe_is_no_error(argv, sched_trace):
+    # `goblueprint trace dump T | head`: the reader went away.  The OSError safety net above
+    # took BrokenPipeError (a subclass) before its own clause could, and re-raised it: a traceback.
+    import subprocess
+
+    from .conftest import _env
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "goblueprint", *_argv(argv, sched_trace, sched_trace)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(),
+    )  # fmt: skip
+    proc.stdout.close()  # before it writes: its first write fails
+    err = proc.stderr.read()
+    assert proc.wait(timeout=600) == 0
+    assert err == b""
