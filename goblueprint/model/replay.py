@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from goblueprint.errors import TraceError
 from goblueprint.model import program as P
 from goblueprint.model import spinning, wakecost, wakeups
 from goblueprint.model.program import Op, Program
@@ -142,6 +143,10 @@ def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
     after_g = os_stalls.after_g if os_stalls is not None else {}
     t0 = tl.start_ns
     gspans = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.G)).sort(["lane_id", "start"])
+    if not gspans.height:
+        # Go's reader accepts a trace of generations without events (Sync only): no work to
+        # replay, as go tool trace -pprof finds no goroutine in it.
+        raise TraceError("failed to find any goroutine in the trace: nothing to replay")
     gids = np.unique(gspans["lane_id"].to_numpy())
     names = dict(zip(tl.lanes.filter(pl.col("lane_kind") == int(LaneKind.G))["lane_id"].to_list(),
                      tl.lanes.filter(pl.col("lane_kind") == int(LaneKind.G))["group"].to_list(), strict=True))  # fmt: skip

@@ -13,7 +13,10 @@ Strings (reasons, names, categories, messages) are interned into one table of th
 store; stacks are interned by their frames, so equal stacks of different
 generations share one id.  Per generation, each distinct string or stack ID is
 looked up once; rows then take their ids by numpy indexing.  Id 0 is the empty
-string / the empty stack.
+string / the empty stack.  The store's strings and frames are text every writer takes
+(Arrow, Parquet, polars, JSON, protobuf): a byte that is not UTF-8, which the reader
+keeps as a lone surrogate so that the dump prints it as Go does, is U+FFFD here, as
+Go's encoding/json writes it for the trace viewer.
 
 Columns (one row per event, in the reader's order):
 
@@ -42,6 +45,7 @@ parent_task        uint64  parent of a task (valid for task events)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,6 +196,22 @@ class GenerationColumns:
         return len(self.columns["kind"])
 
 
+# The lone surrogates that surrogateescape decoding makes of the bytes that are not UTF-8.
+_UNDECODED = re.compile("[\udc80-\udcff]")
+
+
+def valid_text(s: str) -> str:
+    """S with each byte the reader could not decode (a Go string is any bytes) as U+FFFD:
+    Arrow, polars and every encoder refuse lone surrogates."""
+    return s if s.isascii() else _UNDECODED.sub("\ufffd", s)
+
+
+def _valid_frames(frames: tuple[StackFrame, ...]) -> tuple[StackFrame, ...]:
+    if all(f.func.isascii() and f.file.isascii() for f in frames):
+        return frames
+    return tuple(f._replace(func=valid_text(f.func), file=valid_text(f.file)) for f in frames)
+
+
 @dataclass
 class Interner:
     """Store-wide string and stack tables, shared by all generations."""
@@ -211,7 +231,7 @@ class Interner:
         sid = self._string_ids.get(s)
         if sid is None:
             sid = self._string_ids[s] = len(self.strings)
-            self.strings.append(s)
+            self.strings.append(valid_text(s))
         return sid
 
     def _use_table(self, table) -> None:
@@ -226,7 +246,7 @@ class Interner:
         sid = self._stack_ids.get(frames)
         if sid is None:
             sid = self._stack_ids[frames] = len(self.stacks)
-            self.stacks.append(frames)
+            self.stacks.append(_valid_frames(frames))
         return sid
 
     def frames_id(self, frames: tuple[StackFrame, ...]) -> int:

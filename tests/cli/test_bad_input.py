@@ -418,3 +418,21 @@ def test_output_piped_into_a_reader_that_stops_early_is_not_an_error():
         finally:
             os.close(write_end)
         assert (proc.returncode, proc.stderr) == (0, ""), argv
+
+
+@pytest.mark.parametrize("argv", [["trace", "stats", "{trace}"], ["trace", "dump", "{trace}"]])
+def test_output_into_a_closed_pipe_is_no_error(argv, sched_trace):
+    # `goblueprint trace dump T | head`: the reader went away.  The OSError safety net above
+    # took BrokenPipeError (a subclass) before its own clause could, and re-raised it: a traceback.
+    import subprocess
+
+    from .conftest import _env
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "goblueprint", *_argv(argv, sched_trace, sched_trace)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(),
+    )  # fmt: skip
+    proc.stdout.close()  # before it writes: its first write fails
+    err = proc.stderr.read()
+    assert proc.wait(timeout=600) == 0
+    assert err == b""

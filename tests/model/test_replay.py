@@ -239,6 +239,28 @@ def test_a_trace_that_breaks_part_way_is_not_replayed(
     assert out == "" and err.startswith("goblueprint: error: ") and err.count("\n") == 1
 
 
+def test_a_trace_without_goroutines_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Go's reader accepts a trace whose one generation holds its frequency and no event (it
+    # yields two Syncs); the replay of its no goroutines ended in an IndexError.
+    from goblueprint.cli import main
+    from goblueprint.trace import spec
+    from goblueprint.trace.wire import uvarint as uv
+
+    freq = bytes([spec.EV_FREQUENCY]) + uv(15625000)
+    batch = bytes([spec.EV_EVENT_BATCH]) + uv(1) + uv((1 << 64) - 1) + uv(0) + uv(len(freq)) + freq
+    empty = tmp_path / "empty.trace"
+    empty.write_bytes(spec.header(spec.GO122) + batch)
+    for argv in (["compare", "--trace", str(empty)], [str(empty)]):
+        assert main(["simulate", *argv]) == 1, argv
+        out, err = capsys.readouterr()
+        assert (
+            out == ""
+            and err == "goblueprint: error: failed to find any goroutine in the trace: nothing to replay\n"
+        )
+
+
 def test_a_mostly_idle_trace_gets_few_preemptions(consts: Constants, tmp_path: Path) -> None:
     # gens sleeps most of its 2.5 s and the runtime preempted nothing. A sysmon woken at its
     # 20 µs tick by every started P (not the runtime's: only syscalls and startTheWorld wake

@@ -727,6 +727,7 @@ def _order(
         hi = 0
         tried_sort = False
         advanced = False
+        need_room = False
         while True:
             k = heap[hi]
             typ = cs[k, CS_TYP]
@@ -740,6 +741,13 @@ def _order(
             if m != NO_ID and slot < 0:
                 slot = hget(mh, m)
                 if slot < 0:
+                    if mn >= M.shape[0] or (mfill + 1) * 2 > mh.shape[0]:
+                        # Each cursor tried gets its M a row, and one advance may try every
+                        # cursor (each must wait): more new Ms than the room kept for one
+                        # advance.  Nothing is emitted yet: grow, then try again from the
+                        # start (the rows given stay given).
+                        need_room = True
+                        break
                     slot = mn
                     mfill += hput(mh, m, slot)
                     M[slot, M_ID] = m
@@ -1499,6 +1507,9 @@ def _order(
                 err_off = cs[err_k, CS_OFF]
                 err_m = cur_m[err_k]
                 break
+        if need_room:
+            stop = np.int64(ST_ROOM)
+            break
         if not advanced:
             break
         # Emit what the advance queued: validateTableIDs, then strictly increasing time.
