@@ -26,7 +26,7 @@ def ab(prog: object, consts: object, a: list[str], b: list[str], seeds: int, pro
     import numpy as np
 
     from goblueprint.errors import UsageError
-    from goblueprint.lab.ab import bootstrap_ci
+    from goblueprint.lab.ab import bootstrap_ci, permutation_p
     from goblueprint.model import api, measure, policies
 
     if seeds < 2:
@@ -48,7 +48,7 @@ def ab(prog: object, consts: object, a: list[str], b: list[str], seeds: int, pro
         xa, xb = samples["a"][m], samples["b"][m]
         low, high = bootstrap_ci(xa, xb)
         out["metrics"][m] = {"a": float(np.mean(xa)), "b": float(np.mean(xb)), "diff": float(np.mean(xb) - np.mean(xa)),
-                             "ci": [low, high]}  # fmt: skip
+                             "ci": [low, high], "p": permutation_p(xa, xb)}  # fmt: skip
     return out
 
 
@@ -73,5 +73,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"a: {out['a']}  b: {out['b']}  ({out['seeds']} seeds each)")
     from goblueprint.cli._ab_table import print_ab_table
 
-    print_ab_table(out["metrics"])
+    print_ab_table(out["metrics"], out["seeds"])
     return 0

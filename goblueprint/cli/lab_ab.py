@@ -45,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
     )
     from goblueprint.cli._ab_table import print_ab_table
 
-    print_ab_table(result["metrics"])
+    print_ab_table(result["metrics"], result["runs"])
     return 0
