@@ -180,6 +180,13 @@ def _parse_sched(line: str, lineno: int) -> Sample:
             raise CaptureError(f"line {lineno}: unknown field {key!r} in SCHED line")
     if "gomaxprocs" not in sample.counters:
         raise CaptureError(f"line {lineno}: SCHED line without gomaxprocs")
+    procs = sample.counters["gomaxprocs"]
+    if sample.local_runq is not None and len(sample.local_runq) != procs:
+        # schedtrace prints one length per P of allp, which holds gomaxprocs Ps under sched.lock.
+        raise CaptureError(
+            f"line {lineno}: {len(sample.local_runq)} run-queue lengths for gomaxprocs={procs} "
+            "(the runtime prints one per P)"
+        )
     return sample
 
 
@@ -190,7 +197,8 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
     unless ``lenient`` (then it is counted in ``skipped_lines``): a raw stderr
     mixes the program's own lines with the scheduler's, sometimes inside one of its
     lines (the runtime writes a line in several writes), which is then skipped too.
-    The program's exit can cut the log's last sample, which is then left out in either mode
+    A SCHED line earlier in time than the one before it is another process's: an error, or
+    skipped when lenient.  The program's exit can cut the log's last sample, which is then left out in either mode
     (``cut_last_sample``): an unterminated last line (every line the runtime finishes ends
     with a newline) that reads only without its last field, reads with fewer fields than the
     sample before it, or is the start of a P, M or G line; or a scheddetail SCHED line (one
@@ -234,6 +242,19 @@ def parse(text: str, *, lenient: bool = False) -> Schedtrace:
             if lineno == cut_at and _cut_short(current, result.samples):
                 result.cut_last_sample = True
                 break
+            if result.samples and current.t_ms < result.samples[-1].t_ms:
+                # A run's samples count up from its start: time going back is another process's
+                # (logs joined, or a child that inherited GODEBUG writing to the same stderr),
+                # which no series of one run can hold.  Lenient: that sample is passed over.
+                if not lenient:
+                    raise CaptureError(
+                        f"line {lineno}: SCHED {current.t_ms}ms comes after SCHED "
+                        f"{result.samples[-1].t_ms}ms (line {result.samples[-1].line}): time goes "
+                        "back, so the log holds more than one process's lines"
+                    )
+                result.skipped_lines += 1
+                current = None
+                continue
             result.samples.append(current)
             continue
         detail = _parse_detail(line)

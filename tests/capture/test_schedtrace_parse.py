@@ -257,3 +257,29 @@ def test_a_number_beyond_64_bits_is_not_the_runtimes(tmp_path: Path) -> None:
     log.write_text(text)
     assert main(["schedtrace", "--json", str(log)]) == 1
     assert main(["schedtrace", "--json", "--lenient", str(log)]) == 0
+
+
+def test_a_log_in_which_time_goes_back_holds_two_processes() -> None:
+    # Two runs' logs joined (or a child that inherited GODEBUG writing to the same stderr):
+    # no series of one run holds both; lenient keeps the first and passes over the other's
+    # samples, with their detail lines.
+    one = (DATA / "scheddetail-go1.27.3.log").read_text()
+    first = schedtrace.parse(one)
+    assert len(first.samples) > 2
+    again = one.count("\n") + first.samples[0].line  # the second copy's first SCHED line
+    with pytest.raises(
+        CaptureError, match=rf"line {again}: SCHED \d+ms comes after SCHED \d+ms .*time goes back"
+    ):
+        schedtrace.parse(one + one)
+    joined = schedtrace.parse(one + one, lenient=True)
+    times = [s.t_ms for s in joined.samples]
+    assert times == sorted(times) and times[: len(first.samples)] == [s.t_ms for s in first.samples]
+    assert all(s.procs is not None for s in joined.samples)  # each kept sample keeps its own detail
+
+
+def test_run_queue_lengths_are_one_per_p() -> None:
+    good = "SCHED 0ms: gomaxprocs=2 idleprocs=0 threads=4 spinningthreads=0 needspinning=0 idlethreads=1 runqueue=0 [0 0]"
+    bad = good.replace("[0 0]", "[0 0 0]").replace("0ms", "5ms")
+    with pytest.raises(CaptureError, match=r"line 2: 3 run-queue lengths for gomaxprocs=2"):
+        schedtrace.parse(f"{good}\n{bad}\n")
+    assert [s.t_ms for s in schedtrace.parse(f"{good}\n{bad}\n", lenient=True).samples] == [0]
