@@ -477,9 +477,13 @@ def _run_job(job: _Job, out_dir: Path, opts: _Options) -> CaptureResult:
     have_trace = trace_path.exists() and trace_path.stat().st_size > 0
     if not have_trace:
         trace_path.unlink(missing_ok=True)
-        missing = "no trace was written" + (
-            f" (a binary must honour {TRACE_ENV} or call trace.Start itself)" if job.how == "env" else ""
-        )
+        why = ""
+        if job.how == "env":
+            why = f" (a binary must honour {TRACE_ENV} or call trace.Start itself)"
+        elif any(split_flag(a)[0] == "test.list" for a in job.args):
+            # testing's M.Run lists and returns before it starts the trace (m.before).
+            why = " (with -list the testing package lists the tests, runs none and starts no trace)"
+        missing = "no trace was written" + why
         error = f"{error}; {missing}" if error else missing
     if not opts.schedtrace_ms:
         log_path.unlink()

@@ -51,3 +51,15 @@ def test_another_binary_runs_as_it_is(tmp_path: Path) -> None:
     result = capture([str(exe)], tmp_path / "cap", cwd=tmp_path, no_stdin=True)
     assert result.meta["trace_via"] == "env"
     assert not result.ok and "no trace was written" in result.meta["error"]
+
+
+def test_go_test_list_says_why_no_trace_was_written(tmp_path: Path) -> None:
+    # go test -list lists and returns before the testing package starts the trace: the
+    # failure says so rather than leave "no trace was written" to be puzzled over.
+    src = tmp_path / "tb"
+    for name, text in FILES.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    result = capture(["go", "test", "-list", "."], tmp_path / "cap", cwd=src, no_stdin=True)
+    assert not result.ok
+    assert "with -list the testing package lists the tests, runs none" in result.meta["error"]
