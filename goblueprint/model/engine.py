@@ -106,6 +106,9 @@ _MARK_TERMINATION = "GC mark termination"
 T_START = 1_000_000  # simulated clock origin (non-zero so "0" is never mistaken for "none")
 SPINNING = -2  # find_runnable: no G yet, a steal round is under way (the M holds its P and spins)
 GRAB_WAIT = -3  # steal_once: the M sleeps in runqgrab before taking a running victim's runnext
+# The fewest thread wake-ups a trace must have measured for a replay to draw its unmatched ones
+# from them: below this a handful (one long one, say) would stand for the whole machine.
+MIN_DRAWN_WAKEUPS = 30
 
 
 class Sim:
@@ -133,8 +136,13 @@ class Sim:
         # What waking a thread costs the M that does it from the scheduler: likewise the replayed
         # trace's (model.wakecost) unless costs are given.
         self.waker_ns = prog.waker_ns if costs is None and prog.waker_ns else self.k.waker_ns
-        # And its thread wake-ups where it measured them (model.wakeups), unless costs are given.
+        # And its thread wake-ups where it measured them (model.wakeups), unless costs are given;
+        # the others drawn from all it measured, when it measured enough of them to stand for
+        # its machine (docs/model.md, "A goroutine that yields in a loop").
         self.wake_ns = prog.wake_ns if costs is None else {}
+        self.wake_draw = ()
+        if costs is None and len(prog.wake_samples_ns) >= MIN_DRAWN_WAKEUPS:
+            self.wake_draw = prog.wake_samples_ns
         self.pol = policy
         # goschedImpl keeps a G preempted for a stop-the-world on its P's runnext from Go 1.26
         # (`if preempted && sched.gcwaiting.Load()`); 1.22-1.25 put it on the global queue like
@@ -813,15 +821,16 @@ class Sim:
         """How long a parked thread woken for readied work takes to run (startm's notewakeup).
 
         A replay's wake-up at a READYING the trace measured one at (Program.wake_ns, the
-        machine's); else the calibrated constant, or a draw from ``Costs.wake_m_samples_ns``
-        when given. Timers and the network keep the constant: a replayed wait's length
-        already holds that thread's lateness.
+        machine's); else a draw from ``Costs.wake_m_samples_ns`` when given, or from all the
+        replayed trace's measured wake-ups (Program.wake_samples_ns) when it measured at least
+        MIN_DRAWN_WAKEUPS, else the calibrated constant. Timers and the network keep the
+        constant: a replayed wait's length already holds that thread's lateness.
         """
         if readying is not None and self.wake_ns:
             got = self.wake_ns.get(readying)
             if got is not None:
                 return got
-        d = self.k.wake_m_samples_ns
+        d = self.k.wake_m_samples_ns or self.wake_draw
         return d[self.wake_rng.randrange(len(d))] if d else self.k.wake_m_ns
 
     def wakep(self, readying: tuple[int, int] | None = None) -> bool:

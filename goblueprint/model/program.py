@@ -76,6 +76,9 @@ class Program:
     # (template, index of the wait op the readying ended, -1 for the G's creation) -> ns from
     # that readying until the woken thread ran. A replay's wakep there waits as long.
     wake_ns: dict[tuple[int, int], int] = field(default_factory=dict)
+    # The delays of wake_ns, in the order they began: the traced machine's distribution of
+    # wake-ups for readied work, which a replay draws its other such wake-ups from.
+    wake_samples_ns: tuple[int, ...] = ()
     # The traced machine's threads waiting for a CPU while holding a P with no G, each after
     # the op that ended the run of the G before it on that M (model.osstalls): (template,
     # index of the op after that one) -> ns the P's next schedule() waits.

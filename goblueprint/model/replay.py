@@ -265,7 +265,7 @@ def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
         if g not in created_by:
             prog.roots.append((max(0, int(start[lo]) - t0), tmpl[g]))
     prog.roots.sort()
-    prog.wake_ns = _wake_delays(tl, readied_at)
+    prog.wake_ns, prog.wake_samples_ns = _wake_delays(tl, readied_at)
     return prog
 
 
@@ -309,8 +309,9 @@ def _netpoll_readiness(tl: Timeline) -> dict[tuple[int, int], int]:
 
 def _wake_delays(
     tl: Timeline, readied_at: dict[tuple[int, int, int], tuple[int, int]]
-) -> dict[tuple[int, int], int]:
-    """The trace's thread wake-ups (model.wakeups), each keyed by the op of the readying that began it.
+) -> tuple[dict[tuple[int, int], int], tuple[int, ...]]:
+    """The trace's thread wake-ups (model.wakeups) for work a G readied, each keyed by the op of
+    the readying that began it; and their delays, in the order they began.
 
     The machine's, not the runtime's: how long the OS took to run a thread the runtime woke.
     Keyed by the program's point, not the clock, as a replayed wait's length is: the model's
@@ -324,4 +325,4 @@ def _wake_delays(
         at = readied_at.get((g, t, kind))
         if at is not None:
             out[at] = end - t
-    return out
+    return out, tuple(out.values())

@@ -7,6 +7,7 @@ p99 latency is not held.
 
 from __future__ import annotations
 
+import dataclasses
 import lzma
 from collections.abc import Callable
 from pathlib import Path
@@ -98,7 +99,10 @@ def test_replay_wakes_threads_as_late_as_the_trace_did_at_the_same_readyings(
     # The model then wakes those threads as late at the same points of the program: what
     # model.wakeups reads from its timeline is the trace's own delay at a readying of the same
     # goroutine (or shorter, where the model's run hides part of it), never the constant's.
-    sim = engine.Sim(prog, consts, policies.resolve([]), prog.procs, 1, decisions=False)
+    # (Without the draws from the trace's delays for the wake-ups it has no counterpart of,
+    # tested apart in test_wakeups, so that a long one here is the keyed one.)
+    sim = engine.Sim(dataclasses.replace(prog, wake_samples_ns=()), consts, policies.resolve([]), prog.procs, 1,
+                     decisions=False)  # fmt: skip
     sim.run()
     stl = sim.rec.timeline(engine.T_START, sim.end, prog.procs)
 
@@ -177,8 +181,10 @@ def test_replay_metrics_within_the_stated_tolerance(
     assert abs(sim["sched_latency_p50_ns"] - real["sched_latency_p50_ns"]) <= 300
     assert 0.5 <= sim["preemptions"] / max(1, real["preemptions"]) <= 2
     # (±2 % before the trace's own wake-ups: 1.22's P0 now starts 2 ms late, as traced, and its
-    # CPU-bound phase ends on one P longer.)
-    assert abs(sim["wall_ns"] - real["wall_ns"]) <= 0.025 * real["wall_ns"]
+    # CPU-bound phase ends on one P longer; ±2.5 % before the wake-ups the trace has no
+    # counterpart of were drawn from its measured ones, whose longest, 7.6 ms on 1.27, a
+    # seed may draw where work waits.)
+    assert abs(sim["wall_ns"] - real["wall_ns"]) <= 0.03 * real["wall_ns"]
     assert real["migrations"] <= sim["migrations"] <= 5.5 * real["migrations"]
     # findRunnable spins as long as the traced machine did (model.spinning), holding its P and
     # nmspinning through its steal rounds, so wakep wakes fewer threads and Ps idle less often:
@@ -198,7 +204,8 @@ def test_replay_metrics_within_the_stated_tolerance(
     assert real["idle_p_spans"] < sim["idle_p_spans"] <= 2.0 * real["idle_p_spans"]
     # Thread wake-ups read the same way from both: the trace's run from microseconds to
     # milliseconds; the model's take the trace's own where it woke a thread at the same point
-    # of the program (the constant elsewhere), and never read longer.
+    # of the program (elsewhere a draw from the trace's, or the constant where it measured too
+    # few), and never read longer.
     assert real["thread_wakeups"] > 0 and sim["thread_wakeups"] > 0
     assert Costs().wake_m_ns < sim["thread_wake_max_ns"] <= real["thread_wake_max_ns"]
     # So Ps sit idle while Gs wait about as the traced machine let them: over half the real

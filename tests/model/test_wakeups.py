@@ -94,3 +94,37 @@ def test_a_wake_up_for_a_yielded_g_is_measured_from_the_yield(consts: Constants)
     tl = sim.rec.timeline(engine.T_START, sim.end, 2)
     w = wakeups.wakes(tl).filter(pl.col("p") == 1)  # (P0's: main's own start)
     assert (w["end"] - w["ready"]).to_list() == [sim.k.wake_m_ns]
+
+
+def _yield_loop(consts: Constants, samples: tuple[int, ...]) -> tuple[int, list[int]]:
+    """A G that yields in a loop on 4 Ps, with the trace's measured wake-ups SAMPLES:
+    (its migrations, the model's thread wake-ups as its timeline measures them)."""
+    from goblueprint.model import program as P
+
+    prog = P.Program()
+    prog.add_template("main.main", [(P.CPU, 64, 0), (P.YIELD, 0, 0)] * 20_000)
+    prog.roots.append((0, 0))
+    prog.procs = 4
+    prog.wake_samples_ns = samples
+    sim = engine.Sim(prog, consts, policies.resolve([]), 4, seed=1, decisions=False)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 4)
+    w = wakeups.wakes(tl)
+    return int(tl.flows["migrated"].sum()), (w["end"] - w["ready"]).to_list()
+
+
+def test_a_replay_draws_its_other_wake_ups_from_the_trace_s_once_it_measured_enough(
+    consts: Constants,
+) -> None:
+    # Each Gosched ends in wakep. At the constant 8 us every woken spinner finds the G on the
+    # global queue, takes it and, the last spinner to find work, wakes the next: a chain of
+    # migrations. The traced machine's threads took far longer (docs/model.md, "A goroutine
+    # that yields in a loop"); drawn from its measured wake-ups, the chain stops.
+    constant_migrations, constant_wakes = _yield_loop(consts, ())
+    assert constant_migrations > 100 and set(constant_wakes) >= {Costs().wake_m_ns}
+    n = engine.MIN_DRAWN_WAKEUPS
+    drawn_migrations, drawn_wakes = _yield_loop(consts, (1_000_000,) * n)
+    assert drawn_migrations < constant_migrations / 10
+    assert drawn_wakes and min(drawn_wakes) >= 1_000_000  # none at the constant
+    # Fewer samples than that stand for no machine: the constant, as with none.
+    assert _yield_loop(consts, (1_000_000,) * (n - 1)) == (constant_migrations, constant_wakes)
