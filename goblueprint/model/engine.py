@@ -527,6 +527,16 @@ class Sim:
         """
         if self.gstatus[g] != GS_WAITING:
             return
+        owner = (
+            self.gtimerp[g] if 0 <= self.gtimerp[g] < self.procs else 0
+        )  # procresize moved a dead P's timers
+        if self.in_scheduler(owner):
+            # Its own P's M is in findRunnable: it sees the timer at its next timers.check
+            # (findRunnable's top; or, past its steal rounds, the netpoll(0) its pollUntil has
+            # come to, stop_m), long before a thread parked in netpoll would wake for it
+            # (epoll_wait waits whole milliseconds: at least 1 for a timer under 1 ms away).
+            self.ptimers[owner].append(g)
+            return
         if self.poller >= 0:
             self.poller_timers.append(g)
             return
@@ -537,13 +547,15 @@ class Sim:
             self.startm(p, False, self.k.wake_m_ns)
             self.poller_epoch = self.pepoch[p]
             return
-        owner = (
-            self.gtimerp[g] if 0 <= self.gtimerp[g] < self.procs else 0
-        )  # procresize moved a dead P's timers
         if self.pstatus[owner] == PS_RUN and not self.stw_active:
             self.ptimers[owner].append(g)
             return
         self.ready(g, -1, owner, self.unblock_label(g))  # its P is in a syscall or stopped: queued behind it
+
+    def in_scheduler(self, p: int) -> bool:
+        """P's M runs the scheduler (findRunnable, a spin, a wake-up's cost) with no G on P."""
+        return (self.pstatus[p] == PS_RUN and self.pg[p] < 0 and not self.pwaking[p]
+                and not self.stw_active)  # fmt: skip
 
     def poller_runs(self, p: int) -> None:
         """The woken netpoll M runs on P: timers.check readies the Gs of every timer that expired
@@ -1103,11 +1115,12 @@ class Sim:
 
     def stop_m(self, p: int) -> None:
         """Nothing to run: release P; a spinning M re-checks the queues once after dropping its spin,
-        then the M polls the network (blocking) if Gs wait there."""
+        then the M polls the network (blocking) if Gs wait there or a timer of P's is due."""
         was_spinning = self.spinning[p]
         if was_spinning:
             self.spinning[p] = False
             self.nmspinning -= 1
+        due = bool(self.ptimers[p])  # expired since its timers.check (pidleput hands them on)
         self.pidleput(p)
         if was_spinning and (self.globq or any(self.runq) or any(r >= 0 for r in self.runnext)):
             if self.npidle and not self.stw_active:
@@ -1116,12 +1129,14 @@ class Sim:
                 self.startm(q, True, self.steal_ns, woken=False)  # this M, back with a P
                 return
             self.needspinning = True  # pidlegetSpinning found no P
-        if self.netready and self.poller < 0 and not self.stw_active:
+        if (self.netready or due) and self.poller < 0 and not self.stw_active:
             # findRunnable's blocking netpoll: with no P, this M blocks in netpoll (nobody else
             # does, sched.lastpoll.Swap(0) != 0: a poller already blocked would have taken these
             # at once, net_ready, and a woken one not yet run takes them when it runs), which
-            # returns at once with the Gs whose fds became ready while it held its P; it takes
-            # an idle P back (pidleget: the top, the one it just released) and runs the first.
+            # returns at once with the Gs whose fds became ready while it held its P, or as
+            # its timeout (pollUntil, P's next timer) has come; it takes an idle P back
+            # (pidleget: the top, the one it just released) and runs the first, or goes back to
+            # findRunnable's top, whose timers.check runs the timer (timer_fired, in_scheduler).
             self.startm(self.pidleget(), False, self.k.schedule_ns, woken=False)
 
     def execute(self, p: int, g: int, inherit: bool) -> None:

@@ -420,6 +420,29 @@ def test_with_an_idle_p_the_timer_runs_when_the_parked_m_wakes(consts: Constants
     assert wake["to_time"][0] - wake["from_time"][0] == sim.k.waker_ns
 
 
+def test_a_timer_expiring_while_its_p_s_m_spins_is_run_by_that_m(consts: Constants) -> None:
+    # The sleeper's P0 spins through its steal rounds (1 µs each) when the 300 ns timer
+    # expires: its M runs it itself (past the rounds its netpoll(0), pollUntil having come,
+    # then findRunnable's top and timers.check), not a thread parked in netpoll, which would
+    # wake for it whole milliseconds later (epoll_wait), with the idle P1.
+    prog = Program()
+    prog.add_template("main.sleeper", [(P.CPU, 1000, 0), (P.SLEEP, 300, 0), (P.CPU, 1000, 0)])
+    prog.roots.append((0, 0))
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1, costs=Costs(steal_ns=1000))
+    sim.run(check_every=1)
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    wake = tl.flows.filter(tl.flows["label"] == tl.strings.index("unblock (sleep)"))
+    slept = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == int(engine.State.G_WAITING)))
+    start = int(slept["start"][0])
+    rounds = consts.steal_tries * 1000
+    assert wake["from_p"].to_list() == [0] and wake["to_p"].to_list() == [0]
+    # Unblocked after the rounds and one schedule() pass back from netpoll(0), not after a wake-up.
+    assert wake["from_time"].to_list() == [start + sim.k.schedule_ns + rounds + sim.k.schedule_ns]
+    # (P1's thread starts only for the wakep of the G's readying, from P0.)
+    p1 = tl.spans.filter((tl.spans["lane_kind"] == 1) & (tl.spans["lane_id"] == 1))
+    assert p1.filter(p1["state"] == int(engine.State.P_RUNNING))["start"].min() > wake["from_time"][0]
+
+
 def _timer_g_latency(consts: Constants, procs: int, costs: Costs | None = None) -> tuple[int, Sim]:
     """From a sleeper's timer run by the woken poller to the G's start, with PROCS Ps."""
     prog = Program()
