@@ -29,10 +29,11 @@ def compare(
     set_cpus(prog, cpus)
     real = measure.from_timeline(tl, prog.procs)
     consts = from_source(go)
-    result = api.simulate(prog, consts, policies.resolve([]), seed=seed, decisions=False)
     # Which rules replayed the trace: the model follows its constants' release where the
     # source differs (docs/model.md), and the default is the bundled one, whatever made the trace.
     versions = {"trace_format": tl.go_version, "model": consts.go_version}
+    del tl  # measured: the simulation's own timeline takes its place in memory
+    result = api.simulate(prog, consts, policies.resolve([]), seed=seed, decisions=False)
     out = {
         "procs": prog.procs,
         "cpus": prog.cpus,

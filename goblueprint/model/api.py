@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 
 import polars as pl
@@ -44,4 +45,5 @@ def simulate(prog: Program, consts: Constants, policy: Policy, *, procs: int = 0
     )
     sim.run()
     tl = sim.rec.timeline(engine.T_START, sim.end, n)
+    sim.rec.spans = array("q")  # now in tl: a replay's are a GB or more
     return Result(sim, tl, sim.rec.decisions(), sim.schedtrace, n)

@@ -115,13 +115,18 @@ class Recorder:
         return pl.DataFrame(self.dec, schema=DECISIONS_SCHEMA)
 
     def timeline(self, start: int, end: int, procs: int) -> Timeline:
+        """The run's Timeline: its open spans end at END."""
         for key in sorted(self.open):
             self.end(*key, end)
         c = np.frombuffer(self.spans, dtype=np.int64).reshape(-1, len(SPAN_COLUMNS))
-        spans = frame(
-            "spans",
-            {**{name: c[:, i] for i, name in enumerate(SPAN_COLUMNS)}, "stack": np.zeros(len(c), np.int64)},
-        ).sort(["lane_kind", "lane_id", "start"])
+        # Sorted by lane and start (unique within a lane: zero-length spans are not kept) as
+        # each column is gathered: a replay's spans are a GB or more, and a frame sorted after
+        # it was built would hold them three times over.
+        order = np.lexsort((c[:, 2], c[:, 1], c[:, 0]))
+        columns = {name: c[order, i] for i, name in enumerate(SPAN_COLUMNS)}
+        del c, order
+        spans = frame("spans", {**columns, "stack": np.zeros(len(columns["start"]), np.int64)})
+        del columns
         f = self.flows
         migrated = [fp >= 0 and tp >= 0 and fp != tp for fp, tp in zip(f["from_p"], f["to_p"], strict=True)]
         flows = frame("flows", {**f, "stack": [0] * len(f["kind"]), "migrated": migrated})
