@@ -133,6 +133,11 @@ class Sim:
         self.steal_ns = self.k.steal_ns
         if costs is None and prog.find_idle_ns:
             self.steal_ns = spinning.round_ns(prog.find_idle_ns, self.k.schedule_ns, consts.steal_tries)
+        # And an M refused a spin: its fruitless findRunnable as long (the trace's median does not
+        # tell the two apart); none where costs are given.
+        self.drop_ns = 0
+        if costs is None and prog.find_idle_ns:
+            self.drop_ns = max(0, prog.find_idle_ns - self.k.schedule_ns)
         # What waking a thread costs the M that does it from the scheduler: likewise the replayed
         # trace's (model.wakecost) unless costs are given.
         self.waker_ns = prog.waker_ns if costs is None and prog.waker_ns else self.k.waker_ns
@@ -170,6 +175,7 @@ class Sim:
         self.syscalltick = [0] * nalloc
         self.spinning = [False] * nalloc
         self.spinround = [0] * nalloc  # the stealWork round the P's M is in, from 1 (0: not stealing)
+        self.dropping = [False] * nalloc  # the P's M, refused a spin, is on its way to give the P up
         # runqgrab's sleep under way on the P's M: (victim, the runnext it saw, steal order, index).
         self.grab: list[tuple[int, int, list[int], int] | None] = [None] * nalloc
         # How long that sleep really lasts: usleep(3) plus the OS's timer slack (Costs).
@@ -716,6 +722,7 @@ class Sim:
             self.pol.enqueue(self, p, g, True)
         self.pstatus[p] = PS_IDLE
         self.spinround[p] = 0
+        self.dropping[p] = False
         self.grab[p] = None
         self.pwaking[p] = False
         self.pidle.append(p)
@@ -943,6 +950,9 @@ class Sim:
         """
         if self.spinround[p]:
             return self.steal_round(p)
+        if self.dropping[p]:
+            self.dropping[p] = False
+            return self.before_releasep(p)
         c = self.c
         self.run_timers(p, p)  # findRunnable starts with pp.timers.check
         if self.schedtick[p] % c.global_queue_tick == 0 and self.globq:
@@ -979,6 +989,21 @@ class Sim:
             self.spinround[p] = 1
             self.sched_at(p, self.steal_ns)  # the first round, done when it has taken its time
             return SPINNING, False
+        self.rec.decision(self.now, p, "may_spin", "no", f"{self.c.spinning_factor}×{self.nmspinning} "
+                          f"spinning ≥ {self.procs}−{self.npidle} busy Ps", "spin and steal")  # fmt: skip
+        if self.drop_ns:
+            # The rest of findRunnable without a spin (netpoll(0), the idle GC worker's turn,
+            # sched.lock) takes the traced machine's time, the M holding its P meanwhile.
+            self.dropping[p] = True
+            self.sched_at(p, self.drop_ns)
+            return SPINNING, False
+        return self.before_releasep(p)
+
+    def before_releasep(self, p: int) -> tuple[int, bool]:
+        """Under sched.lock, before an M refused a spin gives its P up: the global queue once
+        more (work put there meanwhile), and needspinning."""
+        if self.globq:
+            return self.globrunqget_batch(p), False
         if self.needspinning and not self.stw_active:
             # Before releasep (under sched.lock): work was readied while no P was idle, so this M,
             # refused a spin, spins after all rather than drop its P (becomeSpinning; goto top).
@@ -987,8 +1012,6 @@ class Sim:
                               "drop the P")  # fmt: skip
             self.become_spinning(p)
             return self.find_runnable(p)
-        self.rec.decision(self.now, p, "may_spin", "no", f"{self.c.spinning_factor}×{self.nmspinning} "
-                          f"spinning ≥ {self.procs}−{self.npidle} busy Ps", "spin and steal")  # fmt: skip
         return -1, False
 
     def become_spinning(self, p: int) -> None:

