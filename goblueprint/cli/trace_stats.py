@@ -140,12 +140,14 @@ class _IdSet:
     def add(self, col) -> None:
         import numpy as np
 
+        from goblueprint.arrays import unique
+
         if not len(col):
             return
         lo, hi = int(col.min()), int(col.max())
         if lo < -1 or hi >= self._DENSE:
             big = col[(col < -1) | (col >= self._DENSE)]
-            self._other.update(np.unique(big).tolist())
+            self._other.update(unique(big).tolist())
             col = col[(col >= -1) & (col < self._DENSE)]
             if not len(col):
                 return

@@ -18,6 +18,7 @@ from typing import IO, Any
 import numpy as np
 
 from goblueprint import toolchain
+from goblueprint.arrays import unique
 from goblueprint.capture.command import plan_command
 from goblueprint.capture.run import CaptureResult, capture
 from goblueprint.errors import GoblueprintError, LabError
@@ -138,7 +139,7 @@ def _callers(ins: instrument.Instrumented, root: source_facts.Goroot, binary: Pa
         return {}
     recs = dump.records
     wrappers = np.array(sorted(s.id for s in ins.sites if s.wrapper), dtype=np.uint32)
-    pcs = [int(pc) for pc in np.unique(recs["c"][np.isin(recs["site"], wrappers) & (recs["c"] != 0)])]
+    pcs = [int(pc) for pc in unique(recs["c"][np.isin(recs["site"], wrappers) & (recs["c"] != 0)])]
     if not pcs:
         return {}
     tc = toolchain.find(ins.go_version)

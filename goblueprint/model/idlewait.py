@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from goblueprint.arrays import unique
 from goblueprint.model import wakeups
 from goblueprint.timeline.model import LaneKind, State, Timeline
 
@@ -32,7 +33,7 @@ def by_wake(tl: Timeline) -> dict[str, int]:
     runq = sp.filter((pl.col("lane_kind") == int(LaneKind.G)) & (pl.col("state") == int(State.G_RUNNABLE)))
     w = wakeups.wakes(tl).sort("ready")
     ends = (idle["start"], idle["end"], runq["start"], runq["end"], w["ready"], w["end"])
-    cuts = np.unique(np.concatenate([a.to_numpy() for a in ends]))
+    cuts = unique(np.concatenate([a.to_numpy() for a in ends]))
     out = dict.fromkeys(KEYS, 0)
     if cuts.size < 2:
         return out

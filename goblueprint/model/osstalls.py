@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from goblueprint.arrays import unique
 from goblueprint.errors import UsageError
 from goblueprint.kernel import join as kjoin
 from goblueprint.kernel.intervals import OFF_CPU, RUNNABLE
@@ -89,7 +90,7 @@ def from_joined(joined: kjoin.Joined) -> OsStalls:
         b_lane, b_start = breaks["lane_id"].to_numpy(), breaks["start"].to_numpy()
         tid, start, end = waits["tid"].to_numpy(), waits["start"].to_numpy(), waits["end"].to_numpy()
         after: dict[tuple[int, int], int] = defaultdict(int)
-        for lane in np.unique(tid).tolist():
+        for lane in unique(tid).tolist():
             wi = np.flatnonzero(tid == lane)
             ri = np.flatnonzero(r_lane == lane)
             bs = np.sort(b_start[b_lane == lane])

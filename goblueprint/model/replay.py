@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from goblueprint.arrays import unique
 from goblueprint.errors import TraceError
 from goblueprint.model import program as P
 from goblueprint.model import spinning, wakecost, wakeups
@@ -147,7 +148,7 @@ def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
         # Go's reader accepts a trace of generations without events (Sync only): no work to
         # replay, as go tool trace -pprof finds no goroutine in it.
         raise TraceError("failed to find any goroutine in the trace: nothing to replay")
-    gids = np.unique(gspans["lane_id"].to_numpy())
+    gids = unique(gspans["lane_id"].to_numpy())
     names = dict(zip(tl.lanes.filter(pl.col("lane_kind") == int(LaneKind.G))["lane_id"].to_list(),
                      tl.lanes.filter(pl.col("lane_kind") == int(LaneKind.G))["group"].to_list(), strict=True))  # fmt: skip
     system = dict(zip(tl.lanes.filter(pl.col("lane_kind") == int(LaneKind.G))["lane_id"].to_list(),

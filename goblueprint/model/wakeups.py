@@ -33,6 +33,7 @@ and injectglist's several threads at once count as one.
 from __future__ import annotations
 
 import heapq
+import weakref
 
 import numpy as np
 import polars as pl
@@ -57,7 +58,20 @@ def wakes(tl: Timeline) -> pl.DataFrame:
 
     ``end`` is the P's ProcStart, or the start of a stop-the-world that came first
     (``stopped``: the thread had not run by then, so the delay is at least that long).
+    The last timeline's are kept (weakly): a replay and its comparison ask for them four times.
     """
+    global _last
+    if _last is not None and _last[0]() is tl:
+        return _last[1]
+    w = _wakes(tl)
+    _last = (weakref.ref(tl), w)
+    return w
+
+
+_last: tuple[weakref.ref[Timeline], pl.DataFrame] | None = None
+
+
+def _wakes(tl: Timeline) -> pl.DataFrame:
     lane, start, end, kind = _idle_spans(tl)
     readyings = _readyings(tl)
     ready = readyings["from_time"].to_numpy().astype(np.int64)

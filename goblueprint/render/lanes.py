@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from goblueprint.arrays import unique
 from goblueprint.timeline.model import STATE_NAMES, LaneKind, Timeline
 
 # Display groups, top to bottom: (key, title, lane kinds, folded at first).
@@ -177,7 +178,7 @@ def span_titles(tl: Timeline, spans, lanes: list[Lane]) -> tuple[np.ndarray, lis
     if len(key) == 0:
         return np.zeros(0, dtype=np.int64), []
     # Hashed distinct keys, then a binary search among those few: no sort of every span.
-    uniq = np.unique(key)
+    uniq = unique(key)
     inverse = np.searchsorted(uniq, key)
     return inverse.astype(np.int64).ravel(), key_titles(tl, uniq, lanes)
 

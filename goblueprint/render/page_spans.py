@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import polars as pl
 
+from goblueprint.arrays import unique
 from goblueprint.errors import GoblueprintError
 from goblueprint.render.lanes import Lane, key_titles, sorted_spans, state_names, title_keys
 from goblueprint.render.levels import lane_keys
@@ -99,7 +100,7 @@ def page_spans(
     for b in sorted(range(len(batches)), key=lambda b: not shows_g[b]):
         batch, at = batches[b], int(offsets[b])
         if not shows_g[b] and shown is None:
-            shown = np.unique(np.concatenate(pm_g)) if pm_g else np.zeros(0, np.int64)
+            shown = unique(np.concatenate(pm_g)) if pm_g else np.zeros(0, np.int64)
         spans = sorted_spans(replace(shell, spans=store.lane_spans(lane_keys(batch), columns=SPAN_COLUMNS)))
         want = int(offsets[b + 1]) - at
         if spans.height != want:
@@ -117,7 +118,7 @@ def page_spans(
         state[rows] = code_to_index[spans["state"].to_numpy()]
         s0, s1, g_running = lane_stacks(spans)
         start_stack[rows], end_stack[rows] = s0, s1
-        stacks.append(np.unique(np.concatenate((s0, s1))))
+        stacks.append(unique(np.concatenate((s0, s1))))
         if shown is None or len(shown):
             runs.append(goroutine_runs(spans, g_running, s0, s1, only=shown))
         pm, g, st = proc_and_thread_runs(spans)
@@ -141,7 +142,7 @@ def page_spans(
     string_ids[order] = [intern(t) for t in key_titles(tl, keys[order], lanes)]
     title[:] = string_ids[title]
     # P and M runs only take stacks G runs hold: the batches' stacks are all there are.
-    used = np.unique(np.concatenate(stacks)).astype(np.int64) if stacks else np.zeros(0, np.int64)
+    used = unique(np.concatenate(stacks)).astype(np.int64) if stacks else np.zeros(0, np.int64)
     spans_out = PageSpans(start, end, title, gid, start_stack, end_stack, state, used)
     return spans_out, _moved(lanes, exact)
 

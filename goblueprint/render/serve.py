@@ -32,6 +32,7 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import polars as pl
 
+from goblueprint.arrays import unique
 from goblueprint.errors import GoblueprintError
 from goblueprint.render.flow_lanes import placed_flows
 from goblueprint.render.lanes import Lane, arrange_counted, sorted_spans, state_names
@@ -253,7 +254,7 @@ def _exact(
 ) -> list[dict[str, Any]]:
     _names, code_to_index = state_names()
     label, gid, start_stack, end_stack = span_fields(view.light, spans, view.lanes, intern)
-    used = np.unique(np.concatenate((start_stack, end_stack)))
+    used = unique(np.concatenate((start_stack, end_stack)))
     used = used[used != 0]
     for sid in used.tolist():
         stacks.append([list(frame) for frame in view.light.stack(int(sid))])

@@ -30,6 +30,7 @@ from typing import Any, BinaryIO
 import numpy as np
 import polars as pl
 
+from goblueprint.arrays import unique
 from goblueprint.render.flow_lanes import PLACED_COLUMNS, placed_flows
 from goblueprint.render.lanes import (
     COUNTER_GROUP,
@@ -202,7 +203,7 @@ def _payload(tables: PageTables, title: str, blob: _Blob, *, served: bool) -> di
     instants, instant_ranges = _instants(tl, tables.instants, lane_index, strings)
     instant_stack = instants["stack"].to_numpy().astype(np.int64)
     # Only the stacks something on screen refers to, renumbered 0..k-1 (-1: none).
-    used = np.unique(np.concatenate((spans.stacks, instant_stack)))
+    used = unique(np.concatenate((spans.stacks, instant_stack)))
     used = used[used != 0]
     n_spans = len(spans)
     header_spans = blob.table(
@@ -327,7 +328,7 @@ def _levels(
                 },
             )
         )
-        present = np.unique(lane)
+        present = unique(lane)
         lo = np.searchsorted(lane, present, side="left")
         hi = np.searchsorted(lane, present, side="right")
         for k, a, b in zip(present.tolist(), lo.tolist(), hi.tolist(), strict=True):

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from goblueprint.arrays import unique
 from goblueprint.timeline import builder_codes as K
 from goblueprint.timeline._api import (
     K_TASK_BEGIN,
@@ -987,7 +988,7 @@ def _distinct(columns: list[np.ndarray]) -> np.ndarray:
         if len(c):
             lo, hi = min(lo, int(c.min())), max(hi, int(c.max()))
     if hi - lo > 4 * sum(len(c) for c in columns) + (1 << 20):  # sparse: sorting is cheaper
-        return np.unique(np.concatenate([np.unique(c) for c in columns] + [np.zeros(1, np.int64)]))
+        return unique(np.concatenate([unique(c) for c in columns] + [np.zeros(1, np.int64)]))
     seen = np.zeros(hi - lo + 1, np.bool_)
     seen[-lo] = True
     for c in columns:

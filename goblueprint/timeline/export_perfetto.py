@@ -55,6 +55,7 @@ from typing import IO, TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from goblueprint.arrays import unique
 from goblueprint.errors import GoblueprintError, PathError
 from goblueprint.render.lanes import GROUPS, Lane, arrange, counter_lanes, key_titles, layers, state_names
 from goblueprint.timeline.model import SCHEMAS, LaneKind, State, Timeline
@@ -538,7 +539,7 @@ class _Export:
         # The name of a woken G's instant where no slice of its lane starts then (``ending``):
         # made for the lanes where a wake-up ends, whether or not one is left without its slice.
         runs = np.full(len(ks), -1, np.int64)
-        wakes = np.unique(np.repeat(np.arange(len(ks)), np.diff(in_off))[into["steal"] == 0])
+        wakes = unique(np.repeat(np.arange(len(ks)), np.diff(in_off))[into["steal"] == 0])
         if len(wakes):
             runs[wakes] = self.text_ids([f"G{lanes[j].lane_id} runs" for j in wakes.tolist()])
         # The batch's names, numbered in the order of their texts (a sequence interns by text).

@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Protocol
 import numpy as np
 import polars as pl
 
+from goblueprint.arrays import unique
 from goblueprint.errors import GoblueprintError, PathError
 from goblueprint.timeline.model import NONE, SCHEMAS, InstantKind, Timeline
 from goblueprint.timeline.read_ahead import read_ahead
@@ -411,7 +412,7 @@ class IngestedSource:
             return used
         names: set[int] = set()
         for b in self._batches("counters", ("name",)):
-            names.update(np.unique(b["name"].to_numpy()).tolist())
+            names.update(unique(b["name"].to_numpy()).tolist())
         return sorted(names)
 
     def counter_batches(self) -> Iterator[pl.DataFrame]:

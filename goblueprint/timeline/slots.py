@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from goblueprint.arrays import unique
+
 NONE = -1  # Go's NoGoroutine / NoProc / NoThread
 
 
@@ -47,7 +49,7 @@ class Slots:
                 out[other] = self._sparse(ids[other])
         new = small & (out < 0)
         if new.any():
-            first = np.unique(ids[new])
+            first = unique(ids[new])
             self.dense[first] = self._new(first)
             out[new] = self.dense[ids[new]]
         return out

@@ -42,6 +42,7 @@ import pyarrow as pa
 # first use of compute filled it failed with "No function registered with name: take".
 import pyarrow.compute
 
+from goblueprint.arrays import unique
 from goblueprint.errors import PathError
 from goblueprint.timeline._api import (
     K_LABEL,
@@ -874,7 +875,7 @@ def timeline_stack_ids(builder: Any, stacks: list[tuple[Any, ...]], ids: np.ndar
     interned in BUILDER once, so its frames are in the Timeline finish() makes afterwards."""
     if ids is None or not len(ids):
         return np.zeros(1, np.uint32)
-    ids = np.unique(ids)
+    ids = unique(ids)
     lut = np.zeros(int(ids[-1]) + 1, np.uint32)
     for sid in ids.tolist():
         if sid:

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from goblueprint.arrays import unique
 from goblueprint.errors import TraceError
 from goblueprint.trace import spec
 from goblueprint.trace.events import (
@@ -287,7 +288,7 @@ class Interner:
         out[~inside] = 0
         new = out < 0
         if new.any():
-            first = np.unique(raw[new])
+            first = unique(raw[new])
             lut[first.astype(np.intp)] = self._stack_ids_of(table, first)
             out[new] = lut[raw[new].astype(np.intp)]
         return out
