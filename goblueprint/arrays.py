@@ -10,7 +10,8 @@ def unique(a: np.ndarray) -> np.ndarray:
 
     By a sort and a comparison of neighbours: numpy 2.4's ``np.unique`` without
     ``return_*`` goes through a hash set, about 50 times slower on arrays of many distinct
-    values (4.8 s against 0.09 s on 5 M int64 timestamps here).
+    values (4.8 s against 0.09 s on 5 M int64 timestamps here). For integers and strings:
+    NaNs, unequal to themselves, would each be kept.
     """
     s = np.sort(np.asarray(a), axis=None)
     if s.size < 2:

@@ -119,7 +119,7 @@ def _overlap(a_lane: np.ndarray, a_start: np.ndarray, a_end: np.ndarray,
     meets one contiguous run of B, found by two binary searches.
     """
     out_a, out_b = [], []
-    for lane in np.intersect1d(unique(a_lane), unique(b_lane)).tolist():
+    for lane in np.intersect1d(unique(a_lane), unique(b_lane), assume_unique=True).tolist():
         ai = np.flatnonzero(a_lane == lane)
         bi = np.flatnonzero(b_lane == lane)
         lo = np.searchsorted(b_end[bi], a_start[ai], side="right")
@@ -147,7 +147,7 @@ def lookup(lanes: np.ndarray, times: np.ndarray, spans: pl.DataFrame, *, contain
     s_lane = spans["lane_id"].to_numpy()
     s_start = spans["start"].to_numpy()
     s_end = spans["end"].to_numpy()
-    for lane in np.intersect1d(unique(lanes), unique(s_lane)).tolist():
+    for lane in np.intersect1d(unique(lanes), unique(s_lane), assume_unique=True).tolist():
         qi = np.flatnonzero(lanes == lane)
         si = np.flatnonzero(s_lane == lane)
         k = np.searchsorted(s_start[si], times[qi], side="right") - 1
