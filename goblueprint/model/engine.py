@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import heapq
 import random
+import statistics
 from collections import deque
 
 from goblueprint.model import program as ops
@@ -109,6 +110,8 @@ GRAB_WAIT = -3  # steal_once: the M sleeps in runqgrab before taking a running v
 # The fewest thread wake-ups a trace must have measured for a replay to draw its unmatched ones
 # from them: below this a handful (one long one, say) would stand for the whole machine.
 MIN_DRAWN_WAKEUPS = 30
+# Likewise the fewest schedule() passes found at hand (model.schedpass) a replay draws its own from.
+MIN_DRAWN_PASSES = 30
 
 
 class Sim:
@@ -129,15 +132,22 @@ class Sim:
         self.prog = prog
         self.c = consts
         self.k = costs or Costs()
-        # One stealWork round: the replayed trace's machine's (model.spinning) unless costs are given.
+        # Its schedule() passes after a G stops (model.schedpass): the traced machine's, drawn,
+        # unless costs are given; the constant where it measured too few.
+        self.pass_draw: tuple[int, ...] = ()
+        if costs is None and len(prog.schedule_samples_ns) >= MIN_DRAWN_PASSES:
+            self.pass_draw = prog.schedule_samples_ns
+        # The pass a fruitless findRunnable makes before it spins (its median, when drawn).
+        pass_ns = int(statistics.median_low(self.pass_draw)) if self.pass_draw else self.k.schedule_ns
+        # And one stealWork round: the replayed trace's machine's (model.spinning) unless costs are given.
         self.steal_ns = self.k.steal_ns
         if costs is None and prog.find_idle_ns:
-            self.steal_ns = spinning.round_ns(prog.find_idle_ns, self.k.schedule_ns, consts.steal_tries)
+            self.steal_ns = spinning.round_ns(prog.find_idle_ns, pass_ns, consts.steal_tries)
         # And an M refused a spin: its fruitless findRunnable as long (the trace's median does not
         # tell the two apart); none where costs are given.
         self.drop_ns = 0
         if costs is None and prog.find_idle_ns:
-            self.drop_ns = max(0, prog.find_idle_ns - self.k.schedule_ns)
+            self.drop_ns = max(0, prog.find_idle_ns - pass_ns)
         # What waking a thread costs the M that does it from the scheduler: likewise the replayed
         # trace's (model.wakecost) unless costs are given.
         self.waker_ns = prog.waker_ns if costs is None and prog.waker_ns else self.k.waker_ns
@@ -158,6 +168,7 @@ class Sim:
         self.rng = random.Random(seed)
         # Its own stream, so drawing wake-ups leaves the steal orders and sysmon's phase as they were.
         self.wake_rng = random.Random(f"{seed}:wake-up")
+        self.pass_rng = random.Random(f"{seed}:schedule")
         self.coprimes = coprimes(procs)
         self.rec = Recorder(decisions)
         self.now = T_START
@@ -435,7 +446,7 @@ class Sim:
                 if a and self.npidle:
                     continue  # goschedIfBusy: a P is idle, so the G goes on (no preempt flag here)
                 woke = self.stop_running(g, p, "runtime.Gosched", own=True)  # goschedImpl: globrunqput, wakep
-                self.sched_at(p, woke + self.k.schedule_ns + self.stalled_after(g))
+                self.sched_at(p, woke + self.schedule_pass() + self.stalled_after(g))
                 return
             elif code == ops.SEND:
                 if self.chan_recvq[a]:
@@ -496,7 +507,7 @@ class Sim:
         self.pg[p] = -1
         self.rec.state(LP, p, self.now, P_RUN, m=self.pm[p])
         self.rec.state(LM, self.pm[p], self.now, M_RUN, p=p)
-        self.sched_at(p, self.k.schedule_ns + self.stalled_after(g))
+        self.sched_at(p, self.schedule_pass() + self.stalled_after(g))
 
     def stalled_after(self, g: int) -> int:
         """How long the traced machine kept G's M off its CPU, holding its P with no G, after the
@@ -851,6 +862,12 @@ class Sim:
                 return got
         d = self.k.wake_m_samples_ns or self.wake_draw
         return d[self.wake_rng.randrange(len(d))] if d else self.k.wake_m_ns
+
+    def schedule_pass(self) -> int:
+        """How long schedule() takes after a G stops, until the next G it finds at hand runs: a draw
+        from the replayed trace's (Program.schedule_samples_ns), or the calibrated constant."""
+        d = self.pass_draw
+        return d[self.pass_rng.randrange(len(d))] if d else self.k.schedule_ns
 
     def wakep(self, readying: tuple[int, int] | None = None) -> bool:
         """wakep: one spinning M at a time, and only onto an idle P. True if it woke a thread."""
@@ -1348,7 +1365,7 @@ class Sim:
         self.rec.decision(self.now, p, "preempt", f"G{g}",
                           f"same schedtick {self.schedtick[p]} for ≥ {quantum} ns", "let it run")  # fmt: skip
         woke = self.stop_running(g, p, "preempted")
-        self.sched_at(p, woke + self.k.schedule_ns)
+        self.sched_at(p, woke + self.schedule_pass())
 
     def stop_running(self, g: int, p: int, why: str, for_stw: bool = False, own: bool = False) -> int:
         """goschedImpl (Gosched, gopreempt_m): the running G stops where it is, to the global queue.
@@ -1506,7 +1523,7 @@ class Sim:
         """GC's preemption of running G (forEachP's preemptall; not sysmon's, not counted as its)."""
         self.rec.decision(self.now, p, "preempt", f"G{g}", why, "let it run")
         woke = self.stop_running(g, p, "preempted")
-        self.sched_at(p, woke + self.k.schedule_ns)
+        self.sched_at(p, woke + self.schedule_pass())
 
     def procresize(self, n: int) -> None:
         """procresize (startTheWorldWithSema): Ps from N on are destroyed, new ones start idle.

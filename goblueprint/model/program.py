@@ -79,6 +79,9 @@ class Program:
     # The delays of wake_ns, in the order they began: the traced machine's distribution of
     # wake-ups for readied work, which a replay draws its other such wake-ups from.
     wake_samples_ns: tuple[int, ...] = ()
+    # The traced machine's schedule() passes that found their G at hand (model.schedpass), in
+    # ns: a replay draws each of its passes from them, unless Costs are given.
+    schedule_samples_ns: tuple[int, ...] = ()
     # The traced machine's threads waiting for a CPU while holding a P with no G, each after
     # the op that ended the run of the G before it on that M (model.osstalls): (template,
     # index of the op after that one) -> ns the P's next schedule() waits.

@@ -22,7 +22,7 @@ import polars as pl
 from goblueprint.arrays import unique
 from goblueprint.errors import TraceError
 from goblueprint.model import program as P
-from goblueprint.model import spinning, wakecost, wakeups
+from goblueprint.model import schedpass, spinning, wakecost, wakeups
 from goblueprint.model.program import Op, Program
 from goblueprint.timeline.model import FlowKind, InstantKind, LaneKind, State, Timeline
 
@@ -181,6 +181,7 @@ def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
     prog.procs, changes = gomaxprocs(tl)
     prog.find_idle_ns = spinning.median_ns(tl)  # the traced machine's spin before a P idles
     prog.waker_ns = wakecost.cost_ns(tl)  # and what a thread wake-up cost the scheduler that made it
+    prog.schedule_samples_ns = tuple(schedpass.at_hand_ns(tl).tolist())  # and a schedule() pass
     prog.stw, stoppers, prog.resize = _stw_with_resizes(tl, changes)
     for i, g in enumerate(stoppers):
         if g in known:
