@@ -75,7 +75,8 @@ class Constants:
 class Costs:
     """Machine costs the source does not state: the model's calibration (ns)."""
 
-    schedule_ns: int = 100  # one pass of schedule()/findRunnable with work at hand
+    # One pass of schedule()/findRunnable with work at hand (a replay draws the trace's own: model.schedpass).
+    schedule_ns: int = 100
     wake_m_ns: int = 8_000  # futex wake of a parked thread until it runs schedule()
     steal_ns: int = 500  # one stealWork round over the Ps
     # What waking a thread costs the M that wakes it from the scheduler (startm's notewakeup,

@@ -9,9 +9,10 @@ no P. None of it is traced, but its length is: a P lane's span of running no G t
 in idle runs from the last G's stop (or the woken thread's ProcStart) to that ProcStop.
 
 How long a round takes is the machine's, not the source's; the model spreads the median
-of these spans (less its own schedule() pass) over its steal_tries rounds, so a replay
-spins as long as the traced machine did. A non-spinning M (refused by the limit) adds
-its short spans to the median, so the round this gives errs short, never long.
+of these spans (less one schedule() pass: the median of the trace's own, model.schedpass)
+over its steal_tries rounds, so a replay spins as long as the traced machine did. A
+non-spinning M (refused by the limit) adds its short spans to the median, so the round
+this gives errs short, never long.
 """
 
 from __future__ import annotations
