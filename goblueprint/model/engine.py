@@ -114,6 +114,11 @@ MIN_DRAWN_WAKEUPS = 30
 MIN_DRAWN_PASSES = 30
 
 
+def _draw(rng: random.Random, samples: tuple[int, ...], otherwise: int) -> int:
+    """One of a trace's measured SAMPLES, drawn from RNG's stream; OTHERWISE where there are none."""
+    return samples[rng.randrange(len(samples))] if samples else otherwise
+
+
 class Sim:
     def __init__(
         self,
@@ -860,14 +865,12 @@ class Sim:
             got = self.wake_ns.get(readying)
             if got is not None:
                 return got
-        d = self.k.wake_m_samples_ns or self.wake_draw
-        return d[self.wake_rng.randrange(len(d))] if d else self.k.wake_m_ns
+        return _draw(self.wake_rng, self.k.wake_m_samples_ns or self.wake_draw, self.k.wake_m_ns)
 
     def schedule_pass(self) -> int:
         """How long schedule() takes after a G stops, until the next G it finds at hand runs: a draw
         from the replayed trace's (Program.schedule_samples_ns), or the calibrated constant."""
-        d = self.pass_draw
-        return d[self.pass_rng.randrange(len(d))] if d else self.k.schedule_ns
+        return _draw(self.pass_rng, self.pass_draw, self.k.schedule_ns)
 
     def wakep(self, readying: tuple[int, int] | None = None) -> bool:
         """wakep: one spinning M at a time, and only onto an idle P. True if it woke a thread."""

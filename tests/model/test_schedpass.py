@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from goblueprint.model import engine, policies, schedpass
 from goblueprint.model import program as P
 from goblueprint.model.constants import Constants, Costs
@@ -42,17 +44,16 @@ def test_the_model_s_passes_measured_from_its_timeline_are_its_own(consts: Const
     assert all(n > sum(measured.values()) / 5 for n in measured.values())
 
 
-def test_a_long_pass_is_the_os_s_stall_and_is_left_out(consts: Constants) -> None:
+def test_a_long_pass_is_the_os_s_stall_and_is_left_out(
+    consts: Constants, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The same run measured on its own timeline: the 50 us passes it drew are there, as spans of
     # a P running no G with a G at hand, and the measure leaves them out.
     sim = _turns(consts, PASSES * 10 + (STALL,) * 3)
     tl = sim.rec.timeline(engine.T_START, sim.end, 1)
     assert STALL not in schedpass.at_hand_ns(tl).tolist()
-    old, schedpass.STALL_FACTOR = schedpass.STALL_FACTOR, 1_000
-    try:
-        assert STALL in schedpass.at_hand_ns(tl).tolist()
-    finally:
-        schedpass.STALL_FACTOR = old
+    monkeypatch.setattr(schedpass, "STALL_FACTOR", 1_000)
+    assert STALL in schedpass.at_hand_ns(tl).tolist()
 
 
 def test_passes_are_drawn_only_from_enough_samples_and_never_with_costs_given(consts: Constants) -> None:
