@@ -206,15 +206,28 @@ def test_spans_sorted_in_smaller_pieces_store_the_same_files(
 
     monkeypatch.setattr(builder._SpilledSpans, "_sorted", spy)
     whole = ingest(trace, out=tmp_path / "whole")
-    sort = 300
-    assert any(rows > 2 * sort and lanes > 1 for rows, lanes in sorted_rows)
-    assert any(rows > 2 * sort and lanes == 1 for rows, lanes in sorted_rows)
+    # Sorts of a third of the largest piece of several lanes, whatever the capture's size.
+    sort = max((rows for rows, lanes in sorted_rows if lanes > 1), default=0) // 3
+    assert sort >= 2, sorted_rows
     sorted_rows.clear()
+    in_order: list[tuple[int, bool]] = []  # each lane longer than a sort: its rows, made in order
+    real_in_order = builder._in_order
+
+    def order_spy(spill: Any, ranges: Any, rows: int) -> bool:
+        got = real_in_order(spill, ranges, rows)
+        in_order.append((int((ranges[1] - ranges[0]).sum()), got))
+        return got
+
+    monkeypatch.setattr(builder, "_in_order", order_spy)
     monkeypatch.setattr(builder, "_SPAN_SORT", sort)
     monkeypatch.setattr(builder, "_FLOW_PIECE", 7)  # the flows gathered sorted, 7 at a time
     small = ingest(trace, out=tmp_path / "small")
-    # A lane longer than that, in order as its spans are made, is cut too (each piece sorted).
-    assert all(rows <= sort for rows, _ in sorted_rows)
+    # A lane longer than that, in order as its spans are made, is cut too (each piece sorted);
+    # only a lane not made in order is sorted whole.
+    assert any(made_in_order for _, made_in_order in in_order), in_order
+    assert not any(rows > sort and lanes > 1 for rows, lanes in sorted_rows)
+    whole_lanes = sorted(rows for rows, made_in_order in in_order if not made_in_order)
+    assert sorted(rows for rows, _ in sorted_rows if rows > sort) == whole_lanes
     files = sorted(p.relative_to(whole.path) for p in whole.path.rglob("*.parquet"))
     assert files == sorted(p.relative_to(small.path) for p in small.path.rglob("*.parquet"))
     for rel in files:
