@@ -25,8 +25,6 @@ import itertools
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import nullcontext
 from functools import cache, partial
 from pathlib import Path
 from types import TracebackType
@@ -61,6 +59,7 @@ from goblueprint.timeline._api import (
     ProcState,
     ResourceKind,
 )
+from goblueprint.timeline.heap import give_back
 from goblueprint.timeline.model import Timeline, state_table
 from goblueprint.timeline.spill import ColumnSpill, Seen
 from goblueprint.timeline.summary import Summary
@@ -75,11 +74,14 @@ _STATE_NAMES = [k.name for k in sorted(GoState, key=int)] + [k.name for k in sor
 _N_GO_STATES = len(GoState)
 _R_PROC = int(ResourceKind.PROC)
 _MAX_I64 = 2**63 - 1
-_EVENT_CHUNK = 1 << 18  # rows kept as numpy chunks before they are packed into a DataFrame chunk
+# Rows kept as numpy chunks before they are packed into a DataFrame chunk; rows read back from
+# the spill at a time.
+_EVENT_CHUNK = 1 << 16
 # Rows of a row group of the stored events table at most (a generation's rows are a group
 # unless there are more): a group is held whole as Arrow until written, ~165 bytes a row, and
-# a trace of few generations has millions of events in one (two of them were the peak).
-_EVENT_GROUP = 1 << 19
+# a trace of few generations has millions of events in one (two of them were the peak). At
+# 1 << 19 the events' write took 100 MB more than at this size, in no less time (46 MB trace).
+_EVENT_GROUP = 1 << 17
 
 
 def _kinds_lut(*kinds: int) -> np.ndarray:
@@ -646,53 +648,47 @@ def _tables_pass(
         stays_lazy = stays_table = with_timeline_stacks(stays_table, lut)
     out: dict[str, pl.DataFrame] = {}
     written: dict[str, int] = {}
-    # The events table made and written by a thread of its own beside finish(): the two are
-    # independent, and each is a main thread's work beside a Parquet encoder's, which one
-    # after the other left a core idle much of the time.  What it holds beside finish()'s
-    # pieces: the row group being made and the one being encoded.
-    events_done: Future[int] | None = None
-    beside = rows is not None and write_to is not None
-    with ThreadPoolExecutor(1, thread_name_prefix="events") if beside else nullcontext() as events_pool:
-        # The stays written (STAYS_TO) while the events are made, then let go of.
-        with WriteBehind() as stays_behind:
-            if stays_to is not None and spilled:
-                pieces = (with_timeline_stacks(kept(p), lut) for p in stays.pieces(_STAY_PIECE))
-                stays_behind.submit(partial(_write_stays, pieces, stays_to, stays))
-                stays_lazy = pl.scan_parquet(stays_to)
-            elif stays_to is not None and stays_table is not None:
-                # statistics: a pprof type's row groups read alone
-                stays_behind.submit(partial(stays_table.write_parquet, stays_to, statistics=True))
-                stays_lazy, stays_table = pl.scan_parquet(stays_to), None
-            del stays  # its blocks of stays, as large as the table, let go of
-            if rows is not None:
-                if events_pool is not None and write_to is not None:
-                    # (the strings as they are now: nothing on this thread sees them change)
-                    texts = pa.array(list(rows.strings), pa.string())
-                    events_done = events_pool.submit(
-                        write_by_generation,
-                        rows.tables(lut, texts, result.marks, show_capture),
-                        write_to / "events.parquet",
-                    )
-                else:
-                    # Chunk by chunk, as the rows are independent: the same table as from the whole.
-                    events = (
-                        result.marks.events(with_timeline_stacks(c, lut), show=show_capture)
-                        for c in rows.frames()
-                    )
-                    named = [rows.named(chunk) for chunk in events]
-                    out["events"] = pl.concat(named) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
-        used = stored.Used()  # the strings the tables stored for the Timeline's name
-        if spans is None or write_to is None:
-            tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
-        else:
-            tables_to = _TablesWriter(write_to, result.marks, show_capture, used)
-            with _SpansWriter(spans[1], result.marks, show_capture, used) as sink:
-                finished = builder.finish(result.last_time, spans_to=sink, tables_to=tables_to)
-                tl = result.marks.timeline(finished, show=show_capture)
-            written["intervals"] = sink.rows
-            written.update(tables_to.rows)
-        if events_done is not None:
-            written["events"] = events_done.result()
+    # The events table made and written while the stays are (a thread each, with their
+    # encoders), before finish(): beside finish() it kept a row group in the making and one
+    # in encoding alive through the spans' sort, the ingest's peak, for no time saved (the
+    # pass's end has four cores' worth of work for two).
+    # The stays written (STAYS_TO) while the events are made, then let go of.
+    with WriteBehind() as stays_behind:
+        if stays_to is not None and spilled:
+            pieces = (with_timeline_stacks(kept(p), lut) for p in stays.pieces(_STAY_PIECE))
+            stays_behind.submit(partial(_write_stays, pieces, stays_to, stays))
+            stays_lazy = pl.scan_parquet(stays_to)
+        elif stays_to is not None and stays_table is not None:
+            # statistics: a pprof type's row groups read alone
+            stays_behind.submit(partial(stays_table.write_parquet, stays_to, statistics=True))
+            stays_lazy, stays_table = pl.scan_parquet(stays_to), None
+        del stays  # its blocks of stays, as large as the table, let go of
+        if rows is not None:
+            if write_to is not None:
+                texts = pa.array(list(rows.strings), pa.string())
+                written["events"] = write_by_generation(
+                    rows.tables(lut, texts, result.marks, show_capture), write_to / "events.parquet"
+                )
+            else:
+                # Chunk by chunk, as the rows are independent: the same table as from the whole.
+                events = (
+                    result.marks.events(with_timeline_stacks(c, lut), show=show_capture)
+                    for c in rows.frames()
+                )
+                named = [rows.named(chunk) for chunk in events]
+                out["events"] = pl.concat(named) if rows.rows else pl.DataFrame(schema=_EVENTS_SCHEMA)
+    give_back()  # what the events and stays took, before finish() takes its own
+    used = stored.Used()  # the strings the tables stored for the Timeline's name
+    if spans is None or write_to is None:
+        tl = result.marks.timeline(builder.finish(result.last_time), show=show_capture)
+    else:
+        tables_to = _TablesWriter(write_to, result.marks, show_capture, used)
+        with _SpansWriter(spans[1], result.marks, show_capture, used) as sink:
+            finished = builder.finish(result.last_time, spans_to=sink, tables_to=tables_to)
+            tl = result.marks.timeline(finished, show=show_capture)
+        written["intervals"] = sink.rows
+        written.update(tables_to.rows)
+    give_back()
     tl.go_version = result.go_version
     summary = result.marks.summary(summarizer.finalize(), show=show_capture)
     makers = {"goroutines": lambda: goroutines_frame(summary), **timeline_table_makers(tl)}
@@ -804,10 +800,9 @@ class _SpansWriter:
         self.marks, self.show, self.used = marks, show, used
         self._writer = stored.writer(intervals, "spans")
         # Encoded on a thread of its own while the next piece is sorted and named: a sorted
-        # piece's row groups all queued (builder._SPAN_SORT rows, held anyway until encoded),
-        # so the sort of the next runs beside their encoding.  With one group in flight the
-        # two took turns (the writer idle while a piece was sorted, the sorter while its
-        # groups were encoded), and that encoding is the critical path of an ingest's end.
+        # piece's row groups all queued (builder._SPAN_SORT rows, a row group, held anyway
+        # until encoded), so the sort of the next runs beside their encoding; with the
+        # sorter waiting for the writer it never holds more.
         self._behind = WriteBehind(ahead=_SPANS_AHEAD)
         self._texts: tuple[int, Any] = (-1, None)  # the strings as Arrow, made once
         self._rest: pl.DataFrame | None = None  # rows of a row group still to come
@@ -852,7 +847,7 @@ class _SpansWriter:
 
 
 _SPAN_ROW_GROUP = 1 << 18  # as polars writes a table (stored.ROW_GROUP)
-_SPANS_AHEAD = 4  # row groups queued for the spans' writer: a sort piece's (builder._SPAN_SORT)
+_SPANS_AHEAD = 1  # row groups queued for the spans' writer: a sort piece's (builder._SPAN_SORT)
 
 
 class _Frames:
