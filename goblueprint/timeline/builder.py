@@ -252,18 +252,19 @@ _FLOW_STRETCH = 2
 
 def _flow_pieces(
     spill: ColumnSpill,
-    order: np.ndarray,
     index: dict[str, int],
     named: dict[str, Callable[[np.ndarray], np.ndarray]],
 ) -> Iterator[pl.DataFrame]:
-    """The flows of SPILL (a spilled flows table, columns c<INDEX[name]>) in ORDER, in pieces of
-    _FLOW_PIECE rows; NAMED maps the codes of its string and stack columns to the Timeline's
-    ids.  Flows are made when their goroutine starts, so they lie near their sorted place: a
+    """The flows of SPILL (a spilled flows table, columns c<INDEX[name]>) sorted by (from_time,
+    g), stably, in pieces of about _FLOW_PIECE rows (spill_sort: never the whole order or its
+    keys); NAMED maps the codes of its string and stack columns to the Timeline's ids.
+    Flows are made when their goroutine starts, so they lie near their sorted place: a
     piece's rows are gathered from a short stretch of each column file.  The files go at the
     end."""
+    from goblueprint.timeline.spill_sort import sorted_pieces
+
     try:
-        for lo in range(0, len(order), _FLOW_PIECE):
-            at = order[lo : lo + _FLOW_PIECE]
+        for at in sorted_pieces(spill, f"c{index['from_time']}", f"c{index['g']}", _FLOW_PIECE):
             first, last = int(at.min()), int(at.max()) + 1
             if last - first <= _FLOW_STRETCH * len(at):
                 # The piece's rows lie in a stretch of the files not much longer than the piece
@@ -795,13 +796,10 @@ class TimelineBuilder:
         index = {name: k for k, name in enumerate(FLOWS_SCHEMA) if name != "migrated"}
         if tables_to is not None and isinstance(fl, _SpilledOut):
             # Handed on in pieces gathered from the spill in that order: the sorted table held
-            # whole was the ingest's peak on a large trace (~70 bytes a flow, tens of millions).
-            g, from_time = fl.file.read(f"c{K.FL_G}"), fl.file.read(f"c{K.FL_FROMT}")
-            order = np.lexsort((g, from_time))
-            del g, from_time
+            # whole was the ingest's peak on a large trace (~70 bytes a flow, tens of millions),
+            # and so was its order (~28 bytes a flow with its keys, spill_sort).
             named = {"label": text_ids, "stack": stack_of}
-            tables_to("flows", _flow_pieces(fl.file, order, index, named), list(strings))
-            del order
+            tables_to("flows", _flow_pieces(fl.file, index, named), list(strings))
             flows = empty_frame("flows")
         else:
             keys = {name: column(fl, index[name], name) for name in ("from_time", "g")}  # each taken once
