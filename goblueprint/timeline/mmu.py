@@ -21,6 +21,7 @@ window sizes of ``go tool trace``'s /mmu plot, computed with Go's own ``math.Log
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_right
 from decimal import Decimal
@@ -187,14 +188,25 @@ class UtilCollector:
         kernels.get().utilization_rows(u8, no_rows, no_rows, u8, no_rows, no_rows, no_rows, e8, e8,
                                        np.zeros(0, np.int32), np.zeros(0, np.uint64), self.bits, self.state,
                                        self.ps, self.gs, self.points, self.last, self.procs, 0, True)  # fmt: skip
-        points = self.points[: int(st["n_points"])]
-        order = np.argsort(points["series"], kind="stable")
-        points = points[order]
-        bounds = np.searchsorted(points["series"], np.arange(int(st["n_series"]) + 1))
-        return [
-            Series(points["time"][lo:hi].copy(), points["util"][lo:hi].copy())
-            for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
-        ]
+        # The points, a row each (24 bytes: 7.4 M of them on a 462 MB trace), in a buffer grown
+        # by doubling: cut to them in place, not copied, and sorted by series only if they are
+        # not already (a flag set of one series never needs it).
+        points, self.points = self.points, np.zeros(0, uc.POINT)
+        n = int(st["n_points"])
+        try:
+            points.resize(n, refcheck=True)
+        except ValueError:  # a view of the buffer is held elsewhere: a copy instead
+            points = points[:n].copy()
+        series = points["series"]
+        if n > 1 and bool((series[1:] < series[:-1]).any()):
+            points = points[np.argsort(series, kind="stable")]
+            series = points["series"]
+        bounds = np.searchsorted(series, np.arange(int(st["n_series"]) + 1)).tolist()
+        del series
+        out = []
+        for lo, hi in itertools.pairwise(bounds):
+            out.append(Series(points["time"][lo:hi].copy(), points["util"][lo:hi].copy()))
+        return out
 
 
 # -- Go's MMUCurve (gc.go), ported step for step (see the module docstring); the band
