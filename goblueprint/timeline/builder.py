@@ -243,8 +243,9 @@ def _with_migrated(cols: dict[str, Any]) -> pl.DataFrame:
 
 
 # Flows a piece of the sorted table has: its rows gathered from the spill a column at a time
-# (~70 bytes a flow: at 1 << 22 the piece was a 46 MB trace's whole 3.4 M flows, 230 MB).
-_FLOW_PIECE = 1 << 18
+# (~70 bytes a flow: at 1 << 22 the piece was a 46 MB trace's whole 3.4 M flows, 230 MB; at
+# 1 << 18 the pieces, carried into row groups of as many rows, held 40 MB more than at this).
+_FLOW_PIECE = 1 << 16
 # A piece whose rows lie within this many times its rows of the files takes them from a mapping
 # of that stretch (what is mapped at a time stays about the piece's column); else it gathers.
 _FLOW_STRETCH = 2
