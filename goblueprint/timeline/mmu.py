@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from bisect import bisect_right
 from decimal import Decimal
 from typing import Any
 
@@ -228,24 +229,29 @@ class _Integrator:
         return _Integrator(self.u, self.pos)
 
     def advance(self, time: int) -> float:
-        times, pos = self.u.times, self.pos
+        times, pos = self.u.t, self.pos
         n = len(times)
         if pos + 8 < n and times[pos + 8] > time:
             while pos + 1 < n and times[pos + 1] <= time:
                 pos += 1
         else:
-            pos = pos + int(np.searchsorted(times[pos:], time, "right")) - 1
+            pos = bisect_right(times, time, pos, n) - 1
         self.pos = pos
-        at = int(times[pos])
         partial = 0.0
-        if time != at:
-            partial = float(self.u.utils[pos]) * float(time - at)
-        return float(self.u.sums[pos]) + partial
+        if time != times[pos]:
+            partial = self.u.u[pos] * float(time - times[pos])
+        return self.u.s[pos] + partial
 
     def next(self, time: int) -> int:
-        times = self.u.times
-        i = self.pos + int(np.searchsorted(times[self.pos :], time, "right"))
-        return int(times[i]) if i < len(times) else _MAX_TIME
+        times, pos = self.u.t, self.pos
+        n = len(times)
+        # Most often the point the integrator stands on or the one after it (a bisect's first).
+        if pos < n and times[pos] > time:
+            return times[pos]
+        if pos + 1 < n and times[pos + 1] > time:
+            return times[pos + 1]
+        i = bisect_right(times, time, pos)
+        return times[i] if i < n else _MAX_TIME
 
 
 class _MMUSeries:
@@ -262,6 +268,10 @@ class _MMUSeries:
         step = np.zeros(n, np.float64)
         step[1:] = utils[:-1] * (times[1:] - times[:-1]).astype(np.float64)
         self.sums = np.cumsum(step)
+        # The integrator's and the bands' point by point reads, through memoryviews: each gives
+        # a Python int or float (a numpy scalar made per read, and a searchsorted per step,
+        # made the MMU plot of that trace 2.5 times slower), and bisect runs over them.
+        self.t, self.u, self.s = memoryview(times), memoryview(utils), memoryview(self.sums)
         num_bands = min(_BANDS_PER_SERIES, n)
         self.duration = int(times[-1] - times[0])
         self.band_dur = max(1, (self.duration + num_bands - 1) // num_bands)
