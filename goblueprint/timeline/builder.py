@@ -58,6 +58,7 @@ from goblueprint.timeline.model import (
 )
 from goblueprint.timeline.slots import Slots
 from goblueprint.timeline.spill import ColumnSpill, Seen
+from goblueprint.timeline.spill_sort import sorted_pieces
 from goblueprint.timeline.stored import ROW_GROUP
 from goblueprint.trace import kernels
 
@@ -115,9 +116,9 @@ _SPAN_ORDER = ("lane_kind", "lane_id", "start", "end")
 _ROWS = 1 << 16
 # Spilled spans are handed on in pieces of lanes of at most this many rows (a lane kind can be
 # a third of a large trace's spans: its sort held at once was the ingest's peak); the sink
-# cuts its row groups where such a piece ends. A row group's rows (tables._SPAN_ROW_GROUP):
-# at 1 << 22 (and sorts of 1 << 20) the spans' stage of a 46 MB trace's ingest held 150 MB
-# more, in no less time.
+# cuts its row groups where such a piece ends. As many rows as a row group
+# (tables._SPAN_ROW_GROUP): at 1 << 22 (and sorts of 1 << 20) the spans' stage of a 46 MB
+# trace's ingest held 150 MB more, in no less time.
 _SPAN_PIECE = 1 << 18
 # ... each sorted and handed on in smaller pieces of lanes of at most this many rows (what a
 # sort holds: the piece's columns, its keys and order, the sorted copy), the sink told which
@@ -262,8 +263,6 @@ def _flow_pieces(
     Flows are made when their goroutine starts, so they lie near their sorted place: a
     piece's rows are gathered from a short stretch of each column file.  The files go at the
     end."""
-    from goblueprint.timeline.spill_sort import sorted_pieces
-
     try:
         for at in sorted_pieces(spill, f"c{index['from_time']}", f"c{index['g']}", _FLOW_PIECE):
             first, last = int(at.min()), int(at.max()) + 1

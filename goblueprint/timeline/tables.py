@@ -648,11 +648,10 @@ def _tables_pass(
         stays_lazy = stays_table = with_timeline_stacks(stays_table, lut)
     out: dict[str, pl.DataFrame] = {}
     written: dict[str, int] = {}
-    # The events table made and written while the stays are (a thread each, with their
-    # encoders), before finish(): beside finish() it kept a row group in the making and one
-    # in encoding alive through the spans' sort, the ingest's peak, for no time saved (the
-    # pass's end has four cores' worth of work for two).
-    # The stays written (STAYS_TO) while the events are made, then let go of.
+    # The stays written (STAYS_TO) on a thread while the events table is made and written
+    # here, both before finish(): the events beside finish() kept a row group in the making
+    # and one in encoding alive through the spans' sort, the ingest's peak, for no time saved
+    # on two cores (8.0-8.2 s either way for a 46 MB trace).
     with WriteBehind() as stays_behind:
         if stays_to is not None and spilled:
             pieces = (with_timeline_stacks(kept(p), lut) for p in stays.pieces(_STAY_PIECE))
