@@ -112,6 +112,8 @@ GRAB_WAIT = -3  # steal_once: the M sleeps in runqgrab before taking a running v
 MIN_DRAWN_WAKEUPS = 30
 # Likewise the fewest schedule() passes found at hand (model.schedpass) a replay draws its own from.
 MIN_DRAWN_PASSES = 30
+# And the fewest costs of a waking scheduler (model.wakecost.costs_ns).
+MIN_DRAWN_WAKER_COSTS = 30
 
 
 def _draw(rng: random.Random, samples: tuple[int, ...], otherwise: int) -> int:
@@ -156,6 +158,11 @@ class Sim:
         # What waking a thread costs the M that does it from the scheduler: likewise the replayed
         # trace's (model.wakecost) unless costs are given.
         self.waker_ns = prog.waker_ns if costs is None and prog.waker_ns else self.k.waker_ns
+        # Each such cost drawn from those it measured, where it measured enough: the median alone
+        # made every timer's G wait exactly as long (docs/model.md, "Where the p99 is still short").
+        self.waker_draw: tuple[int, ...] = ()
+        if costs is None and prog.waker_ns and len(prog.waker_samples_ns) >= MIN_DRAWN_WAKER_COSTS:
+            self.waker_draw = prog.waker_samples_ns
         # And its thread wake-ups where it measured them (model.wakeups), unless costs are given;
         # the others drawn from all it measured, when it measured enough of them to stand for
         # its machine (docs/model.md, "A goroutine that yields in a loop").
@@ -174,6 +181,7 @@ class Sim:
         # Its own stream, so drawing wake-ups leaves the steal orders and sysmon's phase as they were.
         self.wake_rng = random.Random(f"{seed}:wake-up")
         self.pass_rng = random.Random(f"{seed}:schedule")
+        self.waker_rng = random.Random(f"{seed}:waker")
         self.coprimes = coprimes(procs)
         self.rec = Recorder(decisions)
         self.now = T_START
@@ -867,6 +875,11 @@ class Sim:
                 return got
         return _draw(self.wake_rng, self.k.wake_m_samples_ns or self.wake_draw, self.k.wake_m_ns)
 
+    def waker_cost(self) -> int:
+        """What one thread wake-up costs the M that makes it from the scheduler: a draw from the
+        replayed trace's (Program.waker_samples_ns), else its median or the calibrated constant."""
+        return _draw(self.waker_rng, self.waker_draw, self.waker_ns)
+
     def schedule_pass(self) -> int:
         """How long schedule() takes after a G stops, until the next G it finds at hand runs: a draw
         from the replayed trace's (Program.schedule_samples_ns), or the calibrated constant."""
@@ -889,7 +902,7 @@ class Sim:
         """P's M, in the scheduler (no G on P), woke a thread: startm's notewakeup, a futex wake
         syscall, is its own time, paid before it runs the G it chose (schedule, model.wakecost)."""
         if self.waker_ns and self.pstatus[p] == PS_RUN and self.pg[p] < 0:
-            self.owed[p] += self.waker_ns
+            self.owed[p] += self.waker_cost()
 
     def wakep_for_global(self) -> None:
         # Start as many Ms as idle Ps can take the global Gs.
@@ -1402,7 +1415,7 @@ class Sim:
         else:
             self.globrunqput(g)
         if self.wakep(self.readying(g) if own else None):
-            return self.waker_ns
+            return self.waker_cost()
         return 0
 
     # ---- stop the world ---------------------------------------------------------------------

@@ -72,6 +72,8 @@ class Program:
     # What waking a thread cost the traced machine's scheduler (model.wakecost; 0: not
     # measured): a replay's waking M pays that, unless Costs are given.
     waker_ns: int = 0
+    # Each of those costs the trace measured (model.wakecost.costs_ns), which a replay draws from.
+    waker_samples_ns: tuple[int, ...] = ()
     # The traced machine's thread wake-ups, each at the readying that began it (model.wakeups):
     # (template, index of the wait op the readying ended, -1 for the G's creation) -> ns from
     # that readying until the woken thread ran. A replay's wakep there waits as long.

@@ -181,6 +181,7 @@ def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
     prog.procs, changes = gomaxprocs(tl)
     prog.find_idle_ns = spinning.median_ns(tl)  # the traced machine's spin before a P idles
     prog.waker_ns = wakecost.cost_ns(tl)  # and what a thread wake-up cost the scheduler that made it
+    prog.waker_samples_ns = tuple(wakecost.costs_ns(tl).tolist())
     prog.schedule_samples_ns = tuple(schedpass.at_hand_ns(tl).tolist())  # and a schedule() pass
     prog.stw, stoppers, prog.resize = _stw_with_resizes(tl, changes)
     for i, g in enumerate(stoppers):

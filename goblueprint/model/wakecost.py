@@ -62,3 +62,15 @@ def cost_ns(tl: Timeline) -> int:
     if not woke.size or not none.size:
         return 0
     return max(0, int(np.median(woke)) - int(np.median(none)))
+
+
+def costs_ns(tl: Timeline) -> np.ndarray:
+    """What each measured thread wake-up cost the scheduler that made it: its gap less the
+    median gap of the readyings that woke nobody (at least 0), in the order of the readyings;
+    empty where ``cost_ns`` is 0 for want of either side. Their median is ``cost_ns``'s (a
+    constant taken from every gap keeps their order); their spread is the machine's, which a
+    replay draws from (a futex wake sometimes gives the CPU to the woken thread for a while)."""
+    woke, none = gaps_ns(tl)
+    if not woke.size or not none.size:
+        return np.zeros(0, np.int64)
+    return np.maximum(woke - int(np.median(none)), 0)

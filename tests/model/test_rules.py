@@ -1208,3 +1208,28 @@ def test_a_woken_m_runs_at_once_with_a_cpu_free_or_cpus_not_modelled(consts: Con
         _run_until(sim, engine.EV_SCHED)
         sim.schedule(p)
         assert not sim.cpuwait[p] and not sim.pwaking[p], cpus
+
+
+def _sleeper_latencies(consts: Constants, samples: tuple[int, ...], costs: Costs | None = None) -> list[int]:
+    """From each of a sleeper's 40 timers, run by the woken poller on 2 Ps, to the G's start,
+    the replayed trace's waker costs SAMPLES (their median 9 µs)."""
+    prog = Program()
+    prog.add_template("main.sleeper", [(P.CPU, 1000, 0), (P.SLEEP, 100_000, 0)] * 40 + [(P.CPU, 1000, 0)])
+    prog.roots.append((0, 0))
+    prog.waker_ns, prog.waker_samples_ns = 9_000, samples
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1, costs=costs)
+    sim.run(check_every=1)
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    wake = tl.flows.filter(tl.flows["label"] == tl.strings.index("unblock (sleep)"))
+    return (wake["to_time"] - wake["from_time"]).to_list()
+
+
+def test_each_waker_cost_is_drawn_from_the_trace_s_when_it_measured_enough(consts: Constants) -> None:
+    # Each timer's wakep wakes a thread for the idle P: the poller pays one of the trace's
+    # measured costs (model.wakecost.costs_ns), drawn, not their median every time; with fewer
+    # than MIN_DRAWN_WAKER_COSTS of them, or Costs given, the one figure.
+    measured = (3_000, 9_000, 27_000)
+    drawn = _sleeper_latencies(consts, measured * 10)
+    assert len(drawn) == 40 and set(drawn) == set(measured)
+    assert set(_sleeper_latencies(consts, measured * 9)) == {9_000}
+    assert set(_sleeper_latencies(consts, measured * 10, Costs(waker_ns=7_000))) == {7_000}
