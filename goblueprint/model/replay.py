@@ -180,8 +180,9 @@ def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
     # clock drifts from the trace's, and a stop at the trace's time would fall elsewhere).
     prog.procs, changes = gomaxprocs(tl)
     prog.find_idle_ns = spinning.median_ns(tl)  # the traced machine's spin before a P idles
-    prog.waker_ns = wakecost.cost_ns(tl)  # and what a thread wake-up cost the scheduler that made it
-    prog.waker_samples_ns = tuple(wakecost.costs_ns(tl).tolist())
+    woke, none = wakecost.gaps_ns(tl)  # and what a thread wake-up cost the scheduler that made it
+    prog.waker_ns = wakecost.median_cost_ns(woke, none)
+    prog.waker_samples_ns = tuple(wakecost.costs_ns(woke, none).tolist())
     prog.schedule_samples_ns = tuple(schedpass.at_hand_ns(tl).tolist())  # and a schedule() pass
     prog.stw, stoppers, prog.resize = _stw_with_resizes(tl, changes)
     for i, g in enumerate(stoppers):

@@ -58,19 +58,23 @@ def gaps_ns(tl: Timeline) -> tuple[np.ndarray, np.ndarray]:
 def cost_ns(tl: Timeline) -> int:
     """The median extra a thread wake-up costs the scheduler that makes it (0 if the trace
     shows no such readying, or none to compare it with)."""
-    woke, none = gaps_ns(tl)
+    return median_cost_ns(*gaps_ns(tl))
+
+
+def median_cost_ns(woke: np.ndarray, none: np.ndarray) -> int:
+    """``cost_ns`` of the gaps ``gaps_ns`` split (WOKE, NONE)."""
     if not woke.size or not none.size:
         return 0
     return max(0, int(np.median(woke)) - int(np.median(none)))
 
 
-def costs_ns(tl: Timeline) -> np.ndarray:
-    """What each measured thread wake-up cost the scheduler that made it: its gap less the
-    median gap of the readyings that woke nobody (at least 0), in the order of the readyings;
-    empty where ``cost_ns`` is 0 for want of either side. Their median is ``cost_ns``'s (a
-    constant taken from every gap keeps their order); their spread is the machine's, which a
-    replay draws from (a futex wake sometimes gives the CPU to the woken thread for a while)."""
-    woke, none = gaps_ns(tl)
+def costs_ns(woke: np.ndarray, none: np.ndarray) -> np.ndarray:
+    """What each measured thread wake-up cost the scheduler that made it, of the gaps
+    ``gaps_ns`` split (WOKE, NONE): its gap less the median gap of the readyings that woke
+    nobody (at least 0), in the order of the readyings; empty where ``median_cost_ns`` is 0
+    for want of either side. Their median is that cost (a constant taken from every gap keeps
+    their order); their spread is the machine's, which a replay draws from (a futex wake
+    sometimes gives the CPU to the woken thread for a while)."""
     if not woke.size or not none.size:
         return np.zeros(0, np.int64)
     return np.maximum(woke - int(np.median(none)), 0)

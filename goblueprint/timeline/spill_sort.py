@@ -38,13 +38,13 @@ def sorted_pieces(spill: ColumnSpill, major: str, minor: str, piece: int) -> Ite
     width = np.uint64((hi - lo) // _BINS + 1)  # (hi - lo) // width < _BINS
     base = np.int64(lo).view(np.uint64)
 
-    def bins(a: int, b: int) -> np.ndarray:
+    def bins(values: np.ndarray) -> np.ndarray:
         # Unsigned: value - lo is exact modulo 2**64 and below it (int64 could overflow).
-        return ((spill.read(major, a, b).view(np.uint64) - base) // width).astype(np.int64)
+        return ((values.view(np.uint64) - base) // width).astype(np.int64)
 
     counts = np.zeros(_BINS, np.int64)
     for a, b in windows:
-        counts += np.bincount(bins(a, b), minlength=_BINS)
+        counts += np.bincount(bins(spill.read(major, a, b)), minlength=_BINS)
     bucket_of_bin = _buckets(counts, piece)
     buckets = int(bucket_of_bin[-1]) + 1
     directory = spill.paths[major].parent
@@ -54,14 +54,11 @@ def sorted_pieces(spill: ColumnSpill, major: str, minor: str, piece: int) -> Ite
     ends = np.zeros((len(windows), buckets), np.int64)
     try:
         for w, (a, b) in enumerate(windows):  # (window w's rows are rows a..b of GROUPED too)
-            bucket = bucket_of_bin[bins(a, b)]
+            values = spill.read(major, a, b)
+            bucket = bucket_of_bin[bins(values)]
             order = np.argsort(bucket, kind="stable")  # the window's rows by bucket, in row order
             grouped.append(
-                {
-                    "row": order + a,
-                    "major": spill.read(major, a, b)[order],
-                    "minor": spill.read(minor, a, b)[order],
-                }
+                {"row": order + a, "major": values[order], "minor": spill.read(minor, a, b)[order]}
             )
             ends[w] = a + np.cumsum(np.bincount(bucket, minlength=buckets))
         starts = _first(ends, windows)
