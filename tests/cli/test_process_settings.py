@@ -33,3 +33,23 @@ def test_allocator_and_blas_settings_come_before_the_libraries_that_read_them() 
 def test_a_users_allocator_setting_wins() -> None:
     env = {**os.environ, "_RJEM_MALLOC_CONF": "narenas:2"}
     assert _probe(env)[1] == "narenas:2"
+
+
+_POOL_PROBE = """
+import goblueprint.cli
+import pyarrow
+print(pyarrow.default_memory_pool().backend_name)
+"""
+
+
+def _pool(env: dict[str, str]) -> str:
+    out = subprocess.run([sys.executable, "-c", _POOL_PROBE], env=env, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def test_arrow_allocates_through_the_system_malloc_a_users_choice_aside() -> None:
+    # mimalloc (Arrow's default) keeps freed pages resident until it is called again; glibc's
+    # malloc gives them back to malloc_trim between a view's stages.
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    assert _pool(env) == "system"
+    assert _pool({**env, "ARROW_DEFAULT_MEMORY_POOL": "mimalloc"}) == "mimalloc"
