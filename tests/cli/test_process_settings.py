@@ -43,7 +43,9 @@ print(pyarrow.default_memory_pool().backend_name)
 
 
 def _pool(env: dict[str, str]) -> str:
-    out = subprocess.run([sys.executable, "-c", _POOL_PROBE], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _POOL_PROBE], env=env, capture_output=True, text=True, check=True
+    )
     return out.stdout.strip()
 
 
