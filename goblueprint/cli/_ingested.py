@@ -23,20 +23,6 @@ def ingested_trace(name: str | os.PathLike[str]) -> Ingested:
         return ingest(path, progress=advance)
 
 
-def trim_heap() -> None:
-    """Give the C heap's free pages back to the system (glibc's malloc_trim; elsewhere nothing).
-
-    A first run's ingest frees most of what it held, but glibc keeps those pages (~150 MB on
-    the 30.9 MB trace): what a view makes of the tables afterwards then stacks on top of
-    them, above the ingest's own peak.  Trimming takes about 10 ms."""
-    import ctypes
-
-    # The process's own symbols: libc's, without looking for its file (find_library runs ldconfig).
-    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
-    if trim is not None:
-        trim(0)
-
-
 def trace_timeline(
     name: str | os.PathLike[str], *, show_capture: bool = False
 ) -> tuple[Timeline, Ingested | Reader]:
