@@ -189,3 +189,22 @@ def test_json_carries_the_promised_fields(oversubscribed: CaptureResult) -> None
     assert data["os_preemptions_under_running_g"] > 0 and data["runnable_in_kernel_while_running_ns"] > 0
     assert data["go"]["goroutines"] > 0  # the trace's own metrics ride along
     assert data["locks"]["futex_waits"] > 0  # --locks: Ms park on futexes when goroutines finish
+
+
+def test_sql_sees_the_kernel_tables_beside_the_stored_ones(oversubscribed: CaptureResult) -> None:
+    # The stored tables are views of the ingested files; --kernel adds frames of its own, and
+    # its intervals (the kernel's lanes among the trace's) take the place of the stored ones.
+    from goblueprint.timeline.model import LaneKind
+
+    query = (
+        "SELECT (SELECT count(*) FROM kernel_intervals) AS k, (SELECT count(*) FROM events) AS e, "
+        f"(SELECT count(*) FROM intervals WHERE lane_kind = {int(LaneKind.KERNEL)}) AS kl"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "goblueprint", "trace", "sql", str(oversubscribed.trace), query,
+         "--kernel", str(oversubscribed.out_dir), "--json"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (row,) = json.loads(proc.stdout)
+    assert row["k"] > 0 and row["e"] > 0 and row["kl"] > 0
