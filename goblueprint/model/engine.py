@@ -199,6 +199,9 @@ class Sim:
         self.syscalltick = [0] * nalloc
         self.spinning = [False] * nalloc
         self.spinround = [0] * nalloc  # the stealWork round the P's M is in, from 1 (0: not stealing)
+        # stealWork's inheritTime for the G its round just returned: runqget's, for a G readied by
+        # the timers it stole (it runs from runnext); false for a G taken by runqsteal.
+        self.steal_inherit = False
         self.dropping = [False] * nalloc  # the P's M, refused a spin, is on its way to give the P up
         # runqgrab's sleep under way on the P's M: (victim, the runnext it saw, steal order, index).
         self.grab: list[tuple[int, int, list[int], int] | None] = [None] * nalloc
@@ -1062,13 +1065,14 @@ class Sim:
         before releasep): work put there while it stole is not left behind.
         """
         i = self.spinround[p] - 1
+        self.steal_inherit = False
         g = self.grab_resume(p) if self.grab[p] is not None else self.steal_once(p, i)
         if g == GRAB_WAIT:
             self.sched_at(p, self.grab_wait_ns)
             return SPINNING, False
         if g >= 0:
             self.spinround[p] = 0
-            return g, False
+            return g, self.steal_inherit
         if i + 1 < self.c.steal_tries:
             self.spinround[p] += 1
             self.sched_at(p, self.steal_ns)
@@ -1104,9 +1108,10 @@ class Sim:
             if v == p:
                 continue
             if last and self.ptimers[v] and self.run_timers(v, p):
-                # The last round steals timers before runnext; running them readied Gs here.
-                # (stealWork passes runqget's inheritTime on; here the G starts a new slice.)
-                g, _ = self.pol.next_local(self, p)
+                # The last round steals timers before runnext; running them readied Gs here, and
+                # stealWork returns runqget's G with its inheritTime (`return gp, inheritTime`):
+                # a timer's G, on this P's runnext, runs in the thief's time slice (no schedtick++).
+                g, self.steal_inherit = self.pol.next_local(self, p)
                 if g >= 0:
                     self.rec.decision(self.now, p, "steal", f"G{g} (timer of P{v})",
                                       f"round {i + 1} of {tries}: timers only in the last",

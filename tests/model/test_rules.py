@@ -403,6 +403,27 @@ def test_a_spinning_m_steals_expired_timers_in_its_last_round(consts: Constants)
     assert tl.flows.filter(tl.flows["g"] == g)["from_p"].to_list() == [0]  # readied on the thief
 
 
+def test_a_timer_g_stolen_in_the_last_round_inherits_the_thiefs_time_slice(consts: Constants) -> None:
+    # stealWork's last round runs P1's expired timer on the thief P0 (ready: P0's runnext) and
+    # returns runqget's G with runqget's inheritTime (`return gp, inheritTime, ...`), which
+    # findRunnable passes to execute: the G runs in P0's time slice, schedtick unchanged (so
+    # sysmon's retake measures its run from P0's last schedtick, as it does any runnext G's).
+    sim = _sim(consts, procs=2)
+    _take_p(sim, 0)
+    _take_p(sim, 1)
+    g = _sleeping(sim, 1)
+    sim.timer_fired(g)
+    sim.become_spinning(0)
+    sim.spinround[0] = consts.steal_tries  # the last round
+    assert sim.steal_round(0) == (g, consts.runnext_inherits_time)
+    # A G taken by runqsteal starts a new slice.
+    (h, k) = _gs(sim, 2)
+    sim.enqueue(1, h, False, "test")
+    sim.enqueue(1, k, False, "test")
+    sim.spinround[0] = 1
+    assert sim.steal_round(0) == (h, False)
+
+
 def test_with_an_idle_p_the_timer_runs_when_the_parked_m_wakes(consts: Constants) -> None:
     prog = Program()
     prog.add_template("main.sleeper", [(P.CPU, 1000, 0), (P.SLEEP, 100_000, 0), (P.CPU, 1000, 0)])
