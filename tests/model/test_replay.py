@@ -277,9 +277,12 @@ def test_a_mostly_idle_trace_gets_few_preemptions(consts: Constants, tmp_path: P
     # gens sleeps most of its 2.5 s and the runtime preempted nothing. A sysmon woken at its
     # 20 µs tick by every started P (not the runtime's: only syscalls and startTheWorld wake
     # it) preempted over a hundred times here. With the waker's costs drawn from the trace's
-    # (2026-12-07) seeds 1-6 give 6, 4, 5, 9, 5, 11 (1-6 with their median). The Gs seed 1
-    # preempts had run 0.8-37 µs: sysmon saw their P's schedtick unchanged for 10 ms across an
-    # idle stretch (docs/model.md, "The waker's cost drawn from the trace"; not followed further).
+    # (2026-12-07) seeds 1-6 give 6, 4, 5, 9, 5, 11 (4, 4, 6, 9, 5, 11 since a stolen timer's G
+    # inherits the time slice, 2026-12-08). The Gs preempted had run 0.8-37 µs on a P whose
+    # schedtick sysmon last saw before an idle stretch, as the source has it; 29 of the 39 come
+    # as sysmon's notetsleep times out at a timer's traced unblock, where the real sysmon woke
+    # at the timer's earlier `when` (netpoll's epoll_wait waits whole milliseconds), which the
+    # trace does not record (docs/model.md, "sysmon's preemptions on a mostly idle trace").
     trace = tmp_path / "gens.trace"
     trace.write_bytes(lzma.decompress((GOLDEN / "gens-go1.27.trace.xz").read_bytes()))
     tl = analyse(str(trace)).timeline
