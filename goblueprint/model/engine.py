@@ -248,6 +248,11 @@ class Sim:
         self.gflow = [-1]  # pending flow row, ended when the G next runs
         self.gtoken_wait = [False]
         self.gtimerp = [-1]  # P whose timer heap holds the G's sleep (the P it slept on)
+        # The G's sleep: its generation (an EV_WAKE_TIMER of an older one is stale: the timer ran
+        # already, with the group of timers one timers.check ran in the trace) and whether its
+        # timer is still to expire.
+        self.gtimer_gen = [0]
+        self.gtimer_pending = [False]
         # sysmon asked to preempt the G while its thread was off its CPU (a STALL op): the
         # signal is handled, and the G stops, when the thread runs again (the stall's end).
         self.gpreempt = [0]  # who asked: _BY_SYSMON or _BY_GC (0: nobody)
@@ -347,7 +352,8 @@ class Sim:
                     continue  # woken earlier meanwhile, or nothing left to watch: the program is over
                 self.sysmon(bool(b))
             elif kind == EV_WAKE_TIMER:
-                self.timer_fired(a)
+                if self.gtimer_gen[a] == b:
+                    self.timer_fired(a)
             elif kind == EV_NET:
                 self.net_ready(a)
             elif kind == EV_TIMER_RUN:
@@ -387,7 +393,8 @@ class Sim:
         g = len(self.gtmpl)
         for col, v in ((self.gtmpl, tmpl), (self.gpc, 0), (self.grem, -1), (self.gstatus, GS_RUNNABLE),
                        (self.gp, -1), (self.gm, -1), (self.grun_start, 0), (self.ggen, 0), (self.gflow, -1),
-                       (self.gtoken_wait, False), (self.gtimerp, -1), (self.gpreempt, 0)):  # fmt: skip
+                       (self.gtoken_wait, False), (self.gtimerp, -1), (self.gpreempt, 0), (self.gtimer_gen, 0),
+                       (self.gtimer_pending, False)):  # fmt: skip
             col.append(v)
         self.ginst.setdefault(tmpl, g)
         self.live += 1
@@ -446,7 +453,9 @@ class Sim:
             elif code == ops.SLEEP:
                 self.park(g, self.label_ids[b] if b else self.rec.sid("sleep"))
                 self.gtimerp[g] = p  # time.Sleep's timer goes on the current P's heap (maybeAdd)
-                self.push(self.now + a, EV_WAKE_TIMER, g)
+                self.gtimer_gen[g] += 1
+                self.gtimer_pending[g] = True
+                self.push(self.now + a, EV_WAKE_TIMER, g, self.gtimer_gen[g])
                 return
             elif code == ops.NET:
                 self.park(g, self.rec.sid("network"))
@@ -560,6 +569,32 @@ class Sim:
         """
         if self.gstatus[g] != GS_WAITING:
             return
+        if self.gtimer_pending[g]:
+            self.gtimer_pending[g] = False
+            group = self.prog.timer_groups.get((self.gtmpl[g], self.gpc[g] - 1))
+            if group is not None:
+                self.expire_group(g, group)
+                return
+        self.run_timer(g)
+
+    def expire_group(self, g: int, group: int) -> None:
+        """The timers one timers.check ran together in the trace (Program.timer_groups) expire
+        together here, at the first one's expiry: those whose G sleeps on its grouped op now and
+        whose own expiry is still to come are due with it, in the trace's order, G first."""
+        self.run_timer(g)
+        for t, op in self.prog.timer_group_members[group]:
+            h = self.ginst.get(t, -1)
+            if (h < 0 or h == g or self.gstatus[h] != GS_WAITING or not self.gtimer_pending[h]
+                    or self.gpc[h] - 1 != op):  # fmt: skip
+                continue
+            self.gtimer_pending[h] = False
+            self.gtimer_gen[h] += 1  # its own expiry, still in the event heap, is stale now
+            self.rec.decision(self.now, -1, "timer_group", f"G{h}'s timer with G{g}'s",
+                              "the trace ran both in one timers.check", "its own expiry")  # fmt: skip
+            self.run_timer(h)
+
+    def run_timer(self, g: int) -> None:
+        """G's timer is due: who runs it, where and when (see timer_fired)."""
         owner = (
             self.gtimerp[g] if 0 <= self.gtimerp[g] < self.procs else 0
         )  # procresize moved a dead P's timers
@@ -626,7 +661,7 @@ class Sim:
             due, self.poller_timers, self.poller = self.poller_timers, [], -1
             self.inject(got, "unblock (network)")
             for t in due:
-                self.push(self.now, EV_WAKE_TIMER, t)
+                self.push(self.now, EV_WAKE_TIMER, t, self.gtimer_gen[t])
             return
         if not got:
             self.poller_runs(p)
@@ -770,7 +805,7 @@ class Sim:
         # timers now, i.e. timer_fired decides again at this instant.
         due, self.ptimers[p] = self.ptimers[p], []
         for g in due:
-            self.push(self.now, EV_WAKE_TIMER, g)
+            self.push(self.now, EV_WAKE_TIMER, g, self.gtimer_gen[g])
 
     def startm(self, p: int, spinning: bool, delay: int, woken: bool = True) -> None:
         """An M (idle or new) takes P and runs schedule() after DELAY (the thread's wake-up).

@@ -88,6 +88,13 @@ class Program:
     # the op that ended the run of the G before it on that M (model.osstalls): (template,
     # index of the op after that one) -> ns the P's next schedule() waits.
     stall_after: dict[tuple[int, int], int] = field(default_factory=dict)
+    # The timers the traced runtime ran in one timers.check (one findRunnable on one P: its
+    # sleeps' unblocks with no G run between them), which expired together there (netpoll's
+    # epoll_wait wakes on whole milliseconds): (template, index of the SLEEP op) -> group, and
+    # each group's members in the trace's order. A replay's timers of one group expire at the
+    # first one's expiry (model.replay, docs/model.md).
+    timer_groups: dict[tuple[int, int], int] = field(default_factory=dict)
+    timer_group_members: list[list[tuple[int, int]]] = field(default_factory=list)
 
     def label(self, text: str) -> int:
         try:

@@ -270,6 +270,13 @@ def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
             prog.roots.append((max(0, int(start[lo]) - t0), tmpl[g]))
     prog.roots.sort()
     prog.wake_ns, prog.wake_samples_ns = _wake_delays(tl, readied_at)
+    for batch in _timer_batches(tl):
+        ops = [readied_at.get((g, t, int(FlowKind.WAKEUP))) for g, t in batch]
+        members = [op for op in ops if op is not None and prog.templates[op[0]][op[1]][0] == P.SLEEP]
+        if len(members) > 1:
+            for op in members:
+                prog.timer_groups[op] = len(prog.timer_group_members)
+            prog.timer_group_members.append(members)
     return prog
 
 
@@ -308,6 +315,40 @@ def _netpoll_readiness(tl: Timeline) -> dict[tuple[int, int], int]:
         readiness = [*unblocks[:n][::-1], *unblocks[n:]]
         for (g, unblocked), (_, t) in zip(readiness, unblocks, strict=True):
             out[(g, unblocked)] = t
+    return out
+
+
+def _timer_batches(tl: Timeline) -> list[list[tuple[int, int]]]:
+    """The sleeps one timers.check ended: (g, unblock time) of each, in the trace's order.
+
+    timers.check (findRunnable's top, or stealWork's last round) runs every timer of a P's heap
+    whose `when` has come, readying their Gs one after the other before the M runs any G; and
+    the M that runs them after an idle stretch wakes from netpoll's epoll_wait, whose timeout is
+    whole milliseconds (netpoll_epoll.go), so timers a millisecond apart expire at one check. In
+    the trace: the sleeps' unblocks by no G on one P before that P's next G runs.
+    """
+    if "unblock (sleep)" not in tl.strings:
+        return []
+    label = tl.strings.index("unblock (sleep)")
+    f = tl.flows.filter(
+        (pl.col("kind") == int(FlowKind.WAKEUP)) & (pl.col("from_g") < 0) & (pl.col("from_p") >= 0)
+        & (pl.col("label") == label)
+    ).select("g", "from_p", "from_time").sort("from_time")  # fmt: skip
+    runs = (
+        tl.spans.filter(
+            (pl.col("lane_kind") == int(LaneKind.P))
+            & (pl.col("state") == int(State.P_RUNNING))
+            & (pl.col("g") >= 0)
+        )
+        .select(pl.col("lane_id").alias("from_p"), pl.col("start").alias("run"))
+        .sort("run")
+    )
+    f = f.join_asof(runs, left_on="from_time", right_on="run", by="from_p", strategy="forward",
+                    check_sortedness=False)  # fmt: skip
+    out = []
+    for _, batch in f.group_by(["from_p", "run"], maintain_order=True):
+        if batch.height > 1:
+            out.append(list(zip(batch["g"].to_list(), batch["from_time"].to_list(), strict=True)))
     return out
 
 

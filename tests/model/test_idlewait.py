@@ -46,9 +46,10 @@ def test_idle_wait_in_long_wake_ups_is_where_the_model_woke_threads_late(
     # (Time no measured wake-up covers is "none": wakeups.py takes one at a time and skips
     # wake-ups no readying began — startTheWorld's, handoffp's, and the one for the roots at
     # the start, which have no creation flow, as in a trace: 2 ms of this seed's 8.9, so 4×
-    # where it was 5×.)
+    # where it was 5×. And 3× since the timer groups, 2026-12-08: this seed now takes the path
+    # seed 2 took before them, 5.9 ms against 1.7, 3.4×; seed 3 gives 4.6× either way.)
     ge, mid, lt = (long_[k] for k in idlewait.KEYS[:3])
-    assert ge > 1_000_000 and ge > 4 * (mid + lt)
+    assert ge > 1_000_000 and ge > 3 * (mid + lt)
     short, total = _split(program, consts, Costs())  # the constant (not the trace's own wake-ups)
     assert sum(short.values()) == total
     assert short["idle_wait_in_wakeups_lt_30us_ns"] > 0

@@ -424,6 +424,48 @@ def test_a_timer_g_stolen_in_the_last_round_inherits_the_thiefs_time_slice(const
     assert sim.steal_round(0) == (h, False)
 
 
+def _two_sleepers(consts: Constants, cpu_b: int, grouped: bool) -> tuple[list[int], list[int]]:
+    """A sleeps 100 µs and B 130 µs, each after its CPU; with GROUPED, the trace ran both timers in
+    one timers.check. Returns the unblock times of A and B, and their own expiries."""
+    prog = Program()
+    prog.add_template("main.a", [(P.CPU, 1000, 0), (P.SLEEP, 100_000, 0), (P.CPU, 1000, 0)])
+    prog.add_template("main.b", [(P.CPU, cpu_b, 0), (P.SLEEP, 130_000, 0), (P.CPU, 1000, 0)])
+    prog.roots += [(0, 0), (0, 1)]
+    if grouped:
+        prog.timer_groups = {(0, 1): 0, (1, 1): 0}
+        prog.timer_group_members = [[(0, 1), (1, 1)]]
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    sim.run(check_every=1)
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    wake = tl.flows.filter(tl.flows["label"] == tl.strings.index("unblock (sleep)")).sort("g")
+    slept = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == int(engine.State.G_WAITING)))
+    expiry = [
+        int(slept.filter(slept["lane_id"] == g)["start"][0]) + ns for g, ns in ((1, 100_000), (2, 130_000))
+    ]
+    return wake["from_time"].to_list(), expiry
+
+
+def test_timers_one_check_ran_in_the_trace_expire_together(consts: Constants) -> None:
+    # timers.check runs every timer whose `when` has come, and the M that runs them after an
+    # idle stretch wakes from netpoll's epoll_wait on whole milliseconds (netpoll_epoll.go), so
+    # in the trace several sleeps end at one check; a replay keeps them together
+    # (Program.timer_groups): B's timer expires with A's, 30 µs before its own, both run by the
+    # one M woken for them.
+    (a, b), (a_exp, b_exp) = _two_sleepers(consts, 1000, grouped=True)
+    assert b_exp - a_exp == 30_000 and a == b and a - a_exp == sim_wake_ns()
+    (a, b), (a_exp, b_exp) = _two_sleepers(consts, 1000, grouped=False)
+    assert a - a_exp == b - b_exp == sim_wake_ns()  # each at its own expiry
+    # A member not asleep on its grouped op when the group expires sleeps its own length.
+    (a, b), (a_exp, b_exp) = _two_sleepers(consts, 200_000, grouped=True)
+    assert a < b_exp - 130_000 and a - a_exp == b - b_exp == sim_wake_ns()
+
+
+def sim_wake_ns() -> int:
+    """The M parked in netpoll takes the constant wake-up to run a timer (a replayed wait holds
+    the traced thread's lateness)."""
+    return Costs().wake_m_ns
+
+
 def test_with_an_idle_p_the_timer_runs_when_the_parked_m_wakes(consts: Constants) -> None:
     prog = Program()
     prog.add_template("main.sleeper", [(P.CPU, 1000, 0), (P.SLEEP, 100_000, 0), (P.CPU, 1000, 0)])
