@@ -180,9 +180,9 @@ def test_replay_metrics_within_the_stated_tolerance(
     assert abs(sim["p_utilization"] - real["p_utilization"]) <= 0.02
     assert abs(sim["sched_latency_p50_ns"] - real["sched_latency_p50_ns"]) <= 300
     # (At most 2x until the timer groups, 2026-12-08: with them seed 2 on 1.27 gives 62, 2.14x:
-    # a forEachP waits 3.2 ms for P1's M, which injectglist woke for a network G with the trace's
-    # 7.59 ms wake-up keyed there, and preempts the other P's G every 100 µs meanwhile, 32 times,
-    # as forEachPInternal does; seeds 1 and 3-6 give 31, 31, 34, 32, 30 against 29.)
+    # a forEachP waits 3.2 ms for P1's M, which startTheWorld woke with a wake-up drawn from the
+    # trace's, their longest (7.59 ms), and preempts the other P's G every 100 µs meanwhile, 32
+    # times, as forEachPInternal does; seeds 1 and 3-6 give 31, 31, 34, 32, 30 against 29.)
     assert 0.5 <= sim["preemptions"] / max(1, real["preemptions"]) <= 2.2
     # (±2 % before the trace's own wake-ups: 1.22's P0 now starts 2 ms late, as traced, and its
     # CPU-bound phase ends on one P longer; ±2.5 % before the wake-ups the trace has no
