@@ -589,7 +589,7 @@ class Sim:
                 continue
             self.gtimer_pending[h] = False
             self.gtimer_gen[h] += 1  # its own expiry, still in the event heap, is stale now
-            self.rec.decision(self.now, -1, "timer_group", f"G{h}'s timer with G{g}'s",
+            self.rec.decision(self.now, self.gtimerp[h], "timer_group", f"G{h}'s timer with G{g}'s",
                               "the trace ran both in one timers.check", "its own expiry")  # fmt: skip
             self.run_timer(h)
 
