@@ -253,6 +253,7 @@ class Sim:
         # timer is still to expire.
         self.gtimer_gen = [0]
         self.gtimer_pending = [False]
+        self.gtimer_when = [0]  # when the pending sleep's timer expires
         # sysmon asked to preempt the G while its thread was off its CPU (a STALL op): the
         # signal is handled, and the G stops, when the thread runs again (the stall's end).
         self.gpreempt = [0]  # who asked: _BY_SYSMON or _BY_GC (0: nobody)
@@ -394,7 +395,7 @@ class Sim:
         for col, v in ((self.gtmpl, tmpl), (self.gpc, 0), (self.grem, -1), (self.gstatus, GS_RUNNABLE),
                        (self.gp, -1), (self.gm, -1), (self.grun_start, 0), (self.ggen, 0), (self.gflow, -1),
                        (self.gtoken_wait, False), (self.gtimerp, -1), (self.gpreempt, 0), (self.gtimer_gen, 0),
-                       (self.gtimer_pending, False)):  # fmt: skip
+                       (self.gtimer_pending, False), (self.gtimer_when, 0)):  # fmt: skip
             col.append(v)
         self.ginst.setdefault(tmpl, g)
         self.live += 1
@@ -455,6 +456,7 @@ class Sim:
                 self.gtimerp[g] = p  # time.Sleep's timer goes on the current P's heap (maybeAdd)
                 self.gtimer_gen[g] += 1
                 self.gtimer_pending[g] = True
+                self.gtimer_when[g] = self.now + a
                 self.push(self.now + a, EV_WAKE_TIMER, g, self.gtimer_gen[g])
                 return
             elif code == ops.NET:
@@ -579,15 +581,19 @@ class Sim:
 
     def expire_group(self, g: int, group: int) -> None:
         """The timers one timers.check ran together in the trace (Program.timer_groups) expire
-        together here, at the first one's expiry: those whose G sleeps on its grouped op now and
-        whose own expiry is still to come are due with it, in the trace's order, G first."""
-        self.run_timer(g)
+        together here, at the first one's (G's) expiry: those whose G sleeps on its grouped op
+        now and whose own expiry is still to come are due with it. timers.check runs them in
+        `when` order, the model's own expiries (G's first), and the last readied is runnext."""
+        due = []
         for t, op in self.prog.timer_group_members[group]:
             h = self.ginst.get(t, -1)
             if (h < 0 or h == g or self.gstatus[h] != GS_WAITING or not self.gtimer_pending[h]
                     or self.gpc[h] - 1 != op):  # fmt: skip
                 continue
             self.gtimer_pending[h] = False
+            due.append((self.gtimer_when[h], len(due), h))
+        self.run_timer(g)
+        for _, _, h in sorted(due):
             self.gtimer_gen[h] += 1  # its own expiry, still in the event heap, is stale now
             self.rec.decision(self.now, self.gtimerp[h], "timer_group", f"G{h}'s timer with G{g}'s",
                               "the trace ran both in one timers.check", "its own expiry")  # fmt: skip

@@ -47,7 +47,7 @@ def test_idle_wait_in_long_wake_ups_is_where_the_model_woke_threads_late(
     # wake-ups no readying began — startTheWorld's, handoffp's, and the one for the roots at
     # the start, which have no creation flow, as in a trace: 2 ms of this seed's 8.9, so 4×
     # where it was 5×. And 3× since the timer groups, 2026-12-08: this seed now takes the path
-    # seed 2 took before them, 5.9 ms against 1.7, 3.4×; seed 3 gives 4.6× either way.)
+    # seed 2 took before them, 5.9 ms against 1.7, 3.4×; seed 3 gives 4.5× either way.)
     ge, mid, lt = (long_[k] for k in idlewait.KEYS[:3])
     assert ge > 1_000_000 and ge > 3 * (mid + lt)
     short, total = _split(program, consts, Costs())  # the constant (not the trace's own wake-ups)

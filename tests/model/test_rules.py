@@ -424,25 +424,28 @@ def test_a_timer_g_stolen_in_the_last_round_inherits_the_thiefs_time_slice(const
     assert sim.steal_round(0) == (h, False)
 
 
-def _two_sleepers(consts: Constants, cpu_b: int, grouped: bool) -> tuple[list[int], list[int]]:
-    """A sleeps 100 µs and B 130 µs, each after its CPU; with GROUPED, the trace ran both timers in
-    one timers.check. Returns the unblock times of A and B, and their own expiries."""
+def _sleepers(
+    consts: Constants, sleeps: list[int], group: list[int] | None, cpu_first: int = 1000
+) -> tuple[list[int], list[int], list[int]]:
+    """Gs 0, 1, ... each run 1 µs (G 0 CPU_FIRST) and sleep SLEEPS[i]; GROUP lists the Gs whose
+    timers the trace ran in one timers.check, in the trace's order. Returns each G's unblock
+    time, its own expiry and when it ran after."""
     prog = Program()
-    prog.add_template("main.a", [(P.CPU, 1000, 0), (P.SLEEP, 100_000, 0), (P.CPU, 1000, 0)])
-    prog.add_template("main.b", [(P.CPU, cpu_b, 0), (P.SLEEP, 130_000, 0), (P.CPU, 1000, 0)])
-    prog.roots += [(0, 0), (0, 1)]
-    if grouped:
-        prog.timer_groups = {(0, 1): 0, (1, 1): 0}
-        prog.timer_group_members = [[(0, 1), (1, 1)]]
+    for i, ns in enumerate(sleeps):
+        prog.add_template(
+            f"main.s{i}", [(P.CPU, cpu_first if i == 0 else 1000, 0), (P.SLEEP, ns, 0), (P.CPU, 1000, 0)]
+        )
+        prog.roots.append((0, i))
+    if group is not None:
+        prog.timer_groups = {(i, 1): 0 for i in group}
+        prog.timer_group_members = [[(i, 1) for i in group]]
     sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
     sim.run(check_every=1)
     tl = sim.rec.timeline(engine.T_START, sim.end, 2)
     wake = tl.flows.filter(tl.flows["label"] == tl.strings.index("unblock (sleep)")).sort("g")
     slept = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == int(engine.State.G_WAITING)))
-    expiry = [
-        int(slept.filter(slept["lane_id"] == g)["start"][0]) + ns for g, ns in ((1, 100_000), (2, 130_000))
-    ]
-    return wake["from_time"].to_list(), expiry
+    expiry = [int(slept.filter(slept["lane_id"] == i + 1)["start"][0]) + ns for i, ns in enumerate(sleeps)]
+    return wake["from_time"].to_list(), expiry, wake["to_time"].to_list()
 
 
 def test_timers_one_check_ran_in_the_trace_expire_together(consts: Constants) -> None:
@@ -451,13 +454,19 @@ def test_timers_one_check_ran_in_the_trace_expire_together(consts: Constants) ->
     # in the trace several sleeps end at one check; a replay keeps them together
     # (Program.timer_groups): B's timer expires with A's, 30 µs before its own, both run by the
     # one M woken for them.
-    (a, b), (a_exp, b_exp) = _two_sleepers(consts, 1000, grouped=True)
+    (a, b), (a_exp, b_exp), _ = _sleepers(consts, [100_000, 130_000], [0, 1])
     assert b_exp - a_exp == 30_000 and a == b and a - a_exp == sim_wake_ns()
-    (a, b), (a_exp, b_exp) = _two_sleepers(consts, 1000, grouped=False)
+    (a, b), (a_exp, b_exp), _ = _sleepers(consts, [100_000, 130_000], None)
     assert a - a_exp == b - b_exp == sim_wake_ns()  # each at its own expiry
     # A member not asleep on its grouped op when the group expires sleeps its own length.
-    (a, b), (a_exp, b_exp) = _two_sleepers(consts, 200_000, grouped=True)
-    assert a < b_exp - 130_000 and a - a_exp == b - b_exp == sim_wake_ns()
+    (a, b), (a_exp, b_exp), _ = _sleepers(consts, [100_000, 130_000], [0, 1], cpu_first=200_000)
+    assert b < a_exp - 100_000 and a - a_exp == b - b_exp == sim_wake_ns()
+    # timers.check readies them in `when` order, the model's own expiries whatever the trace's
+    # order: A (100 µs), C (120), B (130); the last readied, B, is runnext and runs first.
+    for order in ([0, 1, 2], [1, 2, 0], [2, 0, 1]):
+        unblocked, _, ran = _sleepers(consts, [100_000, 130_000, 120_000], order)
+        assert len(set(unblocked)) == 1
+        assert ran[1] < ran[2] and ran[1] < ran[0], order
 
 
 def sim_wake_ns() -> int:
