@@ -344,8 +344,8 @@ def _timer_batches(tl: Timeline) -> list[list[tuple[int, int]]]:
         .sort("run")
     )
     f = f.join_asof(runs, left_on="from_time", right_on="run", by="from_p", strategy="forward",
-                    check_sortedness=False)  # fmt: skip
-    out = []
+                    check_sortedness=False).filter(pl.col("run").is_not_null())  # fmt: skip
+    out = []  # (unblocks after a P's last G run, its runs cut by the trace's end, are no batch)
     for _, batch in f.group_by(["from_p", "run"], maintain_order=True):
         if batch.height > 1:
             out.append(list(zip(batch["g"].to_list(), batch["from_time"].to_list(), strict=True)))
