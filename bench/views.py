@@ -16,8 +16,10 @@ For each it prints wall seconds (best of --repeat) and the CPU seconds (user + s
 (less swayed than wall time by other processes on a shared machine), the time ratio against Go's
 reader and, for every view but stats, against ``go tool trace -pprof=sched`` (Go's time / ours:
 1.0 = as fast as Go, above 1 = faster), peak RSS (GNU time, the command's own) and
-peak RSS per byte of trace, raw and above the interpreter's baseline
-(``python -m goblueprint --version``), and the size of what the command wrote
+peak RSS per byte of trace, raw, above the interpreter's baseline
+(``python -m goblueprint --version``) and above the command's own fixed cost (the same
+command, first or second run alike, on a 0.4 MB trace: the libraries it loads and what it
+holds whatever the trace), and the size of what the command wrote
 per byte of trace (a file, or the files of an output directory).  ``--src DIR`` runs the goblueprint of
 another checkout (PYTHONPATH=DIR), for a before/after comparison in the same
 conditions.
@@ -126,6 +128,26 @@ def drop_ingested(trace: Path, env: dict[str, str]) -> None:
     subprocess.run([sys.executable, "-P", "-c", code, str(trace)], env=env, check=True)
 
 
+# A small trace (0.4 MB) for each command's fixed cost: what it holds whatever the trace.
+SMALL_TRACE = ROOT / "tests" / "timeline" / "golden_builder" / "sched-go1.27.trace.xz"
+
+
+def fixed_costs(views: list[str], out: Path, env: dict[str, str]) -> dict[tuple[str, bool], int]:
+    """Peak RSS of each view on SMALL_TRACE: (view, first run) -> bytes, every way the rows run it."""
+    import lzma
+
+    small = out / "small.trace"
+    small.write_bytes(lzma.decompress(SMALL_TRACE.read_bytes()))
+    drop = lambda: drop_ingested(small, env)  # noqa: E731
+    costs = {}
+    for v in views:
+        firsts = (True, False) if v in INGESTED and v != "ingest" else (v in INGESTED,)
+        for first in firsts:
+            costs[(v, first)] = best(our_command(v, small, out), 1, env, before=drop if first else None)[1]
+    drop()
+    return costs
+
+
 def best(cmd: list[str], repeat: int, env: dict[str, str] | None = None, before=None):
     """(wall, peak RSS, cpu) of the fastest of REPEAT runs (BEFORE runs untimed before each); exits on a failed run."""
     runs = []
@@ -207,10 +229,12 @@ def main() -> int:
             str(out / "go.pb"),
         ]
         rows = [("go internal/trace", ref_wall, ref_rss, ref_cpu, None, None)]
+        keys: list[tuple[str, bool] | None] = [None]
         gop_wall = None
         if not args.no_go_pprof:
             gop_wall, gop_rss, gop_cpu = best(go_pprof, args.repeat, genv)
             rows.append(("go tool trace -pprof=sched", gop_wall, gop_rss, gop_cpu, None, None))
+            keys.append(None)
         if args.ingest_once:
             drop_ingested(trace, env)
         for v in views:
@@ -218,18 +242,22 @@ def main() -> int:
                 if v == "ingest":
                     wall, rss, cpu = best(our_command(v, trace, out), 1, env)
                     rows.append(("ingest (first run)", wall, rss, cpu, gop_wall, None))
+                    keys.append((v, True))
                     continue
                 wall, rss, cpu = best(our_command(v, trace, out), args.repeat, env)
                 rows.append((f"{v} (second run)", wall, rss, cpu, gop_wall, written_bytes(output_of(v, out))))
+                keys.append((v, False))
             elif v in INGESTED:
                 drop = lambda: drop_ingested(trace, env)  # noqa: E731
                 wall, rss, cpu = best(our_command(v, trace, out), args.repeat, env, before=drop)
                 rows.append((f"{v} (first run)", wall, rss, cpu, gop_wall, written_bytes(output_of(v, out))))
+                keys.append((v, True))
                 if v != "ingest":
                     wall, rss, cpu = best(our_command(v, trace, out), args.repeat, env)
                     rows.append(
                         (f"{v} (second run)", wall, rss, cpu, gop_wall, written_bytes(output_of(v, out)))
                     )
+                    keys.append((v, False))
             else:
                 wall, rss, cpu = best(our_command(v, trace, out), args.repeat, env)
                 rows.append(
@@ -242,20 +270,24 @@ def main() -> int:
                         written_bytes(output_of(v, out)),
                     )
                 )
+                keys.append((v, False))
+        fixed = fixed_costs(views, out, env)
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
     print(f"interpreter baseline {base_rss / 1e6:.0f} MB")
-    head = f"{'command':<28} {'wall s':>8} {'cpu s':>7} {'Go reader/ours':>15} {'Go pprof/ours':>14} {'peak MB':>8} {'RSS/size':>9} {'above base/size':>16} {'out/size':>9}"
+    head = f"{'command':<28} {'wall s':>8} {'cpu s':>7} {'Go reader/ours':>15} {'Go pprof/ours':>14} {'peak MB':>8} {'RSS/size':>9} {'above base/size':>16} {'fixed MB':>9} {'above fixed/size':>17} {'out/size':>9}"
     print(head)
     results = []
-    for name, wall, rss, cpu, gop, wrote in rows:
+    for (name, wall, rss, cpu, gop, wrote), key in zip(rows, keys, strict=True):
         ratio = ref_wall / wall
         prow = f"{gop / wall:14.2f}" if gop else f"{'':>14}"
         above = (rss - base_rss) / size
+        own = fixed.get(key) if key is not None else None
+        frow = f"{own / 1e6:9.0f} {(rss - own) / size:17.2f}" if own is not None else f"{'':>9} {'':>17}"
         orow = f"{wrote / size:9.2f}" if wrote is not None else f"{'':>9}"
         print(
-            f"{name:<28} {wall:8.2f} {cpu:7.2f} {ratio:15.2f} {prow} {rss / 1e6:8.0f} {rss / size:9.2f} {above:16.2f} {orow}"
+            f"{name:<28} {wall:8.2f} {cpu:7.2f} {ratio:15.2f} {prow} {rss / 1e6:8.0f} {rss / size:9.2f} {above:16.2f} {frow} {orow}"
         )
         results.append(
             {
@@ -267,6 +299,8 @@ def main() -> int:
                 "peak_rss": rss,
                 "rss_per_byte": rss / size,
                 "above_baseline_per_byte": above,
+                "fixed_rss": own,
+                "above_fixed_per_byte": (rss - own) / size if own is not None else None,
                 "output_bytes": wrote,
             }
         )
