@@ -254,6 +254,10 @@ class Sim:
         self.gtimer_gen = [0]
         self.gtimer_pending = [False]
         self.gtimer_when = [0]  # when the pending sleep's timer expires
+        # The G's network wait, the same way (a group of fds one netpoll found ready in the trace).
+        self.gnet_gen = [0]
+        self.gnet_pending = [False]
+        self.gnet_when = [0]
         # sysmon asked to preempt the G while its thread was off its CPU (a STALL op): the
         # signal is handled, and the G stops, when the thread runs again (the stall's end).
         self.gpreempt = [0]  # who asked: _BY_SYSMON or _BY_GC (0: nobody)
@@ -356,7 +360,8 @@ class Sim:
                 if self.gtimer_gen[a] == b:
                     self.timer_fired(a)
             elif kind == EV_NET:
-                self.net_ready(a)
+                if self.gnet_gen[a] == b:
+                    self.net_fired(a)
             elif kind == EV_TIMER_RUN:
                 self.polled(-1, b)
             elif kind == EV_POLLED:
@@ -395,7 +400,8 @@ class Sim:
         for col, v in ((self.gtmpl, tmpl), (self.gpc, 0), (self.grem, -1), (self.gstatus, GS_RUNNABLE),
                        (self.gp, -1), (self.gm, -1), (self.grun_start, 0), (self.ggen, 0), (self.gflow, -1),
                        (self.gtoken_wait, False), (self.gtimerp, -1), (self.gpreempt, 0), (self.gtimer_gen, 0),
-                       (self.gtimer_pending, False), (self.gtimer_when, 0)):  # fmt: skip
+                       (self.gtimer_pending, False), (self.gtimer_when, 0), (self.gnet_gen, 0),
+                       (self.gnet_pending, False), (self.gnet_when, 0)):  # fmt: skip
             col.append(v)
         self.ginst.setdefault(tmpl, g)
         self.live += 1
@@ -462,7 +468,10 @@ class Sim:
             elif code == ops.NET:
                 self.park(g, self.rec.sid("network"))
                 self.netwaiters += 1
-                self.push(self.now + a, EV_NET, g)
+                self.gnet_gen[g] += 1
+                self.gnet_pending[g] = True
+                self.gnet_when[g] = self.now + a
+                self.push(self.now + a, EV_NET, g, self.gnet_gen[g])
                 return
             elif code == ops.SYSCALL:
                 self.entersyscall(g, a)
@@ -695,6 +704,31 @@ class Sim:
         got, self.netready = [*first, *self.netready], []
         got.reverse()
         return got
+
+    def net_fired(self, g: int) -> None:
+        """G's fd becomes ready; with it, the fds one netpoll found ready together in the trace
+        (Program.net_groups): those whose G waits on its grouped op now and whose own readiness is
+        still to come are ready with it, in the order of their own readiness (G's first), as
+        netpoll lists them."""
+        self.gnet_pending[g] = False
+        group = self.prog.net_groups.get((self.gtmpl[g], self.gpc[g] - 1))
+        if group is None:
+            self.net_ready(g)
+            return
+        due = []
+        for t, op in self.prog.net_group_members[group]:
+            h = self.ginst.get(t, -1)
+            if (h < 0 or h == g or self.gstatus[h] != GS_WAITING or not self.gnet_pending[h]
+                    or self.gpc[h] - 1 != op):  # fmt: skip
+                continue
+            self.gnet_pending[h] = False
+            due.append((self.gnet_when[h], len(due), h))
+        self.net_ready(g)
+        for _, _, h in sorted(due):
+            self.gnet_gen[h] += 1  # its own readiness, still in the event heap, is stale now
+            self.rec.decision(self.now, -1, "net_group", f"G{h}'s fd with G{g}'s",
+                              "the trace found both in one netpoll", "its own readiness")  # fmt: skip
+            self.net_ready(h)
 
     def net_ready(self, g: int) -> None:
         self.netwaiters -= 1

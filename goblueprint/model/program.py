@@ -95,6 +95,12 @@ class Program:
     # first one's expiry (model.replay, docs/model.md).
     timer_groups: dict[tuple[int, int], int] = field(default_factory=dict)
     timer_group_members: list[list[tuple[int, int]]] = field(default_factory=list)
+    # The network waits one netpoll found ready together in the trace (one findRunnable on one
+    # P: its network unblocks with no G run between them), the same way: (template, index of the
+    # NET op) -> group, and each group's members. A replay's fds of one group become ready at the
+    # first one's readiness (model.replay, docs/model.md).
+    net_groups: dict[tuple[int, int], int] = field(default_factory=dict)
+    net_group_members: list[list[tuple[int, int]]] = field(default_factory=list)
 
     def label(self, text: str) -> int:
         try:

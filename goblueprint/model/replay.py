@@ -206,7 +206,7 @@ def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
     firsts = np.concatenate([[0], bounds])
     lasts = np.concatenate([bounds, [len(lane)]])
     label_ids: dict[int, int] = {}
-    ready_at = _netpoll_readiness(tl)
+    ready_at, net_batches = _netpoll_readiness(tl)
     # (g, time, flow kind) of a readying -> (template, the op it ended; -1: the G's creation)
     readied_at: dict[tuple[int, int, int], tuple[int, int]] = {
         (g, t, int(FlowKind.CREATE)): (tmpl[g], -1) for g, (_, t) in created_by.items()
@@ -277,11 +277,19 @@ def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
             for op in members:
                 prog.timer_groups[op] = len(prog.timer_group_members)
             prog.timer_group_members.append(members)
+    for batch in net_batches:
+        ops = [readied_at.get((g, t, int(FlowKind.WAKEUP))) for g, t in batch]
+        members = [op for op in ops if op is not None and prog.templates[op[0]][op[1]][0] == P.NET]
+        if len(members) > 1:
+            for op in members:
+                prog.net_groups[op] = len(prog.net_group_members)
+            prog.net_group_members.append(members)
     return prog
 
 
-def _netpoll_readiness(tl: Timeline) -> dict[tuple[int, int], int]:
-    """When each network wait's fd became ready, in the order it did: (g, unblock time) -> time.
+def _netpoll_readiness(tl: Timeline) -> tuple[dict[tuple[int, int], int], list[list[tuple[int, int]]]]:
+    """When each network wait's fd became ready, in the order it did: (g, unblock time) -> time;
+    and the batches one netpoll found (g, unblock time of each, two or more, in the trace's order).
 
     A trace shows when a netpoll unblocked the G, in the order of netpoll's list, which is
     not the order the fds became ready: netpollready pushes each G at the list's head, and
@@ -289,7 +297,9 @@ def _netpoll_readiness(tl: Timeline) -> dict[tuple[int, int], int]:
     list order. So the Gs one findRunnable pass unblocked on a P (by no G, up to the G the P
     runs next) became ready in the reverse of their trace order, the one it ran last. The
     replay's waits end in that order, at the batch's own times, so the model's netpoll (which
-    lists them as netpoll does) hands them out as the runtime did.
+    lists them as netpoll does) hands them out as the runtime did. A batch's fds were all ready
+    by that one poll, so the replay keeps them together (Program.net_groups); unblocks after a
+    P's last G run in the trace (its runs cut by the trace's end) are no batch.
     """
     label = tl.strings.index("unblock (network)") if "unblock (network)" in tl.strings else -1
     f = tl.flows.filter(
@@ -308,14 +318,17 @@ def _netpoll_readiness(tl: Timeline) -> dict[tuple[int, int], int]:
     f = f.join_asof(runs, left_on="from_time", right_on="run", by="from_p", strategy="forward",
                     check_sortedness=False)  # fmt: skip
     out: dict[tuple[int, int], int] = {}
+    batches = []
     for _, batch in f.group_by(["from_p", "run"], maintain_order=True):
         unblocks = list(zip(batch["g"].to_list(), batch["from_time"].to_list(), strict=True))
+        if len(unblocks) > 1 and batch["run"][0] is not None:
+            batches.append(unblocks)
         # The last one is the list's head if the P ran it next; the rest are injectglist's.
         n = len(unblocks) - 1 if unblocks[-1][0] == batch["next_g"][0] else len(unblocks)
         readiness = [*unblocks[:n][::-1], *unblocks[n:]]
         for (g, unblocked), (_, t) in zip(readiness, unblocks, strict=True):
             out[(g, unblocked)] = t
-    return out
+    return out, batches
 
 
 def _timer_batches(tl: Timeline) -> list[list[tuple[int, int]]]:

@@ -2,7 +2,7 @@
 
 The tolerances are the ones README.md states (measured on these traces). Migrations, thread
 wake-ups and idle P spans are held only to the factor reached (docs/model.md, issue 14);
-p99 latency is not held.
+p99 latency on the sched traces to ±10 % (2026-12-08: the fds one netpoll found together).
 """
 
 from __future__ import annotations
@@ -115,7 +115,11 @@ def test_replay_wakes_threads_as_late_as_the_trace_did_at_the_same_readyings(
 
     trace_side = by_name(tl, real)
     long_ = [(n, d) for n, d in by_name(stl, wakeups.wakes(stl)) if d > 10 * Costs().wake_m_ns]
-    assert max(trace_side, key=lambda x: x[1]) in long_  # the trace's longest, where it was
+    # The trace's longest, where it was: 7.59 ms, ended by a stop-the-world, which the model's
+    # run may reach a little sooner (7.43 ms since the fds one netpoll found stay together and
+    # the network phase before it runs on one P as traced).
+    name, longest = max(trace_side, key=lambda x: x[1])
+    assert any(n == name and 0.95 * longest <= d <= longest for n, d in long_)
     assert all(any(n == m and d <= e for m, e in trace_side) for n, d in long_)
 
 
@@ -160,15 +164,29 @@ def test_replay_s_network_waits_end_in_the_order_netpoll_lists_them(
     assert batches > 100
 
 
+def test_the_fds_one_netpoll_found_are_replayed_as_a_group(sched_trace: tuple) -> None:
+    # In the network phase one P ran the echo pairs and its findRunnable's netpoll(0) found
+    # the fds of four round trips ready at a time (injectglist queued three, the P ran the
+    # head). The replay groups each poll's waits (their NET ops) to become ready together
+    # (test_rules: test_fds_one_netpoll_found_in_the_trace_become_ready_together).
+    tl, prog = sched_trace
+    batches = replay._netpoll_readiness(tl)[1]
+    assert len(prog.net_group_members) == len(batches) > 90
+    assert sum(len(m) == 4 for m in prog.net_group_members) > 90
+    for members in prog.net_group_members:
+        assert len(members) > 1 and all(prog.templates[t][op][0] == P.NET for t, op in members)
+        assert all(prog.net_groups[m] == prog.net_groups[members[0]] for m in members)
+
+
 @pytest.mark.parametrize("name", ["sched-go1.27", "sched-go1.22"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_replay_metrics_within_the_stated_tolerance(
     name: str, seed: int, consts: Constants, tmp_path: Path
 ) -> None:
-    # README's tolerance table, measured on these committed traces; p99 latency and (on other
-    # programs) preemptions are not within any tolerance yet and are not held; migrations only
-    # to the factor reached (x2.3-x5.2 too many: where the traced machine ran one of the two
-    # Ps' threads at a time, the model's second P steals and takes injectglist's Gs).
+    # README's tolerance table, measured on these committed traces; (on other programs)
+    # preemptions are not within any tolerance yet and are not held; migrations only to the
+    # factor reached (x2.3-x5.2 too many: where the traced machine ran one of the two Ps'
+    # threads at a time, the model's second P steals and takes injectglist's Gs).
     trace = tmp_path / f"{name}.trace"
     trace.write_bytes(lzma.decompress((GOLDEN / f"{name}.trace.xz").read_bytes()))
     tl = analyse(str(trace)).timeline
@@ -179,6 +197,14 @@ def test_replay_metrics_within_the_stated_tolerance(
     # (±0.04 and ±5 % before runqgrab's sleep took its time: 1.22's Ps idled too little.)
     assert abs(sim["p_utilization"] - real["p_utilization"]) <= 0.02
     assert abs(sim["sched_latency_p50_ns"] - real["sched_latency_p50_ns"]) <= 300
+    # The tail is the network phase's: the fds one netpoll found ready together in the trace
+    # become ready together in the replay, and injectglist queues all but one behind the G the
+    # P runs (0.92-0.99x the real on seeds 1 and 2; 0.63-0.67x before the net groups).
+    assert (
+        0.9 * real["sched_latency_p99_ns"]
+        <= sim["sched_latency_p99_ns"]
+        <= 1.1 * real["sched_latency_p99_ns"]
+    )
     assert 0.5 <= sim["preemptions"] / max(1, real["preemptions"]) <= 2
     # (±2 % before the trace's own wake-ups: 1.22's P0 now starts 2 ms late, as traced, and its
     # CPU-bound phase ends on one P longer; ±2.5 % before the wake-ups the trace has no
@@ -201,7 +227,9 @@ def test_replay_metrics_within_the_stated_tolerance(
     assert real["waker_cost_ns"] > 1_000
     assert abs(sim["waker_cost_ns"] - real["waker_cost_ns"]) <= 0.1 * real["waker_cost_ns"]
     assert real["thread_wakeups"] < sim["thread_wakeups"] <= 1.9 * real["thread_wakeups"]
-    assert real["idle_p_spans"] < sim["idle_p_spans"] <= 2.0 * real["idle_p_spans"]
+    # (x1.19-x1.33 before the net groups: the network phase's P drained and idled between
+    # polls that found one fd each; now 0.97-1.22x.)
+    assert 0.9 * real["idle_p_spans"] <= sim["idle_p_spans"] <= 1.5 * real["idle_p_spans"]
     # Thread wake-ups read the same way from both: the trace's run from microseconds to
     # milliseconds; the model's take the trace's own where it woke a thread at the same point
     # of the program (elsewhere a draw from the trace's, or the constant where it measured too

@@ -469,6 +469,46 @@ def test_timers_one_check_ran_in_the_trace_expire_together(consts: Constants) ->
         assert ran[1] < ran[2] and ran[1] < ran[0], order
 
 
+def _net_waiters(
+    consts: Constants, waits: list[int], group: list[int] | None, cpu_first: int = 1000
+) -> tuple[list[int], list[int]]:
+    """Gs 0, 1, ... each run 1 µs (G 0 CPU_FIRST) and wait WAITS[i] on the network; GROUP lists
+    the Gs whose fds the trace found ready in one netpoll. Returns each G's unblock time and its
+    own readiness."""
+    prog = Program()
+    for i, ns in enumerate(waits):
+        prog.add_template(
+            f"main.n{i}", [(P.CPU, cpu_first if i == 0 else 1000, 0), (P.NET, ns, 0), (P.CPU, 1000, 0)]
+        )
+        prog.roots.append((0, i))
+    if group is not None:
+        prog.net_groups = {(i, 1): 0 for i in group}
+        prog.net_group_members = [[(i, 1) for i in group]]
+    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
+    sim.run(check_every=1)
+    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
+    wake = tl.flows.filter(tl.flows["label"] == tl.strings.index("unblock (network)")).sort("g")
+    waited = tl.spans.filter(
+        (tl.spans["lane_kind"] == 0) & (tl.spans["state"] == int(engine.State.G_WAITING))
+    )
+    ready = [int(waited.filter(waited["lane_id"] == i + 1)["start"][0]) + ns for i, ns in enumerate(waits)]
+    return wake["from_time"].to_list(), ready
+
+
+def test_fds_one_netpoll_found_in_the_trace_become_ready_together(consts: Constants) -> None:
+    # netpoll (netpoll_epoll.go) returns every fd ready by then in one list; findRunnable runs
+    # its head and injectglist queues the rest, so in the trace several network waits end at one
+    # poll. A replay keeps them together (Program.net_groups): B's fd is ready with A's, 30 µs
+    # before its own, and the one M woken from netpoll unblocks both.
+    (a, b), (a_ready, b_ready) = _net_waiters(consts, [100_000, 130_000], [0, 1])
+    assert b_ready - a_ready == 30_000 and a == b and a - a_ready == sim_wake_ns()
+    (a, b), (a_ready, b_ready) = _net_waiters(consts, [100_000, 130_000], None)
+    assert a - a_ready == b - b_ready == sim_wake_ns()  # each at its own readiness
+    # A member not waiting on its grouped op when the group's first fd is ready waits its own length.
+    (a, b), (a_ready, b_ready) = _net_waiters(consts, [100_000, 130_000], [0, 1], cpu_first=200_000)
+    assert b < a_ready - 100_000 and a - a_ready == b - b_ready == sim_wake_ns()
+
+
 def sim_wake_ns() -> int:
     """The M parked in netpoll takes the constant wake-up to run a timer (a replayed wait holds
     the traced thread's lateness)."""
