@@ -530,6 +530,7 @@ class TimelineBuilder:
         self._stack_table: Any = None
         self._stack_cache: dict[int, int] = {}
         self._E = np.empty((0, K.E_WIDTH), np.int64)  # columns()'s matrix of a chunk's events
+        self._ended: int | None = None  # where end_of_events() closed the events
 
     # --- stacks named from outside the pass ----------------------------------------------------
 
@@ -713,6 +714,31 @@ class TimelineBuilder:
                                 c[:, K.C_TIME], none, none, none, c[:, K.C_LABEL],
                                 c[:, K.C_STACK]]).astype(np.int64).reshape(-1, K.FL_WIDTH)  # fmt: skip
 
+    def end_of_events(self, end: int | None = None) -> int:
+        """No event comes now: the loop's last rows moved out to its tables, the spans still open
+        closed at END (default: the last event) and the pending flows added, the loop's buffers
+        let go of (called as soon as the pass ends, they are not held under what follows it:
+        the events' and stays' tables, then finish()'s stages). Once; finish() calls it if not
+        done. Returns END."""
+        sc = self.SC
+        end = int(sc[K.SC_LAST]) if end is None else end
+        if self._ended is not None:
+            if end != self._ended:
+                raise ValueError(f"TimelineBuilder: the events ended at {self._ended}, not {end}")
+            return end
+        self._ended = end
+        self.spans.last(int(sc[K.SC_NSP]))
+        self.spans.add(self._open_spans(end))
+        if isinstance(self.spans, _SpilledSpans):
+            self.spans.let_go()
+        self.flows.last(int(sc[K.SC_NFL]))
+        self.flows.add(self._pending_flows())
+        self.counters.last(int(sc[K.SC_NCT]))
+        self.instants.last(int(sc[K.SC_NIN]))
+        self._E = np.empty((0, K.E_WIDTH), np.int64)  # a chunk's events: no chunk comes now
+        sc[[K.SC_NSP, K.SC_NFL, K.SC_NCT, K.SC_NIN]] = 0
+        return end
+
     def finish(
         self,
         end: int | None = None,
@@ -731,17 +757,7 @@ class TimelineBuilder:
             raise ValueError("TimelineBuilder.finish: a spans sink is for a builder that spills its spans")
         sc = self.SC
         have = bool(sc[K.SC_HAVE_FIRST])
-        end = int(sc[K.SC_LAST]) if end is None else end
-        self.spans.last(int(sc[K.SC_NSP]))
-        self.spans.add(self._open_spans(end))
-        if isinstance(self.spans, _SpilledSpans):
-            self.spans.let_go()
-        self.flows.last(int(sc[K.SC_NFL]))
-        self.flows.add(self._pending_flows())
-        self.counters.last(int(sc[K.SC_NCT]))
-        self.instants.last(int(sc[K.SC_NIN]))
-        self._E = np.empty((0, K.E_WIDTH), np.int64)  # a chunk's events: no chunk comes now
-        sc[[K.SC_NSP, K.SC_NFL, K.SC_NCT, K.SC_NIN]] = 0
+        end = self.end_of_events(end)
         sp, fl, ct, it = self.spans, self.flows, self.counters, self.instants
         # String and stack codes become the Timeline's ids (as numpy: two Int32 columns a
         # table); every other column goes from its chunks to the table as it is.

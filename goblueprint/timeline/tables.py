@@ -627,6 +627,7 @@ def _tables_pass(
         consumers += [stays, util]
     result = run_pass(source, consumers, progress)
     consumers.clear()
+    builder.end_of_events(result.last_time)  # its loop's buffers let go of before the stages below
     stacks = result.interner.stacks
 
     def kept(stays: pl.DataFrame) -> pl.DataFrame:
