@@ -98,10 +98,8 @@ def _page(args: argparse.Namespace, title: str) -> tuple[Page, Any]:
         from goblueprint.cli._ingested import ingested_trace
         from goblueprint.render.page_counters import thin_counters
         from goblueprint.timeline.detail_store import ingested_tables
-        from goblueprint.timeline.heap import give_back
 
         found = ingested_trace(args.trace)
-        give_back()  # (a first run's ingest freed most of its heap: the levels are made beside it)
         # The counters are thinned while the levels are built (on a first run): the one does
         # not wait for the other.
         return build_page(ingested_tables(found, thin_counters), title), found
