@@ -141,7 +141,9 @@ def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
     no G delays its next schedule() as long."""
     prog = Program()
     under_g = os_stalls.under_g if os_stalls is not None else {}
-    after_g = os_stalls.after_g if os_stalls is not None else {}
+    # Without a kernel recording the trace's own stalls: a P whose M held it with its next G
+    # at hand far longer than a schedule() pass takes (model.schedpass).
+    after_g = os_stalls.after_g if os_stalls is not None else schedpass.stalls_after(tl)
     t0 = tl.start_ns
     gspans = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.G)).sort(["lane_id", "start"])
     if not gspans.height:

@@ -11,11 +11,12 @@ that).
 
 A few such spans are far longer (to 2.8 ms on the committed sched-go1.27 trace): the OS ran
 something else on the M's CPU meanwhile. Those are the machine's stalls, not the pass, and
-are left out (longer than ``STALL_FACTOR`` times the median, 0.2-0.3 % of them on the
-project's traces): where the model knows the machine's stalls it has them from a kernel
-recording, at the point of the program they happened (model.osstalls), and its threads
-wait for a CPU when the machine had fewer CPUs than running threads (``--cpus``); drawn at
-random, one 2.8 ms stall put where work queues moved it to the other P.
+are left out of the draw (longer than ``STALL_FACTOR`` times the median, 0.2-0.3 % of them
+on the project's traces): drawn at random, one 2.8 ms stall put where work queues moved it to
+the other P. A replay holds each where the trace has it instead, after the op that ended the
+G's run before it (``stalls_after``, as model.osstalls' ``after_g``: a kernel recording's
+measured stalls take their place when there is one); and the model's threads wait for a CPU
+when the machine had fewer CPUs than running threads (``--cpus``).
 
 A replay draws its passes from these, as it draws its thread wake-ups (model.wakeups): a
 constant pass holds Ps in a lock-step no machine keeps (docs/model.md, "A goroutine that
@@ -35,9 +36,9 @@ _P_RUN, _G_RUNNABLE = int(State.P_RUNNING), int(State.G_RUNNABLE)
 STALL_FACTOR = 10
 
 
-def at_hand_ns(tl: Timeline) -> np.ndarray:
-    """Every schedule() pass of TL that found its G at hand, in ns (int64; by P, then time), but
-    for the OS's stalls (longer than STALL_FACTOR times their median)."""
+def _at_hand(tl: Timeline) -> pl.DataFrame:
+    """The passes of TL that found their G at hand: the P, the G whose run ended as the pass
+    began (``before_g``), its ``start`` and its length ``d``, by P, then time."""
     run = pl.col("state") == _P_RUN
     # A P running no G, between two spans of it running one.
     between = (
@@ -64,6 +65,38 @@ def at_hand_ns(tl: Timeline) -> np.ndarray:
         .select(after_g=pl.col("lane_id"), end=pl.col("end"), since=pl.col("start"))
     )
     found = s.join(waits, on=["after_g", "end"], how="inner").filter(pl.col("since") <= pl.col("start"))
-    d = found.sort("lane_id", "start").select(d=pl.col("end") - pl.col("start")).collect()["d"]
-    d = d.to_numpy().astype(np.int64)
+    return (
+        found.sort("lane_id", "start")
+        .select("lane_id", "before_g", "start", d=pl.col("end") - pl.col("start"))
+        .collect()
+    )
+
+
+def at_hand_ns(tl: Timeline) -> np.ndarray:
+    """Every schedule() pass of TL that found its G at hand, in ns (int64; by P, then time), but
+    for the OS's stalls (longer than STALL_FACTOR times their median)."""
+    d = _at_hand(tl)["d"].to_numpy().astype(np.int64)
     return d[d <= STALL_FACTOR * np.median(d)] if d.size else d
+
+
+def stalls_after(tl: Timeline) -> dict[tuple[int, int], int]:
+    """The OS's stalls at_hand_ns leaves out, where they happened: (the G whose run ended as
+    the pass began, that run's end in trace ns) -> the pass's length less the passes' median,
+    the form of model.osstalls' ``after_g``.
+
+    Such a pass held its P with the next G in its queue far longer than findRunnable takes to
+    find it there (runqget, globrunqget: its first steps), so the M was off its CPU; a replay
+    holds the P as long after the same op (Program.stall_after), as it does the stalls a kernel
+    recording measured, where the trace has them at the point of the program they happened."""
+    found = _at_hand(tl)
+    if not found.height:
+        return {}
+    d = found["d"].to_numpy().astype(np.int64)
+    med = int(np.median(d))
+    long = found.filter(pl.col("d") > STALL_FACTOR * med)
+    return {
+        (int(g), int(t)): int(n) - med
+        for g, t, n in zip(
+            long["before_g"].to_list(), long["start"].to_list(), long["d"].to_list(), strict=True
+        )
+    }

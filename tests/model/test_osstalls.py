@@ -19,7 +19,7 @@ import pytest
 from goblueprint.errors import UsageError
 from goblueprint.kernel.intervals import KState
 from goblueprint.kernel.join import Clock, Joined
-from goblueprint.model import engine, osstalls, policies, replay
+from goblueprint.model import engine, osstalls, policies, replay, schedpass
 from goblueprint.model import program as P
 from goblueprint.model.constants import Constants
 from goblueprint.model.engine import Sim
@@ -202,7 +202,10 @@ def test_replay_cuts_a_running_span_at_its_threads_stall_and_keys_the_wait_after
     assert [k for k, v in prog.stall_after.items() if v == 777] == list(prog.stall_after)
     ((t, pc),) = prog.stall_after
     assert t == tmpl and ops[pc - 1][0] in (P.BLOCK, P.SLEEP, P.NET)
-    assert plain.stall_after == {}
+    # Without a kernel recording the replay holds the trace's own stalls instead (a P held with
+    # its next G at hand far longer than a schedule() pass, model.schedpass); with one, only its.
+    own = schedpass.stalls_after(tl)  # type: ignore[arg-type]
+    assert plain.stall_after and set(plain.stall_after.values()) <= set(own.values())
 
 
 @pytest.mark.slow

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections import Counter
 
+import polars as pl
 import pytest
 
-from goblueprint.model import engine, policies, schedpass
+from goblueprint.model import engine, policies, replay, schedpass
 from goblueprint.model import program as P
 from goblueprint.model.constants import Constants, Costs
+from goblueprint.model.osstalls import OsStalls
+from goblueprint.timeline.model import LaneKind
 
 PASSES = (300, 700, 1_100)  # distinct from each other and from the constant's 100 ns
 STALL = 50_000  # over STALL_FACTOR times their median: a stall of the OS, not a pass
@@ -91,3 +94,33 @@ def test_drawn_passes_break_a_lock_step_the_constant_holds(consts: Constants) ->
     drawn = migrations(((64,) * 8 + (128,) * 2) * 4)
     assert constant > 10_000
     assert drawn < constant / 50
+
+
+def test_a_stall_the_trace_shows_is_replayed_where_it_happened(consts: Constants) -> None:
+    # Three Gs taking turns by Gosched on one P, and after A's 25th yield its M holds the P
+    # 500 us with the next G at hand (a kernel recording's stall, Program.stall_after): on the
+    # run's own timeline, a pass far longer than findRunnable takes to find a queued G.
+    prog = P.Program()
+    for name in ("main.a", "main.b", "main.c"):
+        prog.roots.append((0, prog.add_template(name, [(P.CPU, 2_000, 0), (P.YIELD, 0, 0)] * 100)))
+    prog.procs = 1
+    prog.schedule_samples_ns = PASSES * 10
+    prog.stall_after[(0, 50)] = 500_000
+    sim = engine.Sim(prog, consts, policies.resolve([]), 1, seed=1, decisions=False)
+    sim.run()
+    tl = sim.rec.timeline(engine.T_START, sim.end, 1)
+    assert 500_000 not in schedpass.at_hand_ns(tl).tolist()
+    # The replay of that timeline holds the P as long after the same op of A's (less a median
+    # pass, which the replay draws there as well), not a stall drawn anywhere, nor none.
+    replayed = replay.from_timeline(tl)
+    ((tmpl, op), ns), *more = replayed.stall_after.items()
+    assert not more
+    assert (replayed.names[tmpl], op) == ("main.a", 50)
+    assert 500_000 - 400 <= ns <= 500_000 + 400
+    again = engine.Sim(replayed, consts, policies.resolve([]), 1, seed=1, decisions=False)
+    again.run()
+    spans = again.rec.timeline(engine.T_START, again.end, 1).spans
+    no_g = spans.filter((pl.col("lane_kind") == int(LaneKind.P)) & (pl.col("g") < 0))
+    assert (no_g["end"] - no_g["start"]).max() >= 500_000
+    # A kernel recording's measured stalls take their place.
+    assert replay.from_timeline(tl, OsStalls()).stall_after == {}
