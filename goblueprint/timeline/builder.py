@@ -119,11 +119,11 @@ _ROWS = 1 << 16
 # cuts its row groups where such a piece ends. As many rows as a row group
 # (tables._SPAN_ROW_GROUP): at 1 << 22 (and sorts of 1 << 20) the spans' stage of a 46 MB
 # trace's ingest held 150 MB more, in no less time.
-_SPAN_PIECE = 1 << 17
+_SPAN_PIECE = 1 << 18
 # ... each sorted and handed on in smaller pieces of lanes of at most this many rows (what a
 # sort holds: the piece's columns, its keys and order, the sorted copy), the sink told which
 # piece ends one of _SPAN_PIECE rows: the stored files are the same whatever this is.
-_SPAN_SORT = 1 << 17
+_SPAN_SORT = 1 << 18
 # Codes mapped to the Timeline's string ids at a time (finish's text_ids).
 _ID_WINDOW = 1 << 20
 _I32, _I64, _U8, _F64 = pl.Int32, pl.Int64, pl.UInt8, pl.Float64

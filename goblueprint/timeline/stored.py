@@ -44,11 +44,8 @@ _NAMES_OF = {"spans": {"lane_kind": "lane_kind_name", "state": "state_name"}, "f
 TIME_COLUMNS = {"spans": ("start", "end"), "flows": ("from_time", "to_time"), "counters": ("time",)}
 # Text columns the rows are in order of (the spans by lane kind): their statistics skip row groups.
 SORTED_TEXTS = {"spans": ("lane_kind_name",), "flows": (), "counters": ()}
-# Rows of a row group. At polars' own 1 << 18 a group in the making, its Arrow copy and the one
-# being encoded were the ingest's peak on a 46 MB trace, 10-20 MB above this (the files the
-# same size to 0.1 %); a view reading 64 Ki rows at a time decodes a group's pages twice, not
-# four times.
-ROW_GROUP = 1 << 17
+# Rows of a row group (as polars' write_parquet cuts a table).
+ROW_GROUP = 1 << 18
 # Rows of a data page at most (coded_writer): a row group's column is one page unless it
 # encodes to more than the writer's page size.
 PAGE_ROWS = 1 << 20

@@ -849,7 +849,7 @@ class _SpansWriter:
             self._writer.close()
 
 
-_SPAN_ROW_GROUP = 1 << 17  # as the other stored tables (stored.ROW_GROUP)
+_SPAN_ROW_GROUP = 1 << 18  # as polars writes a table (stored.ROW_GROUP)
 _SPANS_AHEAD = 1  # row groups queued for the spans' writer: a sort piece's (builder._SPAN_SORT)
 
 
