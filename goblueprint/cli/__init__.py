@@ -115,9 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    from goblueprint.timeline.heap import one_arena
+    from goblueprint.timeline.heap import few_arenas
 
-    one_arena()  # before the command starts its threads
+    few_arenas()  # before the command starts its threads
     try:
         code = int(args._run(args) or 0)
         sys.stdout.flush()  # here, so that a pipe closed on what is still buffered is caught below

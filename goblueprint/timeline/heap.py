@@ -1,4 +1,4 @@
-"""The C heap of a process that runs a view: one arena, and freed pages given back between stages.
+"""The C heap of a process that runs a view: few arenas, and freed pages given back between stages.
 
 glibc's malloc keeps the pages of freed blocks for reuse, in every thread's arena, and
 hands them back only from the top of a heap: after a stage of the ingest (the events
@@ -8,9 +8,12 @@ free page of every arena (glibc 2.8 on); it costs a walk of the heaps, milliseco
 it is called between stages, not in loops.
 
 A view's threads (the builder's, the writers', the readers' ahead) each got an arena of
-their own, and what one freed the others could not reuse: each stage stood on the free
-blocks of the threads before it. ``one_arena`` makes every thread allocate from the main
-arena (on two cores their allocations seldom meet).
+their own (glibc makes up to 8 per core), and what one freed the others could not reuse:
+each stage stood on the free blocks of the threads before it. ``few_arenas`` caps them at
+``ARENAS``. One arena was leanest on a 46 MB trace (a first timeline 354 -> 312 MB, an
+ingest 275 -> 252) but on a 462.5 MB trace its ingest took 248 s against 145 s (its threads
+queue on the one lock); two took that ingest to 112.5 s (session 22's code: 124.3 s the same
+day) and kept the 46 MB ingest at 230-239 MB (one: 242-247).
 
 Elsewhere (another libc) both do nothing.
 """
@@ -23,6 +26,7 @@ from typing import Any
 
 # mallopt's parameter for the most arenas (malloc.h).
 _M_ARENA_MAX = -8
+ARENAS = 2
 
 
 @cache
@@ -39,11 +43,11 @@ def give_back() -> None:
         trim(0)
 
 
-def one_arena() -> bool:
-    """Let every thread that has no arena yet allocate from the main arena (glibc): called
-    before a command starts its threads. Whether it was set."""
+def few_arenas() -> bool:
+    """Let threads that have no arena yet share ARENAS arenas (glibc): called before a command
+    starts its threads. Whether it was set."""
     mallopt = getattr(_libc(), "mallopt", None)
     if mallopt is None or getattr(_libc(), "malloc_trim", None) is None:  # glibc's alone
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    return bool(mallopt(_M_ARENA_MAX, 1))
+    return bool(mallopt(_M_ARENA_MAX, ARENAS))

@@ -10,9 +10,9 @@ import pytest
 # Threads that each hold blocks at once: without a limit glibc gives each its own arena.
 _PROBE = """
 import ctypes, sys, threading
-from goblueprint.timeline.heap import give_back, one_arena
-if sys.argv[1] == "one":
-    assert one_arena()
+from goblueprint.timeline.heap import give_back, few_arenas
+if sys.argv[1] == "few":
+    assert few_arenas()
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
 hold, ready = [], threading.Barrier(4)
@@ -34,7 +34,9 @@ def _arenas(mode: str) -> int:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
-def test_one_arena_keeps_every_thread_in_the_main_arena() -> None:
-    if _arenas("default") < 2:
-        pytest.skip("this libc gave the threads no arenas of their own")
-    assert _arenas("one") == 1
+def test_few_arenas_caps_the_threads_arenas() -> None:
+    from goblueprint.timeline.heap import ARENAS
+
+    if _arenas("default") <= ARENAS:
+        pytest.skip("this libc gave the threads no more arenas than the cap")
+    assert _arenas("few") == ARENAS
