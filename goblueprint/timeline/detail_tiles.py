@@ -190,16 +190,11 @@ def _tile_reads(spans: pl.LazyFrame, lo: int, hi: int) -> Iterator[tuple[int, pl
     the next tile read on a thread of its own while this one is summarised (read_ahead: polars
     reads without the GIL): what is held is one tile more."""
 
+    cols = spans.select("lane_kind", "lane_id", "start", "end", "state")  # one plan for every tile
+
     def reads() -> Iterator[tuple[int, pl.DataFrame]]:
         for off in range(lo, hi, TILE_ROWS):
-            yield (
-                off,
-                (
-                    spans.slice(off, min(TILE_ROWS, hi - off))
-                    .select("lane_kind", "lane_id", "start", "end", "state")
-                    .collect()
-                ),
-            )
+            yield off, cols.slice(off, min(TILE_ROWS, hi - off)).collect()
 
     return read_ahead(reads())
 
