@@ -52,14 +52,13 @@ if TYPE_CHECKING:
 STORE_FORMAT = 3
 # Spans read at once while building the levels: a chunk's frames of every level are held until
 # written. At 1_000_000 the levels of a 46 MB trace's first timeline held 70 MB more, in no
-# less time; at 250_000 (and pieces as large) its first run peaked at 272-281 MB, not 258-261,
-# and its second run was no faster (2.1-2.3 s against 2.0).
-CHUNK_SPANS = 65_536
+# less time.
+CHUNK_SPANS = 250_000
 # Chunks summarised at once.  Two gained ~0.1-0.2 s on the 30.9 MB trace's levels but held
 # ~70-100 MB more at the peak (each thread's allocations stay in its own arena), and the
 # first run's peak is the ingest's and the levels' together.
 WORKERS = 1
-PIECE_SPANS = 65_536  # spans of a chunk read and summarised at once (as CHUNK_SPANS)
+PIECE_SPANS = 250_000  # spans of a chunk read and summarised at once
 # A tile answers a lane with its exact spans up to this many in its window: the viewer draws
 # them once at most one per two pixels is in view, and asks for twice the view.
 EXACT_LIMIT = 5_000
