@@ -303,22 +303,7 @@ def _netpoll_readiness(tl: Timeline) -> tuple[dict[tuple[int, int], int], list[l
     by that one poll, so the replay keeps them together (Program.net_groups); unblocks after a
     P's last G run in the trace (its runs cut by the trace's end) are no batch.
     """
-    label = tl.strings.index("unblock (network)") if "unblock (network)" in tl.strings else -1
-    f = tl.flows.filter(
-        (pl.col("kind") == int(FlowKind.WAKEUP)) & (pl.col("from_g") < 0) & (pl.col("from_p") >= 0)
-        & (pl.col("label") == label)
-    ).select("g", "from_p", "from_time").sort("from_time")  # fmt: skip
-    runs = (
-        tl.spans.filter(
-            (pl.col("lane_kind") == int(LaneKind.P))
-            & (pl.col("state") == int(State.P_RUNNING))
-            & (pl.col("g") >= 0)
-        )
-        .select(pl.col("lane_id").alias("from_p"), pl.col("start").alias("run"), pl.col("g").alias("next_g"))
-        .sort("run")
-    )
-    f = f.join_asof(runs, left_on="from_time", right_on="run", by="from_p", strategy="forward",
-                    check_sortedness=False)  # fmt: skip
+    f = _unblocks_by_pass(tl, "unblock (network)")
     out: dict[tuple[int, int], int] = {}
     batches = []
     for _, batch in f.group_by(["from_p", "run"], maintain_order=True):
@@ -333,18 +318,11 @@ def _netpoll_readiness(tl: Timeline) -> tuple[dict[tuple[int, int], int], list[l
     return out, batches
 
 
-def _timer_batches(tl: Timeline) -> list[list[tuple[int, int]]]:
-    """The sleeps one timers.check ended: (g, unblock time) of each, in the trace's order.
-
-    timers.check (findRunnable's top, or stealWork's last round) runs every timer of a P's heap
-    whose `when` has come, readying their Gs one after the other before the M runs any G; and
-    the M that runs them after an idle stretch wakes from netpoll's epoll_wait, whose timeout is
-    whole milliseconds (netpoll_epoll.go), so timers a millisecond apart expire at one check. In
-    the trace: the sleeps' unblocks by no G on one P before that P's next G runs.
-    """
-    if "unblock (sleep)" not in tl.strings:
-        return []
-    label = tl.strings.index("unblock (sleep)")
+def _unblocks_by_pass(tl: Timeline, label_text: str) -> pl.DataFrame:
+    """The unblocks by no G on a P labelled LABEL_TEXT (g, from_p, from_time), in time order,
+    each with the start of that P's next G run (run: null after its last) and that G (next_g):
+    one findRunnable pass made those up to the run."""
+    label = tl.strings.index(label_text) if label_text in tl.strings else -1
     f = tl.flows.filter(
         (pl.col("kind") == int(FlowKind.WAKEUP)) & (pl.col("from_g") < 0) & (pl.col("from_p") >= 0)
         & (pl.col("label") == label)
@@ -355,11 +333,23 @@ def _timer_batches(tl: Timeline) -> list[list[tuple[int, int]]]:
             & (pl.col("state") == int(State.P_RUNNING))
             & (pl.col("g") >= 0)
         )
-        .select(pl.col("lane_id").alias("from_p"), pl.col("start").alias("run"))
+        .select(pl.col("lane_id").alias("from_p"), pl.col("start").alias("run"), pl.col("g").alias("next_g"))
         .sort("run")
     )
-    f = f.join_asof(runs, left_on="from_time", right_on="run", by="from_p", strategy="forward",
-                    check_sortedness=False).filter(pl.col("run").is_not_null())  # fmt: skip
+    return f.join_asof(runs, left_on="from_time", right_on="run", by="from_p", strategy="forward",
+                       check_sortedness=False)  # fmt: skip
+
+
+def _timer_batches(tl: Timeline) -> list[list[tuple[int, int]]]:
+    """The sleeps one timers.check ended: (g, unblock time) of each, in the trace's order.
+
+    timers.check (findRunnable's top, or stealWork's last round) runs every timer of a P's heap
+    whose `when` has come, readying their Gs one after the other before the M runs any G; and
+    the M that runs them after an idle stretch wakes from netpoll's epoll_wait, whose timeout is
+    whole milliseconds (netpoll_epoll.go), so timers a millisecond apart expire at one check. In
+    the trace: the sleeps' unblocks by no G on one P before that P's next G runs.
+    """
+    f = _unblocks_by_pass(tl, "unblock (sleep)").filter(pl.col("run").is_not_null())
     out = []  # (unblocks after a P's last G run, its runs cut by the trace's end, are no batch)
     for _, batch in f.group_by(["from_p", "run"], maintain_order=True):
         if batch.height > 1:
