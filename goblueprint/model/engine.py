@@ -593,20 +593,28 @@ class Sim:
         together here, at the first one's (G's) expiry: those whose G sleeps on its grouped op
         now and whose own expiry is still to come are due with it. timers.check runs them in
         `when` order, the model's own expiries (G's first), and the last readied is runnext."""
-        due = []
-        for t, op in self.prog.timer_group_members[group]:
-            h = self.ginst.get(t, -1)
-            if (h < 0 or h == g or self.gstatus[h] != GS_WAITING or not self.gtimer_pending[h]
-                    or self.gpc[h] - 1 != op):  # fmt: skip
-                continue
-            self.gtimer_pending[h] = False
-            due.append((self.gtimer_when[h], len(due), h))
+        due = self.group_due(g, self.prog.timer_group_members[group], self.gtimer_pending, self.gtimer_when)
         self.run_timer(g)
-        for _, _, h in sorted(due):
+        for h in due:
             self.gtimer_gen[h] += 1  # its own expiry, still in the event heap, is stale now
             self.rec.decision(self.now, self.gtimerp[h], "timer_group", f"G{h}'s timer with G{g}'s",
                               "the trace ran both in one timers.check", "its own expiry")  # fmt: skip
             self.run_timer(h)
+
+    def group_due(
+        self, g: int, members: list[tuple[int, int]], pending: list[bool], when: list[int]
+    ) -> list[int]:
+        """The Gs of a group's MEMBERS (template, op) but G that wait on their grouped op now
+        with their own wait still PENDING: taken from it (PENDING cleared), in the order of
+        their own WHEN (a timer group's or a netpoll group's)."""
+        due = []
+        for t, op in members:
+            h = self.ginst.get(t, -1)
+            if h < 0 or h == g or self.gstatus[h] != GS_WAITING or not pending[h] or self.gpc[h] - 1 != op:
+                continue
+            pending[h] = False
+            due.append((when[h], len(due), h))
+        return [h for _, _, h in sorted(due)]
 
     def run_timer(self, g: int) -> None:
         """G's timer is due: who runs it, where and when (see timer_fired)."""
@@ -715,16 +723,9 @@ class Sim:
         if group is None:
             self.net_ready(g)
             return
-        due = []
-        for t, op in self.prog.net_group_members[group]:
-            h = self.ginst.get(t, -1)
-            if (h < 0 or h == g or self.gstatus[h] != GS_WAITING or not self.gnet_pending[h]
-                    or self.gpc[h] - 1 != op):  # fmt: skip
-                continue
-            self.gnet_pending[h] = False
-            due.append((self.gnet_when[h], len(due), h))
+        due = self.group_due(g, self.prog.net_group_members[group], self.gnet_pending, self.gnet_when)
         self.net_ready(g)
-        for _, _, h in sorted(due):
+        for h in due:
             self.gnet_gen[h] += 1  # its own readiness, still in the event heap, is stale now
             self.rec.decision(self.now, -1, "net_group", f"G{h}'s fd with G{g}'s",
                               "the trace found both in one netpoll", "its own readiness")  # fmt: skip
