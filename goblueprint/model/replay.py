@@ -272,20 +272,20 @@ def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
             prog.roots.append((max(0, int(start[lo]) - t0), tmpl[g]))
     prog.roots.sort()
     prog.wake_ns, prog.wake_samples_ns = _wake_delays(tl, readied_at)
-    for batch in _timer_batches(tl):
-        ops = [readied_at.get((g, t, int(FlowKind.WAKEUP))) for g, t in batch]
-        members = [op for op in ops if op is not None and prog.templates[op[0]][op[1]][0] == P.SLEEP]
-        if len(members) > 1:
-            for op in members:
-                prog.timer_groups[op] = len(prog.timer_group_members)
-            prog.timer_group_members.append(members)
-    for batch in net_batches:
-        ops = [readied_at.get((g, t, int(FlowKind.WAKEUP))) for g, t in batch]
-        members = [op for op in ops if op is not None and prog.templates[op[0]][op[1]][0] == P.NET]
-        if len(members) > 1:
-            for op in members:
-                prog.net_groups[op] = len(prog.net_group_members)
-            prog.net_group_members.append(members)
+    # The sleeps one timers.check ended and the network waits one netpoll found, as groups of
+    # the ops they ended (two or more of the op's kind).
+    grouped = (
+        (_timer_batches(tl), P.SLEEP, prog.timer_groups, prog.timer_group_members),
+        (net_batches, P.NET, prog.net_groups, prog.net_group_members),
+    )
+    for batches, code, groups, group_members in grouped:
+        for batch in batches:
+            ops = [readied_at.get((g, t, int(FlowKind.WAKEUP))) for g, t in batch]
+            members = [op for op in ops if op is not None and prog.templates[op[0]][op[1]][0] == code]
+            if len(members) > 1:
+                for op in members:
+                    groups[op] = len(group_members)
+                group_members.append(members)
     return prog
 
 

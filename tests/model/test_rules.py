@@ -424,28 +424,42 @@ def test_a_timer_g_stolen_in_the_last_round_inherits_the_thiefs_time_slice(const
     assert sim.steal_round(0) == (h, False)
 
 
-def _sleepers(
-    consts: Constants, sleeps: list[int], group: list[int] | None, cpu_first: int = 1000
+def _grouped_waits(
+    consts: Constants, code: int, waits: list[int], group: list[int] | None, cpu_first: int = 1000
 ) -> tuple[list[int], list[int], list[int]]:
-    """Gs 0, 1, ... each run 1 µs (G 0 CPU_FIRST) and sleep SLEEPS[i]; GROUP lists the Gs whose
-    timers the trace ran in one timers.check, in the trace's order. Returns each G's unblock
-    time, its own expiry and when it ran after."""
+    """Gs 0, 1, ... each run 1 µs (G 0 CPU_FIRST), wait WAITS[i] on op CODE (a SLEEP or a NET)
+    and run 1 µs; GROUP lists the Gs whose waits the trace ended together (one timers.check,
+    one netpoll), in the trace's order. Returns each G's unblock time, its own expiry or
+    readiness, and when it ran after."""
     prog = Program()
-    for i, ns in enumerate(sleeps):
+    for i, ns in enumerate(waits):
         prog.add_template(
-            f"main.s{i}", [(P.CPU, cpu_first if i == 0 else 1000, 0), (P.SLEEP, ns, 0), (P.CPU, 1000, 0)]
+            f"main.w{i}", [(P.CPU, cpu_first if i == 0 else 1000, 0), (code, ns, 0), (P.CPU, 1000, 0)]
         )
         prog.roots.append((0, i))
     if group is not None:
-        prog.timer_groups = {(i, 1): 0 for i in group}
-        prog.timer_group_members = [[(i, 1) for i in group]]
+        groups = {(i, 1): 0 for i in group}
+        members = [[(i, 1) for i in group]]
+        if code == P.SLEEP:
+            prog.timer_groups, prog.timer_group_members = groups, members
+        else:
+            prog.net_groups, prog.net_group_members = groups, members
     sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
     sim.run(check_every=1)
     tl = sim.rec.timeline(engine.T_START, sim.end, 2)
-    wake = tl.flows.filter(tl.flows["label"] == tl.strings.index("unblock (sleep)")).sort("g")
-    slept = tl.spans.filter((tl.spans["lane_kind"] == 0) & (tl.spans["state"] == int(engine.State.G_WAITING)))
-    expiry = [int(slept.filter(slept["lane_id"] == i + 1)["start"][0]) + ns for i, ns in enumerate(sleeps)]
-    return wake["from_time"].to_list(), expiry, wake["to_time"].to_list()
+    label = "unblock (sleep)" if code == P.SLEEP else "unblock (network)"
+    wake = tl.flows.filter(tl.flows["label"] == tl.strings.index(label)).sort("g")
+    waited = tl.spans.filter(
+        (tl.spans["lane_kind"] == 0) & (tl.spans["state"] == int(engine.State.G_WAITING))
+    )
+    due = [int(waited.filter(waited["lane_id"] == i + 1)["start"][0]) + ns for i, ns in enumerate(waits)]
+    return wake["from_time"].to_list(), due, wake["to_time"].to_list()
+
+
+def _sleepers(
+    consts: Constants, sleeps: list[int], group: list[int] | None, cpu_first: int = 1000
+) -> tuple[list[int], list[int], list[int]]:
+    return _grouped_waits(consts, P.SLEEP, sleeps, group, cpu_first)
 
 
 def test_timers_one_check_ran_in_the_trace_expire_together(consts: Constants) -> None:
@@ -472,27 +486,8 @@ def test_timers_one_check_ran_in_the_trace_expire_together(consts: Constants) ->
 def _net_waiters(
     consts: Constants, waits: list[int], group: list[int] | None, cpu_first: int = 1000
 ) -> tuple[list[int], list[int]]:
-    """Gs 0, 1, ... each run 1 µs (G 0 CPU_FIRST) and wait WAITS[i] on the network; GROUP lists
-    the Gs whose fds the trace found ready in one netpoll. Returns each G's unblock time and its
-    own readiness."""
-    prog = Program()
-    for i, ns in enumerate(waits):
-        prog.add_template(
-            f"main.n{i}", [(P.CPU, cpu_first if i == 0 else 1000, 0), (P.NET, ns, 0), (P.CPU, 1000, 0)]
-        )
-        prog.roots.append((0, i))
-    if group is not None:
-        prog.net_groups = {(i, 1): 0 for i in group}
-        prog.net_group_members = [[(i, 1) for i in group]]
-    sim = Sim(prog, consts, policies.resolve([]), 2, seed=1)
-    sim.run(check_every=1)
-    tl = sim.rec.timeline(engine.T_START, sim.end, 2)
-    wake = tl.flows.filter(tl.flows["label"] == tl.strings.index("unblock (network)")).sort("g")
-    waited = tl.spans.filter(
-        (tl.spans["lane_kind"] == 0) & (tl.spans["state"] == int(engine.State.G_WAITING))
-    )
-    ready = [int(waited.filter(waited["lane_id"] == i + 1)["start"][0]) + ns for i, ns in enumerate(waits)]
-    return wake["from_time"].to_list(), ready
+    unblocked, ready, _ = _grouped_waits(consts, P.NET, waits, group, cpu_first)
+    return unblocked, ready
 
 
 def test_fds_one_netpoll_found_in_the_trace_become_ready_together(consts: Constants) -> None:
