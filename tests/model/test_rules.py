@@ -390,12 +390,18 @@ def test_an_expired_timer_waits_for_its_busy_p_to_schedule(consts: Constants) ->
     assert tl.flows.filter(tl.flows["g"] == g)["from_time"].to_list() == [sim.now]  # unblocked when run
 
 
-def test_a_spinning_m_steals_expired_timers_in_its_last_round(consts: Constants) -> None:
+def _expired_on_p1(consts: Constants) -> tuple[Sim, int]:
+    """Two running Ps and a G whose timer on P1's heap has expired, not yet run."""
     sim = _sim(consts, procs=2)
     _take_p(sim, 0)
     _take_p(sim, 1)
     g = _sleeping(sim, 1)
     sim.timer_fired(g)
+    return sim, g
+
+
+def test_a_spinning_m_steals_expired_timers_in_its_last_round(consts: Constants) -> None:
+    sim, g = _expired_on_p1(consts)
     # P0 finds nothing local: stealWork runs P1's timer on P0 and runs its G.
     assert sim.steal_work(0) == g
     assert sim.gstatus[g] == engine.GS_RUNNABLE and not sim.ptimers[1] and sim.runnext[0] == -1
@@ -408,11 +414,7 @@ def test_a_timer_g_stolen_in_the_last_round_inherits_the_thiefs_time_slice(const
     # returns runqget's G with runqget's inheritTime (`return gp, inheritTime, ...`), which
     # findRunnable passes to execute: the G runs in P0's time slice, schedtick unchanged (so
     # sysmon's retake measures its run from P0's last schedtick, as it does any runnext G's).
-    sim = _sim(consts, procs=2)
-    _take_p(sim, 0)
-    _take_p(sim, 1)
-    g = _sleeping(sim, 1)
-    sim.timer_fired(g)
+    sim, g = _expired_on_p1(consts)
     sim.become_spinning(0)
     sim.spinround[0] = consts.steal_tries  # the last round
     assert sim.steal_round(0) == (g, consts.runnext_inherits_time)
