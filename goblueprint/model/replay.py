@@ -141,9 +141,11 @@ def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
     no G delays its next schedule() as long."""
     prog = Program()
     under_g = os_stalls.under_g if os_stalls is not None else {}
-    # Without a kernel recording the trace's own stalls: a P whose M held it with its next G
-    # at hand far longer than a schedule() pass takes (model.schedpass).
-    after_g = os_stalls.after_g if os_stalls is not None else schedpass.stalls_after(tl)
+    # The trace's schedule() passes that found their G at hand, and its own stalls: a P whose M
+    # held it with its next G at hand far longer than a pass takes (model.schedpass); the
+    # stalls a kernel recording measured take their place when there is one.
+    pass_samples, own_stalls = schedpass.passes(tl)
+    after_g = os_stalls.after_g if os_stalls is not None else own_stalls
     t0 = tl.start_ns
     gspans = tl.spans.filter(pl.col("lane_kind") == int(LaneKind.G)).sort(["lane_id", "start"])
     if not gspans.height:
@@ -185,7 +187,7 @@ def from_timeline(tl: Timeline, os_stalls: OsStalls | None = None) -> Program:
     woke, none = wakecost.gaps_ns(tl)  # and what a thread wake-up cost the scheduler that made it
     prog.waker_ns = wakecost.median_cost_ns(woke, none)
     prog.waker_samples_ns = tuple(wakecost.costs_ns(woke, none).tolist())
-    prog.schedule_samples_ns = tuple(schedpass.at_hand_ns(tl).tolist())  # and a schedule() pass
+    prog.schedule_samples_ns = tuple(pass_samples.tolist())  # and a schedule() pass
     prog.stw, stoppers, prog.resize = _stw_with_resizes(tl, changes)
     for i, g in enumerate(stoppers):
         if g in known:

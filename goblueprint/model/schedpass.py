@@ -75,8 +75,7 @@ def _at_hand(tl: Timeline) -> pl.DataFrame:
 def at_hand_ns(tl: Timeline) -> np.ndarray:
     """Every schedule() pass of TL that found its G at hand, in ns (int64; by P, then time), but
     for the OS's stalls (longer than STALL_FACTOR times their median)."""
-    d = _at_hand(tl)["d"].to_numpy().astype(np.int64)
-    return d[d <= STALL_FACTOR * np.median(d)] if d.size else d
+    return passes(tl)[0]
 
 
 def stalls_after(tl: Timeline) -> dict[tuple[int, int], int]:
@@ -88,15 +87,23 @@ def stalls_after(tl: Timeline) -> dict[tuple[int, int], int]:
     find it there (runqget, globrunqget: its first steps), so the M was off its CPU; a replay
     holds the P as long after the same op (Program.stall_after), as it does the stalls a kernel
     recording measured, where the trace has them at the point of the program they happened."""
+    return passes(tl)[1]
+
+
+def passes(tl: Timeline) -> tuple[np.ndarray, dict[tuple[int, int], int]]:
+    """``at_hand_ns`` and ``stalls_after`` of TL from one search of its passes (a replay
+    wants both: the search joins every P span with the G waits)."""
     found = _at_hand(tl)
-    if not found.height:
-        return {}
     d = found["d"].to_numpy().astype(np.int64)
-    med = int(np.median(d))
+    if not d.size:
+        return d, {}
+    median = np.median(d)
+    med = int(median)
     long = found.filter(pl.col("d") > STALL_FACTOR * med)
-    return {
+    stalls = {
         (int(g), int(t)): int(n) - med
         for g, t, n in zip(
             long["before_g"].to_list(), long["start"].to_list(), long["d"].to_list(), strict=True
         )
     }
+    return d[d <= STALL_FACTOR * median], stalls
